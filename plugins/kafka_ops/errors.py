@@ -1,0 +1,48 @@
+"""One exception hierarchy for the whole package.
+
+Every error names what was wrong and where (znode path, topic, partition, field, Param), so an
+operator can act on the message alone.
+"""
+
+from __future__ import annotations
+
+
+class KafkaOpsError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ConfigError(KafkaOpsError):
+    """A setting, connection or Param is missing or invalid."""
+
+
+class ZnodeFormatError(KafkaOpsError):
+    """A znode's content does not match the format Kafka writes."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class CollectionFailed(KafkaOpsError):
+    """A collector could not produce a snapshot at all (unreachable, wrong chroot, auth)."""
+
+
+class ZooKeeperUnreachable(CollectionFailed):
+    """No ZooKeeper server answered within the timeout."""
+
+
+class NotAKafkaChroot(CollectionFailed):
+    """The ZooKeeper path holds no Kafka metadata."""
+
+
+class ZooKeeperAuthFailed(CollectionFailed):
+    """ZooKeeper refused the credentials, or they do not grant read access."""
+
+
+class LakeError(KafkaOpsError):
+    """The lake cannot be read or written as asked."""
+
+
+class SandboxError(KafkaOpsError):
+    """The sandbox cluster could not be started, stopped or reached."""

@@ -1,0 +1,145 @@
+"""Every lake table's schema, in one place.
+
+Layout: `<root>/<table>/cluster=<cluster>/dt=<YYYY-MM-DD>/<batch id>.parquet`. `cluster` and
+`dt` live only in the directory names (Hive partitioning), never inside the files, so Spark
+and pyarrow both read them as partition columns; read them as strings (Spark:
+`spark.sql.sources.partitionColumnTypeInference.enabled=false`, which `lake.spark` sets).
+
+Every row carries `snapshot_id` and `captured_at`. The `snapshots` table is the commit log:
+a snapshot exists for readers only once its row is there (see `lake.store`).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+TS = pa.timestamp("us", tz="UTC")
+INTS = pa.list_(pa.int32())
+
+PARTITION_COLUMNS = ("cluster", "dt")
+
+_KEY = [
+    pa.field("snapshot_id", pa.string(), nullable=False),
+    pa.field("captured_at", TS, nullable=False),
+]
+
+
+def _schema(*fields: pa.Field, doc: str) -> pa.Schema:
+    return pa.schema([*_KEY, *fields], metadata={"doc": doc})
+
+
+SNAPSHOT_TABLES: dict[str, pa.Schema] = {
+    "snapshots": _schema(
+        pa.field("completed_at", TS),
+        pa.field("zookeeper", pa.string()),
+        pa.field("kafka_cluster_id", pa.string()),
+        pa.field("zxid_start", pa.int64()),
+        pa.field("zxid_end", pa.int64()),
+        pa.field("broker_count", pa.int32()),
+        pa.field("topic_count", pa.int32()),
+        pa.field("partition_count", pa.int32()),
+        pa.field("under_replicated_count", pa.int32()),
+        pa.field("offline_count", pa.int32()),
+        pa.field("controller_id", pa.int32()),
+        pa.field("controller_epoch", pa.int32()),
+        pa.field("issue_count", pa.int32()),
+        pa.field("collector_version", pa.string()),
+        doc="Commit log: one row per published snapshot, with its headline figures.",
+    ),
+    "brokers": _schema(
+        pa.field("broker_id", pa.int32(), nullable=False),
+        pa.field("host", pa.string()),
+        pa.field("port", pa.int32()),
+        pa.field("endpoints", pa.list_(pa.string())),
+        pa.field("rack", pa.string()),
+        pa.field("jmx_port", pa.int32()),
+        pa.field("registered_at", TS),
+        pa.field("broker_epoch", pa.int64()),
+        pa.field("znode_version", pa.int32()),
+        doc="Registered brokers (/brokers/ids/<id>); broker_epoch is the znode's czxid.",
+    ),
+    "partitions": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("topic_id", pa.string()),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("replicas", INTS),
+        pa.field("adding_replicas", INTS),
+        pa.field("removing_replicas", INTS),
+        pa.field("has_state", pa.bool_()),
+        pa.field("leader", pa.int32()),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("controller_epoch", pa.int32()),
+        pa.field("isr", INTS),
+        pa.field("leader_recovery_state", pa.int32()),
+        pa.field("state_version", pa.int32()),
+        pa.field("state_mzxid", pa.int64()),
+        pa.field("state_mtime", TS),
+        doc="Assignment (/brokers/topics/<t>) joined with leader/ISR state and its znode stat; "
+        "state_version is the partition epoch (rises on every leader/ISR change).",
+    ),
+    "controller": _schema(
+        pa.field("controller_id", pa.int32()),
+        pa.field("elected_at", TS),
+        pa.field("controller_czxid", pa.int64()),
+        pa.field("kraft_controller_epoch", pa.int32()),
+        pa.field("controller_epoch", pa.int32()),
+        pa.field("controller_epoch_mzxid", pa.int64()),
+        doc="One row per snapshot: /controller (null id when none) and /controller_epoch.",
+    ),
+    "isr_change_notifications": _schema(
+        pa.field("notification", pa.string(), nullable=False),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("created_at", TS),
+        doc="/isr_change_notification/* (only written by brokers on IBP < 2.7).",
+    ),
+    "log_dir_events": _schema(
+        pa.field("notification", pa.string(), nullable=False),
+        pa.field("broker_id", pa.int32()),
+        pa.field("event", pa.int32()),
+        pa.field("created_at", TS),
+        doc="/log_dir_event_notification/* (event 1 = log directory failure).",
+    ),
+    "reassignments": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("replicas", INTS),
+        pa.field("target_replicas", INTS),
+        pa.field("adding_replicas", INTS),
+        pa.field("removing_replicas", INTS),
+        pa.field("requested_in_znode", pa.bool_()),
+        doc="Partitions being reassigned: from the topic znode's adding/removing replicas and "
+        "from /admin/reassign_partitions (requested_in_znode).",
+    ),
+    "admin_requests": _schema(
+        pa.field("request", pa.string(), nullable=False),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        doc="Pending admin requests: preferred_replica_election (per partition) and "
+        "delete_topic (/admin/delete_topics/<t>).",
+    ),
+    "configs": _schema(
+        pa.field("entity_type", pa.string(), nullable=False),
+        pa.field("entity_name", pa.string(), nullable=False),
+        pa.field("config_key", pa.string(), nullable=False),
+        pa.field("config_value", pa.string()),
+        doc="Dynamic config overrides (/config/topics, /config/brokers); secret values hidden.",
+    ),
+    "collection_issues": _schema(
+        pa.field("path", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("problem", pa.string()),
+        doc="Znodes that could not be read or parsed; the rest of the snapshot is still there.",
+    ),
+}
+
+COMMIT_TABLE = "snapshots"
+
+
+def schema_of(table: str) -> pa.Schema:
+    try:
+        return SNAPSHOT_TABLES[table]
+    except KeyError:
+        from kafka_ops.errors import LakeError
+
+        raise LakeError(f"unknown lake table {table!r} (known: {sorted(SNAPSHOT_TABLES)})") from None

@@ -1,0 +1,202 @@
+"""The Parquet lake: atomic publish of a batch of tables, recovery, and committed reads.
+
+Publishing a batch (one snapshot's tables) takes three steps:
+
+1. stage: every table is written under `<root>/_staging/<batch>/`, then a manifest naming
+   each file's destination is written last (its presence means "fully staged");
+2. place: each staged file is moved to its final path, a single rename per table on a local
+   or HDFS filesystem, so no reader ever sees half a file;
+3. commit: the commit-table row (e.g. `snapshots`) is moved into place last.
+
+A batch exists for `Lake` readers once its commit row does. A writer killed after staging is
+rolled forward by `recover()` (run before every publish); one killed while staging leaves no
+manifest and its files are deleted. On object stores (`s3a://`, `gs://`) moves are copies,
+and the commit row is still what makes a batch visible.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from kafka_ops.errors import LakeError
+from kafka_ops.lake.schema import COMMIT_TABLE, SNAPSHOT_TABLES, schema_of
+
+log = logging.getLogger(__name__)
+
+STAGING = "_staging"
+MANIFEST = "_manifest.json"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
+
+
+def check_name(kind: str, value: str) -> str:
+    """Cluster names and batch ids become directory names: keep them plain."""
+    if not _SAFE_NAME.match(value):
+        raise LakeError(
+            f"{kind} {value!r} cannot be used in lake paths: use letters, digits, '.', '_' or '-'"
+        )
+    return value
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One atomically published set of rows: a snapshot's tables, or a job's findings."""
+
+    batch_id: str
+    cluster: str
+    captured_at: datetime
+    tables: Mapping[str, pa.Table]
+    commit_table: str = COMMIT_TABLE
+
+    @property
+    def dt(self) -> str:
+        return f"{self.captured_at:%Y-%m-%d}"
+
+
+class Lake:
+    """A lake rooted at a local path or a filesystem URL."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        root = str(root)
+        scheme, sep, rest = root.partition("://")
+        if sep and scheme in _SCHEME_ALIASES:
+            root = f"{_SCHEME_ALIASES[scheme]}://{rest}"
+        try:
+            if sep:
+                self.fs, self.base = pafs.FileSystem.from_uri(root)
+            else:
+                self.fs, self.base = pafs.LocalFileSystem(), os.path.abspath(root)
+        except (pa.ArrowInvalid, OSError) as e:
+            raise LakeError(f"cannot open the lake at {root!r}: {e}") from e
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"Lake({self.root!r})"
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def final_path(self, table: str, cluster: str, dt: str, batch_id: str) -> str:
+        return f"{self.base}/{table}/cluster={cluster}/dt={dt}/{batch_id}.parquet"
+
+    def publish(self, batch: Batch) -> None:
+        """Stage, place and commit every table of `batch` (see the module docstring)."""
+        check_name("cluster", batch.cluster)
+        check_name("batch id", batch.batch_id)
+        if batch.commit_table not in batch.tables:
+            raise LakeError(f"batch {batch.batch_id} has no {batch.commit_table!r} commit row")
+        self.recover()
+        staging = f"{self.base}/{STAGING}/{batch.batch_id}"
+        self.fs.create_dir(staging, recursive=True)
+        moves = []
+        # the commit table goes last: moving it is what publishes the batch
+        names = sorted(batch.tables, key=lambda t: (t == batch.commit_table, t))
+        for table in names:
+            data = batch.tables[table]
+            expected = SNAPSHOT_TABLES.get(table, data.schema)
+            if not data.schema.equals(expected):
+                data = _conform(data, expected, table)
+            staged = f"{staging}/{table}.parquet"
+            pq.write_table(data, staged, filesystem=self.fs, compression="zstd")
+            moves.append((staged, self.final_path(table, batch.cluster, batch.dt, batch.batch_id)))
+        _write_atomically(self.fs, f"{staging}/{MANIFEST}", json.dumps({"moves": moves}).encode())
+        self._place(staging, moves)
+
+    def recover(self) -> list[str]:
+        """Finish publishes that were fully staged; delete ones that were not. Returns batch ids."""
+        root = f"{self.base}/{STAGING}"
+        if self.fs.get_file_info(root).type != pafs.FileType.Directory:
+            return []
+        handled = []
+        for info in self.fs.get_file_info(pafs.FileSelector(root)):
+            if info.type != pafs.FileType.Directory:
+                continue
+            manifest = f"{info.path}/{MANIFEST}"
+            if self.fs.get_file_info(manifest).type == pafs.FileType.File:
+                with self.fs.open_input_stream(manifest) as f:
+                    moves = json.loads(f.read())["moves"]
+                log.warning("rolling forward an interrupted publish: %s", info.base_name)
+                self._place(info.path, [tuple(m) for m in moves])
+            else:
+                log.warning("discarding a publish that never finished staging: %s", info.base_name)
+                self.fs.delete_dir(info.path)
+            handled.append(info.base_name)
+        return handled
+
+    def _place(self, staging: str, moves: Iterable[tuple[str, str]]) -> None:
+        for src, dst in moves:
+            if self.fs.get_file_info(src).type != pafs.FileType.File:
+                continue  # placed by an earlier, interrupted attempt
+            self.fs.create_dir(dst.rsplit("/", 1)[0], recursive=True)
+            self.fs.move(src, dst)
+        self.fs.delete_dir(staging)
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def snapshots(self, cluster: str | None = None) -> pa.Table:
+        """The commit log: one row per published snapshot (with `cluster` and `dt`)."""
+        return self._read_raw(COMMIT_TABLE, cluster)
+
+    def latest_snapshot_id(self, cluster: str) -> str | None:
+        log_ = self.snapshots(cluster)
+        if log_.num_rows == 0:
+            return None
+        rows = log_.sort_by([("captured_at", "descending"), ("snapshot_id", "descending")])
+        return str(rows.column("snapshot_id")[0].as_py())
+
+    def read(
+        self, table: str, cluster: str | None = None, snapshot_ids: Iterable[str] | None = None
+    ) -> pa.Table:
+        """Rows of `table` from committed snapshots only (optionally just `snapshot_ids`)."""
+        committed = set(self.snapshots(cluster).column("snapshot_id").to_pylist())
+        wanted = committed if snapshot_ids is None else committed & set(snapshot_ids)
+        data = self._read_raw(table, cluster)
+        if data.num_rows == 0 or not wanted:
+            return data.slice(0, 0)
+        return data.filter(ds.field("snapshot_id").isin(sorted(wanted)))
+
+    def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
+        schema = _with_partitions(schema_of(table))
+        path = f"{self.base}/{table}"
+        if self.fs.get_file_info(path).type != pafs.FileType.Directory:
+            return schema.empty_table()
+        dataset = ds.dataset(
+            path,
+            filesystem=self.fs,
+            format="parquet",
+            partitioning=ds.partitioning(
+                pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"
+            ),
+            schema=schema,
+        )
+        filt = ds.field("cluster") == cluster if cluster is not None else None
+        return dataset.to_table(filter=filt)
+
+
+def _with_partitions(schema: pa.Schema) -> pa.Schema:
+    return schema.append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
+
+
+def _conform(data: pa.Table, schema: pa.Schema, table: str) -> pa.Table:
+    try:
+        return data.select(schema.names).cast(schema)
+    except (KeyError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
+        raise LakeError(f"rows for lake table {table!r} do not fit its schema: {e}") from e
+
+
+def _write_atomically(fs: pafs.FileSystem, path: str, content: bytes) -> None:
+    tmp = path + ".tmp"
+    with fs.open_output_stream(tmp) as f:
+        f.write(content)
+    fs.move(tmp, path)
+

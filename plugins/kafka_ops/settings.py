@@ -1,0 +1,107 @@
+"""Typed settings: which clusters to watch, where the lake is. Endpoints and credentials are
+not here: they live in Airflow connections, named per cluster.
+
+Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
+
+    lake_root = "s3a://kafka-lake/prod"
+
+    [[clusters]]
+    name = "payments"
+    zookeeper_conn_id = "zk_payments"
+    kafka_conn_id = "kafka_payments"
+
+With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
+connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.errors import ConfigError, LakeError
+from kafka_ops.lake.store import check_name
+
+DEFAULT_LAKE = "var/lake"
+DEFAULT_SCHEDULE = "*/5 * * * *"
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """One Kafka cluster to watch, by name, and the Airflow connections that reach it."""
+
+    name: str
+    zookeeper_conn_id: str = "zookeeper_default"
+    kafka_conn_id: str = "kafka_default"
+    writes_enabled: bool = False
+
+    def __post_init__(self) -> None:
+        try:
+            check_name("cluster name", self.name)
+        except LakeError as e:
+            raise ConfigError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    lake_root: str = DEFAULT_LAKE
+    clusters: tuple[ClusterConfig, ...] = (ClusterConfig("default"),)
+
+    def cluster(self, name: str) -> ClusterConfig:
+        for cluster in self.clusters:
+            if cluster.name == name:
+                return cluster
+        raise ConfigError(f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})")
+
+
+def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
+    """Settings from `path`, else `$KAFKA_OPS_CONFIG`, else defaults; then `$KAFKA_OPS_LAKE`."""
+    source = path or os.environ.get("KAFKA_OPS_CONFIG")
+    settings = _from_file(Path(source)) if source else Settings()
+    lake = os.environ.get("KAFKA_OPS_LAKE")
+    if lake:
+        settings = Settings(lake_root=lake, clusters=settings.clusters)
+    return settings
+
+
+def _from_file(path: Path) -> Settings:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except OSError as e:
+        raise ConfigError(f"cannot read settings file {path}: {e.strerror}") from e
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
+    _reject_unknown(raw, {"lake_root", "clusters"}, f"{path}")
+    clusters_raw = raw.get("clusters", [{"name": "default"}])
+    if not isinstance(clusters_raw, list) or not clusters_raw:
+        raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
+    known = {f.name for f in fields(ClusterConfig)}
+    clusters = []
+    for i, entry in enumerate(clusters_raw):
+        where = f"{path}: clusters[{i}]"
+        if not isinstance(entry, dict) or "name" not in entry:
+            raise ConfigError(f"{where}: each cluster needs a 'name'")
+        _reject_unknown(entry, known, where)
+        clusters.append(ClusterConfig(**entry))
+    names = [c.name for c in clusters]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"{path}: cluster names must be unique, repeated: {duplicates}")
+    lake_root = raw.get("lake_root", DEFAULT_LAKE)
+    if not isinstance(lake_root, str) or not lake_root:
+        raise ConfigError(f"{path}: 'lake_root' must be a path or URL")
+    return Settings(lake_root=lake_root, clusters=tuple(clusters))
+
+
+def _reject_unknown(raw: dict[str, Any], known: set[str], where: str) -> None:
+    unknown = sorted(set(raw) - known)
+    if unknown:
+        raise ConfigError(f"{where}: unknown setting(s) {unknown} (known: {sorted(known)})")
+
+
+def snapshot_schedule() -> str:
+    """The snapshot DAG's cron schedule: `$KAFKA_OPS_SNAPSHOT_SCHEDULE`, else every 5 minutes."""
+    return os.environ.get("KAFKA_OPS_SNAPSHOT_SCHEDULE", DEFAULT_SCHEDULE)

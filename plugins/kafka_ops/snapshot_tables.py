@@ -1,0 +1,208 @@
+"""Turn a `ClusterSnapshot` into the lake's snapshot tables (see `lake.schema`)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+
+from kafka_ops import __version__
+from kafka_ops.lake.schema import SNAPSHOT_TABLES
+from kafka_ops.lake.store import Batch
+from kafka_ops.model import ClusterSnapshot
+
+# Values of keys like these never reach the lake (Kafka encrypts most, but not all, of them).
+_SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|\.key$|sasl\.", re.IGNORECASE)
+HIDDEN = "[hidden]"
+
+
+def _ts(ms: int | None) -> datetime | None:
+    return None if ms is None or ms <= 0 else datetime.fromtimestamp(ms / 1000, tz=UTC)
+
+
+def _table(name: str, snap: ClusterSnapshot, columns: dict[str, list[Any]]) -> pa.Table:
+    rows = len(next(iter(columns.values()))) if columns else 0
+    schema = SNAPSHOT_TABLES[name]
+    full = {"snapshot_id": [snap.snapshot_id] * rows, "captured_at": [snap.captured_at] * rows}
+    full.update(columns)
+    return pa.table({f.name: pa.array(full[f.name], f.type) for f in schema}, schema=schema)
+
+
+def _rows(names: list[str], rows: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    cols: dict[str, list[Any]] = {n: [] for n in names}
+    for row in rows:
+        for name, value in zip(names, row, strict=True):
+            cols[name].append(value)
+    return cols
+
+
+def snapshot_batch(snap: ClusterSnapshot) -> Batch:
+    """All tables of one snapshot, ready for `Lake.publish`."""
+    builders: dict[str, Callable[[ClusterSnapshot], dict[str, list[Any]]]] = {
+        "snapshots": _snapshots,
+        "brokers": _brokers,
+        "partitions": _partitions,
+        "controller": _controller,
+        "isr_change_notifications": _isr_changes,
+        "log_dir_events": _log_dir_events,
+        "reassignments": _reassignments,
+        "admin_requests": _admin_requests,
+        "configs": _configs,
+        "collection_issues": _issues,
+    }
+    tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
+    return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
+
+
+def _snapshots(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    return {
+        "completed_at": [s.completed_at],
+        "zookeeper": [s.zookeeper],
+        "kafka_cluster_id": [s.cluster_id],
+        "zxid_start": [s.zxid_start],
+        "zxid_end": [s.zxid_end],
+        "broker_count": [len(s.brokers)],
+        "topic_count": [len(s.topics)],
+        "partition_count": [s.partition_count],
+        "under_replicated_count": [len(s.under_replicated())],
+        "offline_count": [len(s.offline())],
+        "controller_id": [s.controller.broker_id if s.controller else None],
+        "controller_epoch": [s.controller_epoch],
+        "issue_count": [len(s.issues)],
+        "collector_version": [f"kafka-ops {__version__}"],
+    }
+
+
+def _brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    names = ["broker_id", "host", "port", "endpoints", "rack", "jmx_port", "registered_at",
+             "broker_epoch", "znode_version"]  # fmt: skip
+    return _rows(names, [
+        (b.broker_id, b.host, b.port, list(b.endpoints), b.rack, b.jmx_port,
+         _ts(b.registered_at_ms), b.epoch, b.version)
+        for b in sorted(s.brokers.values(), key=lambda b: b.broker_id)
+    ])  # fmt: skip
+
+
+def _partitions(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    names = ["topic", "topic_id", "partition", "replicas", "adding_replicas", "removing_replicas",
+             "has_state", "leader", "leader_epoch", "controller_epoch", "isr",
+             "leader_recovery_state", "state_version", "state_mzxid", "state_mtime"]  # fmt: skip
+    rows = []
+    states = s.partition_states
+    for topic in sorted(s.topics):
+        t = s.topics[topic]
+        for p in sorted(t.partitions):
+            st = states.get((topic, p))
+            base = (topic, t.topic_id, p, list(t.partitions[p]),
+                    list(t.adding_replicas.get(p, ())), list(t.removing_replicas.get(p, ())))  # fmt: skip
+            if st is None:
+                rows.append((*base, False, None, None, None, None, None, None, None, None))
+            else:
+                rows.append((*base, True, st.leader, st.leader_epoch, st.controller_epoch,
+                             list(st.isr), st.leader_recovery_state, st.stat.version,
+                             st.stat.mzxid, _ts(st.stat.mtime_ms)))  # fmt: skip
+    return _rows(names, rows)
+
+
+def _controller(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    c = s.controller
+    return {
+        "controller_id": [c.broker_id if c else None],
+        "elected_at": [_ts(c.elected_at_ms) if c else None],
+        "controller_czxid": [c.stat.czxid if c else None],
+        "kraft_controller_epoch": [c.kraft_controller_epoch if c else None],
+        "controller_epoch": [s.controller_epoch],
+        "controller_epoch_mzxid": [s.controller_epoch_stat.mzxid if s.controller_epoch_stat else None],
+    }
+
+
+def _isr_changes(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(n.name, t, p, _ts(n.stat.ctime_ms)) for n in s.isr_change_notifications for t, p in n.partitions]
+    return _rows(["notification", "topic", "partition", "created_at"], rows)
+
+
+def _log_dir_events(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(e.name, e.broker_id, e.event, _ts(e.stat.ctime_ms)) for e in s.log_dir_events]
+    return _rows(["notification", "broker_id", "event", "created_at"], rows)
+
+
+def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    requested = {(r.topic, r.partition): list(r.replicas) for r in s.reassignment_requests}
+    moving: dict[tuple[str, int], tuple[Any, ...]] = {}
+    for topic, t in s.topics.items():
+        for p in sorted(set(t.adding_replicas) | set(t.removing_replicas)):
+            removing = t.removing_replicas.get(p, ())
+            target = [r for r in t.partitions[p] if r not in removing]
+            moving[(topic, p)] = (list(t.partitions[p]), target,
+                                  list(t.adding_replicas.get(p, ())), list(removing))  # fmt: skip
+    rows = []
+    for key in sorted(set(moving) | set(requested)):
+        current = s.topics.get(key[0])
+        replicas = list(current.partitions.get(key[1], ())) if current else []
+        replicas, target, adding, removing = moving.get(key, (replicas, requested[key], [], []))
+        rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested))
+    names = ["topic", "partition", "replicas", "target_replicas", "adding_replicas",
+             "removing_replicas", "requested_in_znode"]  # fmt: skip
+    return _rows(names, rows)
+
+
+def _admin_requests(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [("preferred_replica_election", t, p) for t, p in s.preferred_election_requests]
+    rows += [("delete_topic", t, None) for t in s.pending_topic_deletions]
+    return _rows(["request", "topic", "partition"], rows)
+
+
+def _configs(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [
+        (c.entity_type, c.entity_name, key, HIDDEN if _SECRET_KEY.search(key) else value)
+        for c in s.configs
+        for key, value in sorted(c.config.items())
+    ]
+    return _rows(["entity_type", "entity_name", "config_key", "config_value"], rows)
+
+
+def _issues(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    return _rows(["path", "kind", "problem"], [(i.path, i.kind, i.problem) for i in s.issues])
+
+
+def summary(snap: ClusterSnapshot) -> dict[str, Any]:
+    """The headline figures an operator reads first (also the XCom payload: no data)."""
+    return {
+        "cluster": snap.cluster,
+        "snapshot_id": snap.snapshot_id,
+        "brokers": sorted(snap.brokers),
+        "topics": len(snap.topics),
+        "partitions": snap.partition_count,
+        "under_replicated": len(snap.under_replicated()),
+        "offline": len(snap.offline()),
+        "controller": snap.controller.broker_id if snap.controller else None,
+        "controller_epoch": snap.controller_epoch,
+        "reassignments_in_flight": sum(
+            len(set(t.adding_replicas) | set(t.removing_replicas)) for t in snap.topics.values()
+        ),
+        "issues": len(snap.issues),
+        "zxid_range": [snap.zxid_start, snap.zxid_end],
+    }
+
+
+def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> str:
+    lines = [
+        f"cluster {info['cluster']}  snapshot {info['snapshot_id']}",
+        f"  brokers        {len(info['brokers'])} {info['brokers']}",
+        f"  topics         {info['topics']}",
+        f"  partitions     {info['partitions']}",
+        f"  under-replicated {info['under_replicated']}   offline {info['offline']}",
+        f"  controller     broker {info['controller']}  epoch {info['controller_epoch']}",
+        f"  reassignments  {info['reassignments_in_flight']} partitions in flight",
+        f"  errors         {info['issues']} znodes could not be read",
+    ]
+    lines += [f"    {e}" for e in examples or []]
+    return "\n".join(lines)
+
+
+def to_json(info: dict[str, Any]) -> str:
+    return json.dumps(info, sort_keys=True)
