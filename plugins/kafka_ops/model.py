@@ -178,9 +178,11 @@ class ClusterSnapshot:
         """
         out = []
         for (topic, partition), state in self.partition_states.items():
-            if topic in self.topics and partition in self.topics[topic].partitions:
-                if len(state.isr) < len(self.replicas(topic, partition)):
-                    out.append((topic, partition))
+            assignment = self.topics.get(topic)
+            if assignment is None or partition not in assignment.partitions:
+                continue
+            if len(state.isr) < len(self.replicas(topic, partition)):
+                out.append((topic, partition))
         return sorted(out)
 
     def offline(self) -> list[TopicPartition]:

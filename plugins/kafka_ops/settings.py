@@ -54,7 +54,9 @@ class Settings:
         for cluster in self.clusters:
             if cluster.name == name:
                 return cluster
-        raise ConfigError(f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})")
+        raise ConfigError(
+            f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})"
+        )
 
 
 def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:

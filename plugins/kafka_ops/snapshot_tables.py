@@ -91,7 +91,7 @@ def _partitions(s: ClusterSnapshot) -> dict[str, list[Any]]:
     names = ["topic", "topic_id", "partition", "replicas", "adding_replicas", "removing_replicas",
              "has_state", "leader", "leader_epoch", "controller_epoch", "isr",
              "leader_recovery_state", "state_version", "state_mzxid", "state_mtime"]  # fmt: skip
-    rows = []
+    rows: list[tuple[Any, ...]] = []
     states = s.partition_states
     for topic in sorted(s.topics):
         t = s.topics[topic]
@@ -144,14 +144,18 @@ def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
         current = s.topics.get(key[0])
         replicas = list(current.partitions.get(key[1], ())) if current else []
         replicas, target, adding, removing = moving.get(key, (replicas, requested[key], [], []))
-        rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested))
+        rows.append(
+            (key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested)
+        )
     names = ["topic", "partition", "replicas", "target_replicas", "adding_replicas",
              "removing_replicas", "requested_in_znode"]  # fmt: skip
     return _rows(names, rows)
 
 
 def _admin_requests(s: ClusterSnapshot) -> dict[str, list[Any]]:
-    rows = [("preferred_replica_election", t, p) for t, p in s.preferred_election_requests]
+    rows: list[tuple[Any, ...]] = [
+        ("preferred_replica_election", t, p) for t, p in s.preferred_election_requests
+    ]
     rows += [("delete_topic", t, None) for t in s.pending_topic_deletions]
     return _rows(["request", "topic", "partition"], rows)
 

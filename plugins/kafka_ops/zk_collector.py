@@ -104,9 +104,7 @@ class ZooKeeperCollector:
             zookeeper=self.target.connect_string,
         )
         if session.children(znodes.TOPICS) is None or session.children(znodes.BROKER_IDS) is None:
-            raise NotAKafkaChroot(
-                f"no /brokers under {self.target.connect_string}: is the chroot right?"
-            )
+            raise NotAKafkaChroot(f"no /brokers under {self.target.connect_string}: is the chroot right?")
         snap.zxid_start = session.last_zxid
         _Walk(session, snap, self.window).run()
         snap.zxid_end = session.last_zxid
@@ -152,9 +150,7 @@ class _Walk:
 
     # -- pipelining ---------------------------------------------------------------------------
 
-    def _gets(
-        self, items: Iterable[T], path_of: Callable[[T], str] = str
-    ) -> Iterator[tuple[T, Any | None]]:
+    def _gets(self, items: Iterable[T], path_of: Callable[[T], str] = str) -> Iterator[tuple[T, Any | None]]:
         return self.session.pipelined(items, "get", path_of, self.window)
 
     def _children_of(self, paths: list[str]) -> dict[str, list[str]]:
@@ -164,9 +160,10 @@ class _Walk:
     def _issue(self, path: str, problem: str, kind: str = "parse") -> None:
         self.snap.issues.append(CollectionIssue(path=path, problem=problem, kind=kind))
 
-    def _parse(self, path: str, parse: Callable[[], R]) -> R | None:
+    def _parse(self, parse: Callable[..., R], *args: Any) -> R | None:
+        """`parse(*args)`, or None with the problem recorded as a collection issue."""
         try:
-            return parse()
+            return parse(*args)
         except ZnodeFormatError as e:
             self._issue(e.path, e.problem)
             return None
@@ -181,27 +178,25 @@ class _Walk:
             data, zstat = result
             stat = znodes.stat_of(zstat)
             if path == znodes.CONTROLLER:
-                snap.controller = self._parse(path, lambda: znodes.parse_controller(path, data, stat))
+                snap.controller = self._parse(znodes.parse_controller, path, data, stat)
             elif path == znodes.CONTROLLER_EPOCH:
-                snap.controller_epoch = self._parse(path, lambda: znodes.parse_controller_epoch(path, data))
+                snap.controller_epoch = self._parse(znodes.parse_controller_epoch, path, data)
                 snap.controller_epoch_stat = stat
             elif path == znodes.REASSIGN_PARTITIONS:
-                requests = self._parse(path, lambda: znodes.parse_reassign_partitions(path, data))
+                requests = self._parse(znodes.parse_reassign_partitions, path, data)
                 snap.reassignment_requests = requests or []
             elif path == znodes.PREFERRED_REPLICA_ELECTION:
-                elections = self._parse(path, lambda: znodes.parse_preferred_election(path, data))
+                elections = self._parse(znodes.parse_preferred_election, path, data)
                 snap.preferred_election_requests = elections or []
             elif path == znodes.CLUSTER_ID:
-                snap.cluster_id = self._parse(path, lambda: znodes.parse_cluster_id(path, data))
+                snap.cluster_id = self._parse(znodes.parse_cluster_id, path, data)
 
     def _read_brokers(self, ids: list[str]) -> None:
         paths = [f"{znodes.BROKER_IDS}/{i}" for i in ids]
         for path, result in self._gets(paths):
             if result is not None:
                 data, zstat = result
-                broker = self._parse(
-                    path, lambda: znodes.parse_broker(path, data, znodes.stat_of(zstat))
-                )
+                broker = self._parse(znodes.parse_broker, path, data, znodes.stat_of(zstat))
                 if broker is not None:
                     self.snap.brokers[broker.broker_id] = broker
 
@@ -216,10 +211,7 @@ class _Walk:
                 continue
             data, zstat = result
             state = self._parse(
-                path,
-                lambda: znodes.parse_partition_state(
-                    path, data, znodes.stat_of(zstat), topic, partition
-                ),
+                znodes.parse_partition_state, path, data, znodes.stat_of(zstat), topic, partition
             )
             if state is not None:
                 snap.partition_states[(topic, partition)] = state
@@ -229,7 +221,7 @@ class _Walk:
             if result is None:
                 continue  # deleted since the listing
             data = result[0]
-            assignment = self._parse(path, lambda: znodes.parse_topic(path, data))
+            assignment = self._parse(znodes.parse_topic, path, data)
             if assignment is None:
                 continue
             self.snap.topics[assignment.topic] = assignment
@@ -242,14 +234,14 @@ class _Walk:
         for path, result in self._gets(isr_paths):
             if result is not None:  # the controller deletes what it has read
                 data, zstat = result
-                note = self._parse(path, lambda: znodes.parse_isr_change(path, data, znodes.stat_of(zstat)))
+                note = self._parse(znodes.parse_isr_change, path, data, znodes.stat_of(zstat))
                 if note is not None:
                     snap.isr_change_notifications.append(note)
         dir_paths = [f"{znodes.LOG_DIR_EVENT_NOTIFICATION}/{n}" for n in log_dir_events]
         for path, result in self._gets(dir_paths):
             if result is not None:
                 data, zstat = result
-                event = self._parse(path, lambda: znodes.parse_log_dir_event(path, data, znodes.stat_of(zstat)))
+                event = self._parse(znodes.parse_log_dir_event, path, data, znodes.stat_of(zstat))
                 if event is not None:
                     snap.log_dir_events.append(event)
 
@@ -259,7 +251,6 @@ class _Walk:
         for (path, kind), result in self._gets(paths, lambda p: p[0]):
             if result is not None:
                 data = result[0]
-                config = self._parse(path, lambda: znodes.parse_config(path, data, kind))
+                config = self._parse(znodes.parse_config, path, data, kind)
                 if config is not None:
                     self.snap.configs.append(config)
-

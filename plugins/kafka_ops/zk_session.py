@@ -11,6 +11,7 @@ watches.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import select
 import socket
@@ -101,16 +102,12 @@ class ZkReadSession:
                 self._close_socket()
                 failures.append(f"{host}:{port} ({e})")
         tried = "; ".join(failures) or "no time left to try"
-        raise ZooKeeperUnreachable(
-            f"no ZooKeeper server answered within {self.timeout_s:g}s: {tried}"
-        )
+        raise ZooKeeperUnreachable(f"no ZooKeeper server answered within {self.timeout_s:g}s: {tried}")
 
     def close(self) -> None:
         if self._sock is not None:
-            try:
+            with contextlib.suppress(OSError):
                 self._send_now(_CLOSE_XID, Close.type, b"")
-            except OSError:
-                pass
             self._close_socket()
 
     def __enter__(self) -> ZkReadSession:
@@ -141,7 +138,9 @@ class ZkReadSession:
             try:
                 frame = self._read_frame(time.monotonic() + timeout_s)
             except EOFError as e:  # ZooKeeper drops the connection after a failed auth
-                raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials") from e
+                raise ZooKeeperAuthFailed(
+                    f"ZooKeeper at {host}:{port} rejected the digest credentials"
+                ) from e
             header, _ = ReplyHeader.deserialize(frame, 0)
             if header.err == AuthFailedError.code:
                 raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials")
@@ -228,7 +227,7 @@ class ZkReadSession:
             self._recv(deadline)
         return frame
 
-    def _next_frame(self) -> memoryview | bytes:
+    def _next_frame(self) -> bytes:
         while (frame := self._take_frame()) is None:
             self._pump(want_frame=True)
         return frame

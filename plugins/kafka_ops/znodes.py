@@ -51,7 +51,7 @@ def state_path(topic: str, partition: int) -> str:
 class _Fields:
     """Typed access to one decoded JSON object; every failure names the path and field."""
 
-    __slots__ = ("path", "obj", "version")
+    __slots__ = ("obj", "path", "version")
 
     def __init__(self, path: str, data: bytes | None, versions: tuple[int, ...]) -> None:
         self.path = path
@@ -75,7 +75,7 @@ class _Fields:
     def fail(self, field: str, problem: str) -> ZnodeFormatError:
         return ZnodeFormatError(self.path, f"field '{field}': {problem}")
 
-    def int(self, field: str, default: int | None = None) -> int:
+    def get_int(self, field: str, default: int | None = None) -> int:
         value = self.obj.get(field, default)
         if value is None:
             raise self.fail(field, "missing")
@@ -83,7 +83,7 @@ class _Fields:
             raise self.fail(field, f"expected an integer, got {value!r}")
         return value
 
-    def int_string(self, field: str) -> int:
+    def get_timestamp(self, field: str) -> int:
         """Kafka writes timestamps as decimal strings."""
         value = self.obj.get(field)
         if isinstance(value, str) and value.lstrip("-").isdigit():
@@ -92,19 +92,19 @@ class _Fields:
             return value
         raise self.fail(field, f"expected a timestamp in ms, got {value!r}")
 
-    def opt_str(self, field: str) -> str | None:
+    def get_opt_str(self, field: str) -> str | None:
         value = self.obj.get(field)
         if value is not None and not isinstance(value, str):
             raise self.fail(field, f"expected a string, got {value!r}")
         return value
 
-    def str(self, field: str) -> str:
-        value = self.opt_str(field)
+    def get_str(self, field: str) -> str:
+        value = self.get_opt_str(field)
         if value is None:
             raise self.fail(field, "missing")
         return value
 
-    def int_list(self, field: str, value: Any = None) -> tuple[int, ...]:
+    def get_int_list(self, field: str, value: Any = None) -> tuple[int, ...]:
         value = self.obj.get(field) if value is None else value
         if not isinstance(value, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value
@@ -112,13 +112,13 @@ class _Fields:
             raise self.fail(field, f"expected a list of integers, got {value!r}")
         return tuple(value)
 
-    def dict(self, field: str, default: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    def get_object(self, field: str, default: Mapping[str, Any] | None = None) -> dict[str, Any]:
         value = self.obj.get(field, default)
         if not isinstance(value, dict):
             raise self.fail(field, f"expected an object, got {value!r}")
         return value
 
-    def list(self, field: str) -> list[Any]:
+    def get_list(self, field: str) -> list[Any]:
         value = self.obj.get(field)
         if not isinstance(value, list):
             raise self.fail(field, f"expected a list, got {value!r}")
@@ -126,14 +126,14 @@ class _Fields:
 
     def partition_map(self, field: str) -> dict[int, tuple[int, ...]]:
         out: dict[int, tuple[int, ...]] = {}
-        for key, replicas in self.dict(field, {}).items():
+        for key, replicas in self.get_object(field, {}).items():
             if not key.isdigit():
                 raise self.fail(field, f"partition key {key!r} is not a number")
-            out[int(key)] = self.int_list(f"{field}.{key}", replicas)
+            out[int(key)] = self.get_int_list(f"{field}.{key}", replicas)
         return out
 
     def topic_partitions(self, field: str = "partitions") -> list[dict[str, Any]]:
-        entries = self.list(field)
+        entries = self.get_list(field)
         for i, entry in enumerate(entries):
             where = f"{field}[{i}]"
             if not isinstance(entry, dict):
@@ -162,20 +162,20 @@ def parse_broker(path: str, data: bytes | None, stat: ZnodeStat) -> Broker:
     name = path.rsplit("/", 1)[-1]
     if not name.isdigit():
         raise ZnodeFormatError(path, f"broker id {name!r} is not a number")
-    protocol_map = f.dict("listener_security_protocol_map", {}) if f.version >= 3 else {}
-    features = f.dict("features", {}) if f.version >= 5 else {}
+    protocol_map = f.get_object("listener_security_protocol_map", {}) if f.version >= 3 else {}
+    features = f.get_object("features", {}) if f.version >= 5 else {}
     endpoints = f.obj.get("endpoints", []) if f.version >= 2 else []
     if not isinstance(endpoints, list) or not all(isinstance(e, str) for e in endpoints):
         raise f.fail("endpoints", f"expected a list of strings, got {endpoints!r}")
     return Broker(
         broker_id=int(name),
-        host=f.opt_str("host"),
-        port=f.int("port", -1),
+        host=f.get_opt_str("host"),
+        port=f.get_int("port", -1),
         endpoints=tuple(endpoints),
         listener_security_protocol_map={str(k): str(v) for k, v in protocol_map.items()},
-        jmx_port=f.int("jmx_port", -1),
-        registered_at_ms=f.int_string("timestamp") if f.version >= 2 else 0,
-        rack=f.opt_str("rack"),
+        jmx_port=f.get_int("jmx_port", -1),
+        registered_at_ms=f.get_timestamp("timestamp") if f.version >= 2 else 0,
+        rack=f.get_opt_str("rack"),
         features=features,
         version=f.version,
         epoch=stat.czxid,
@@ -193,7 +193,7 @@ def parse_topic(path: str, data: bytes | None) -> TopicAssignment:
                 raise f.fail(kind, f"partition {p} is not in 'partitions'")
     return TopicAssignment(
         topic=path.rsplit("/", 1)[-1],
-        topic_id=f.opt_str("topic_id") if f.version >= 3 else None,
+        topic_id=f.get_opt_str("topic_id") if f.version >= 3 else None,
         partitions=partitions,
         adding_replicas=adding,
         removing_replicas=removing,
@@ -211,10 +211,10 @@ def parse_partition_state(
     return PartitionState(
         topic=topic,
         partition=partition,
-        leader=f.int("leader"),
-        leader_epoch=f.int("leader_epoch"),
-        controller_epoch=f.int("controller_epoch"),
-        isr=f.int_list("isr"),
+        leader=f.get_int("leader"),
+        leader_epoch=f.get_int("leader_epoch"),
+        controller_epoch=f.get_int("controller_epoch"),
+        isr=f.get_int_list("isr"),
         leader_recovery_state=recovery,
         stat=stat,
     )
@@ -223,9 +223,9 @@ def parse_partition_state(
 def parse_controller(path: str, data: bytes | None, stat: ZnodeStat) -> Controller:
     f = _Fields(path, data, (1, 2))
     return Controller(
-        broker_id=f.int("brokerid"),
-        elected_at_ms=f.int_string("timestamp"),
-        kraft_controller_epoch=f.int("kraftControllerEpoch", -1),
+        broker_id=f.get_int("brokerid"),
+        elected_at_ms=f.get_timestamp("timestamp"),
+        kraft_controller_epoch=f.get_int("kraftControllerEpoch", -1),
         version=f.version,
         stat=stat,
     )
@@ -252,7 +252,7 @@ def parse_isr_change(path: str, data: bytes | None, stat: ZnodeStat) -> IsrChang
 def parse_log_dir_event(path: str, data: bytes | None, stat: ZnodeStat) -> LogDirEvent:
     f = _Fields(path, data, (1,))
     return LogDirEvent(
-        name=path.rsplit("/", 1)[-1], broker_id=f.int("broker"), event=f.int("event"), stat=stat
+        name=path.rsplit("/", 1)[-1], broker_id=f.get_int("broker"), event=f.get_int("event"), stat=stat
     )
 
 
@@ -263,7 +263,7 @@ def parse_reassign_partitions(path: str, data: bytes | None) -> list[Reassignmen
         ReassignmentRequest(
             topic=e["topic"],
             partition=e["partition"],
-            replicas=f.int_list(f"partitions[{i}].replicas", e.get("replicas")),
+            replicas=f.get_int_list(f"partitions[{i}].replicas", e.get("replicas")),
         )
         for i, e in enumerate(entries)
     ]
@@ -276,14 +276,12 @@ def parse_preferred_election(path: str, data: bytes | None) -> list[TopicPartiti
 
 def parse_config(path: str, data: bytes | None, entity_type: str) -> ConfigOverride:
     f = _Fields(path, data, (1,))
-    config = f.dict("config")
+    config = f.get_object("config")
     bad = [k for k, v in config.items() if not isinstance(v, str)]
     if bad:
         raise f.fail(f"config.{bad[0]}", f"expected a string value, got {config[bad[0]]!r}")
-    return ConfigOverride(
-        entity_type=entity_type, entity_name=path.rsplit("/", 1)[-1], config=dict(config)
-    )
+    return ConfigOverride(entity_type=entity_type, entity_name=path.rsplit("/", 1)[-1], config=dict(config))
 
 
 def parse_cluster_id(path: str, data: bytes | None) -> str:
-    return _Fields(path, data, (1,)).str("id")
+    return _Fields(path, data, (1,)).get_str("id")

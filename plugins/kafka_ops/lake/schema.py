@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from kafka_ops.errors import LakeError
+
 TS = pa.timestamp("us", tz="UTC")
 INTS = pa.list_(pa.int32())
 
@@ -140,6 +142,4 @@ def schema_of(table: str) -> pa.Schema:
     try:
         return SNAPSHOT_TABLES[table]
     except KeyError:
-        from kafka_ops.errors import LakeError
-
         raise LakeError(f"unknown lake table {table!r} (known: {sorted(SNAPSHOT_TABLES)})") from None

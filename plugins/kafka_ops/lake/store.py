@@ -107,7 +107,8 @@ class Lake:
             if not data.schema.equals(expected):
                 data = _conform(data, expected, table)
             staged = f"{staging}/{table}.parquet"
-            pq.write_table(data, staged, filesystem=self.fs, compression="zstd")
+            with self.fs.open_output_stream(staged) as out:
+                pq.write_table(data, out, compression="zstd")
             moves.append((staged, self.final_path(table, batch.cluster, batch.dt, batch.batch_id)))
         _write_atomically(self.fs, f"{staging}/{MANIFEST}", json.dumps({"moves": moves}).encode())
         self._place(staging, moves)
@@ -199,4 +200,3 @@ def _write_atomically(fs: pafs.FileSystem, path: str, content: bytes) -> None:
     with fs.open_output_stream(tmp) as f:
         f.write(content)
     fs.move(tmp, path)
-

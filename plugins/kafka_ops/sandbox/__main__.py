@@ -7,6 +7,7 @@ import json
 import logging
 import shutil
 import sys
+from pathlib import Path
 
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.sandbox.cluster import SandboxCluster, attach
@@ -23,7 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("kazoo").setLevel(logging.WARNING)
-    root = var_dir() / "sandbox" / "cli" if args.root is None else __import__("pathlib").Path(args.root)
+    root = var_dir() / "sandbox" / "cli" if args.root is None else Path(args.root)
     try:
         if args.verb == "up":
             if (root / "state.json").exists() and _any_running(root):
@@ -31,7 +32,11 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             shutil.rmtree(root, ignore_errors=True)
             cluster = SandboxCluster(root=root, die_with_parent=False).start()
-            print(json.dumps({"zookeeper": cluster.zookeeper_connect, "bootstrap_servers": cluster.bootstrap_servers}))
+            print(
+                json.dumps(
+                    {"zookeeper": cluster.zookeeper_connect, "bootstrap_servers": cluster.bootstrap_servers}
+                )
+            )
         elif args.verb == "down":
             attach(root).stop()
             shutil.rmtree(root, ignore_errors=True)
@@ -39,14 +44,22 @@ def main(argv: list[str] | None = None) -> int:
         else:
             cluster = attach(root)
             running = {b: cluster.broker_running(b) for b in cluster.broker_ids()}
-            print(json.dumps({"zookeeper": cluster.zookeeper_connect, "bootstrap_servers": cluster.bootstrap_servers, "brokers_running": running}))
+            print(
+                json.dumps(
+                    {
+                        "zookeeper": cluster.zookeeper_connect,
+                        "bootstrap_servers": cluster.bootstrap_servers,
+                        "brokers_running": running,
+                    }
+                )
+            )
     except KafkaOpsError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
 
 
-def _any_running(root) -> bool:  # type: ignore[no-untyped-def]
+def _any_running(root: Path) -> bool:
     try:
         cluster = attach(root)
     except KafkaOpsError:

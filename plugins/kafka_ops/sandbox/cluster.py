@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kafka_ops.errors import CollectionFailed, SandboxError
+from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox.jars import ensure_jars, var_dir
+from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +192,9 @@ class SandboxCluster:
     def start_broker(self, broker_id: int) -> None:
         node = self._node(broker_id)
         if node.running:
-            raise SandboxError(f"broker {broker_id} is already running (pid {node.process and node.process.pid})")
+            raise SandboxError(
+                f"broker {broker_id} is already running (pid {node.process and node.process.pid})"
+            )
         self._launch(node)
 
     def restart_broker(self, broker_id: int) -> None:
@@ -213,10 +217,8 @@ class SandboxCluster:
 
     # -- health ---------------------------------------------------------------------------------
 
-    def snapshot(self):  # type: ignore[no-untyped-def]
-        """Collect a snapshot of the sandbox's metadata (imported lazily: kazoo is optional here)."""
-        from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
-
+    def snapshot(self) -> ClusterSnapshot:
+        """Collect a snapshot of the sandbox's metadata."""
         target = ZooKeeperTarget(self.zookeeper_hosts, self.chroot, timeout_s=5)
         return ZooKeeperCollector("sandbox", target).collect()
 
@@ -225,10 +227,10 @@ class SandboxCluster:
         return controller.broker_id if controller else None
 
     def wait_for(
-        self, condition: Callable[[object], bool], timeout_s: float, what: str
-    ) -> object:
+        self, condition: Callable[[ClusterSnapshot], bool], timeout_s: float, what: str
+    ) -> ClusterSnapshot:
         """Poll snapshots until `condition(snapshot)` holds; return that snapshot."""
-        found: list[object] = []
+        found: list[ClusterSnapshot] = []
 
         def check() -> bool:
             try:
@@ -243,17 +245,17 @@ class SandboxCluster:
         self._wait(check, timeout_s, what)
         return found[0]
 
-    def wait_healthy(self, timeout_s: float = 120.0) -> object:
+    def wait_healthy(self, timeout_s: float = 120.0) -> ClusterSnapshot:
         """Wait until every running broker is registered, a controller is elected and no
         partition is under-replicated."""
         expected = {b for b, node in self._nodes.items() if node.running}
 
-        def healthy(snap: object) -> bool:
+        def healthy(snap: ClusterSnapshot) -> bool:
             return (
-                set(snap.brokers) == expected  # type: ignore[attr-defined]
-                and snap.controller is not None  # type: ignore[attr-defined]
-                and not snap.under_replicated()  # type: ignore[attr-defined]
-                and not snap.offline()  # type: ignore[attr-defined]
+                set(snap.brokers) == expected
+                and snap.controller is not None
+                and not snap.under_replicated()
+                and not snap.offline()
             )
 
         return self.wait_for(healthy, timeout_s, f"brokers {sorted(expected)} healthy")

@@ -1,0 +1,270 @@
+"""`ZooKeeperHook`: one Airflow connection to the ZooKeeper ensemble that holds a Kafka cluster's metadata.
+
+Connection fields:
+
+* host: `zk1:2181` or `zk1:2181,zk2:2181,zk3:2181`, optionally followed by the chroot in
+  `zookeeper.connect` style (`zk1:2181,zk2:2181/kafka`). A host without a port gets the
+  connection's port, else 2181.
+* schema: the chroot too (the URI form `zookeeper://zk1:2181/kafka` puts it there).
+* login / password: optional ZooKeeper digest credentials.
+* extra (allowlisted, anything else is refused): `chroot` (default `/`), `timeout_s` (float,
+  seconds, default 10), `use_tls` (bool), `ca_file`, `cert_file`, `key_file`,
+  `verify_hostname` (bool, default true).
+
+The chroot may be given in one place or in several that agree; disagreement is a `ConfigError`.
+TLS is used only when `use_tls` is true; TLS files without it are a `ConfigError`, so a
+half-configured connection never silently talks plaintext.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk.bases.hook import BaseHook
+from airflow.sdk.exceptions import AirflowException
+from kazoo.exceptions import KazooException
+
+from kafka_ops import znodes
+from kafka_ops.errors import (
+    ConfigError,
+    KafkaOpsError,
+    NotAKafkaChroot,
+    ZooKeeperAuthFailed,
+)
+from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.zk_session import TlsOptions
+
+if TYPE_CHECKING:
+    from airflow.sdk import Connection
+
+    from kafka_ops.lake.store import Lake
+    from kafka_ops.model import ClusterSnapshot
+
+DEFAULT_PORT = 2181
+DEFAULT_TIMEOUT_S = 10.0
+ALLOWED_EXTRAS = frozenset(
+    {"chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"}
+)
+_TLS_FILES = ("ca_file", "cert_file", "key_file")
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off", ""}
+_HOST_WITH_PORT = re.compile(r"^(\[[^\]]+\]|[^:\[\]]+):(\d+)$")
+_HOST_ONLY = re.compile(r"^(\[[^\]]+\]|[^:\[\]]+)$")
+
+NOT_RETRYABLE: tuple[type[KafkaOpsError], ...] = (ConfigError, NotAKafkaChroot, ZooKeeperAuthFailed)
+"""Failures a retry cannot fix (a wrong setting, chroot or credential): fail the task at once."""
+
+
+def target_from_connection(conn: Connection) -> ZooKeeperTarget:
+    """Map an Airflow connection to a `ZooKeeperTarget` (see the module docstring for the fields).
+
+    Raises `ConfigError` naming the connection id and the offending field or extra key. The
+    password never appears in an error message.
+    """
+    where = f"connection {conn.conn_id!r}"
+    extra = _extras(conn, where)
+    host_part, slash, host_chroot = (conn.host or "").strip().partition("/")
+    hosts = _hosts(host_part, conn.port, where)
+    chroot = _chroot(
+        where,
+        host=_normalize_chroot(host_chroot) if slash else None,
+        schema=_normalize_chroot(conn.schema) if conn.schema else None,
+        extra=_normalize_chroot(_text(extra, "chroot", where)) if "chroot" in extra else None,
+    )
+    return ZooKeeperTarget(
+        hosts=hosts,
+        chroot=chroot,
+        digest_auth=_digest_auth(conn, where),
+        timeout_s=_timeout(extra, where),
+        tls=_tls(extra, where),
+    )
+
+
+class ZooKeeperHook(BaseHook):
+    """Reads a Kafka cluster's metadata from the ZooKeeper ensemble named by one connection.
+
+    The connection is fetched and validated on first use (`target()`), never at construction,
+    so building the hook in a DAG file or an operator's `__init__` does no I/O.
+    """
+
+    conn_name_attr = "zookeeper_conn_id"
+    default_conn_name = "zookeeper_default"
+    conn_type = "zookeeper"
+    hook_name = "ZooKeeper (Kafka metadata)"
+
+    def __init__(self, zookeeper_conn_id: str = default_conn_name) -> None:
+        super().__init__()
+        self.zookeeper_conn_id = zookeeper_conn_id
+        self._target: ZooKeeperTarget | None = None
+
+    def __repr__(self) -> str:  # the target's repr shows hosts and chroot, never credentials
+        shown = repr(self._target) if self._target is not None else "not resolved yet"
+        return f"ZooKeeperHook(zookeeper_conn_id={self.zookeeper_conn_id!r}, target={shown})"
+
+    __str__ = __repr__
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": [],
+            "relabeling": {"login": "Digest user", "password": "Digest password", "schema": "Chroot"},
+            "placeholders": {
+                "host": "zk1:2181,zk2:2181,zk3:2181",
+                "schema": "kafka",
+                "extra": '{"timeout_s": 10, "use_tls": false}',
+            },
+        }
+
+    def target(self) -> ZooKeeperTarget:
+        """The validated ZooKeeper endpoint; fetched from the connection once, then cached.
+
+        Raises `ConfigError` if the connection is invalid, and Airflow's not-found error if it
+        does not exist.
+        """
+        if self._target is None:
+            conn = self.get_connection(self.zookeeper_conn_id)
+            self._target = target_from_connection(conn)
+            self.log.info("ZooKeeper connection %s resolves to %r", self.zookeeper_conn_id, self._target)
+        return self._target
+
+    def snapshot_to_lake(self, cluster: str, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
+        """Collect `cluster`'s snapshot and publish it to `lake` atomically.
+
+        Returns the snapshot and its small summary. Raises `CollectionFailed` (nothing is
+        published then) when the cluster cannot be seen at all, and `ConfigError` when the
+        connection is invalid.
+        """
+        from kafka_ops.snapshotting import snapshot_to_lake  # pyarrow: only when actually used
+
+        return snapshot_to_lake(cluster, self.target(), lake)
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Open a session, check that the chroot holds Kafka's `/brokers`, close.
+
+        Returns `(ok, message)`; never raises for a connection, network or ZooKeeper problem.
+        """
+        try:
+            target = self.target()
+            session = target.session().open()
+            try:
+                brokers = session.children("/brokers")
+                broker_ids = session.children(znodes.BROKER_IDS) if brokers is not None else None
+            finally:
+                session.close()
+        except (KafkaOpsError, AirflowException, OSError, EOFError, KazooException) as e:
+            return False, f"{type(e).__name__}: {e}"
+        if brokers is None:
+            return False, f"no /brokers under {target.connect_string}: is the chroot right?"
+        return True, (
+            f"ZooKeeper at {target.connect_string} holds Kafka metadata "
+            f"({len(broker_ids or [])} broker(s) registered)"
+        )
+
+
+# -- field parsing --------------------------------------------------------------------------------
+
+
+def _extras(conn: Connection, where: str) -> dict[str, Any]:
+    # parsed here, not with `extra_dejson`, which logs and returns {} for invalid JSON
+    try:
+        extra = json.loads(conn.extra) if conn.extra else {}
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{where}: 'extra' is not valid JSON ({e.msg} at char {e.pos})") from None
+    if not isinstance(extra, dict):
+        raise ConfigError(f"{where}: 'extra' must be a JSON object, got {type(extra).__name__}")
+    unknown = sorted(set(extra) - ALLOWED_EXTRAS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown extra key(s) {unknown}; allowed: {sorted(ALLOWED_EXTRAS)} "
+            "(remove the key or move the setting to its field)"
+        )
+    return extra
+
+
+def _hosts(host_part: str, port: int | None, where: str) -> str:
+    entries = [h.strip() for h in host_part.split(",") if h.strip()]
+    if not entries:
+        raise ConfigError(f"{where}: 'host' is empty; set it to 'zk1:2181' or 'zk1:2181,zk2:2181[/chroot]'")
+    if port is not None and not 0 < port < 65536:
+        raise ConfigError(f"{where}: port {port} is not a TCP port")
+    hosts = []
+    for entry in entries:
+        if _HOST_ONLY.match(entry):
+            entry = f"{entry}:{port or DEFAULT_PORT}"
+        match = _HOST_WITH_PORT.match(entry)
+        if match is None or not 0 < int(match.group(2)) < 65536:
+            raise ConfigError(f"{where}: bad ZooKeeper address {entry!r} in 'host'; expected host:port")
+        hosts.append(entry)
+    return ",".join(hosts)
+
+
+def _normalize_chroot(value: str) -> str:
+    return "/" + value.strip().strip("/")
+
+
+def _chroot(where: str, **sources: str | None) -> str:
+    given = {name: value for name, value in sources.items() if value is not None}
+    if len(set(given.values())) > 1:
+        shown = ", ".join(f"{name}={value!r}" for name, value in given.items())
+        raise ConfigError(f"{where}: the chroot is given differently in several places ({shown}); keep one")
+    return next(iter(given.values()), "/")
+
+
+def _digest_auth(conn: Connection, where: str) -> tuple[str, str] | None:
+    if conn.login:
+        return conn.login, conn.password or ""
+    if conn.password:
+        raise ConfigError(f"{where}: a password is set without a login; digest auth needs both")
+    return None
+
+
+def _text(extra: dict[str, Any], key: str, where: str) -> str:
+    value = extra[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: extra {key!r} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _flag(extra: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = extra.get(key, default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigError(f"{where}: extra {key!r} must be true or false, got {value!r}")
+
+
+def _timeout(extra: dict[str, Any], where: str) -> float:
+    value = extra.get("timeout_s", DEFAULT_TIMEOUT_S)
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        timeout = float(value)
+    except (TypeError, ValueError):
+        timeout = math.nan
+    if not math.isfinite(timeout) or timeout <= 0:
+        raise ConfigError(f"{where}: extra 'timeout_s' must be a positive number of seconds, got {value!r}")
+    return timeout
+
+
+def _tls(extra: dict[str, Any], where: str) -> TlsOptions | None:
+    files = {key: _text(extra, key, where) for key in _TLS_FILES if key in extra}
+    if not _flag(extra, "use_tls", where, default=False):
+        stray = sorted(files) + (["verify_hostname"] if "verify_hostname" in extra else [])
+        if stray:
+            raise ConfigError(f"{where}: extra {stray} set but 'use_tls' is not true; set it or remove them")
+        return None
+    if "key_file" in files and "cert_file" not in files:
+        raise ConfigError(f"{where}: extra 'key_file' needs 'cert_file' (the client certificate)")
+    return TlsOptions(
+        ca_file=files.get("ca_file"),
+        cert_file=files.get("cert_file"),
+        key_file=files.get("key_file"),
+        verify_hostname=_flag(extra, "verify_hostname", where, default=True),
+    )
+
+
+__all__ = ["ALLOWED_EXTRAS", "NOT_RETRYABLE", "ZooKeeperHook", "target_from_connection"]

@@ -1,0 +1,75 @@
+"""`kafka-ops` command line: snapshot a cluster into the lake and print what it saw."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+
+from kafka_ops.errors import KafkaOpsError
+from kafka_ops.lake.store import Lake
+from kafka_ops.settings import DEFAULT_LAKE
+from kafka_ops.snapshot_tables import render_summary
+from kafka_ops.snapshotting import snapshot_to_lake
+from kafka_ops.zk_collector import ZooKeeperTarget
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-ops", description="Keep Apache Kafka clusters healthy.")
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    snap = verbs.add_parser(
+        "snapshot",
+        help="read a cluster's metadata from ZooKeeper into the lake and print a summary",
+        description="Read brokers, topics, partition states, controller, reassignments and configs "
+        "from ZooKeeper, publish them atomically to the lake, and print a summary.",
+    )
+    snap.add_argument(
+        "--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka"
+    )
+    snap.add_argument(
+        "--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL"
+    )
+    snap.add_argument(
+        "--cluster", default="default", help="the cluster's name in the lake (default: default)"
+    )
+    snap.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper (default 10)"
+    )
+    snap.add_argument(
+        "--digest-user",
+        default=None,
+        help="ZooKeeper digest user; the password comes from $KAFKA_OPS_ZK_PASSWORD",
+    )
+    snap.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    auth = None
+    if args.digest_user:
+        auth = (args.digest_user, os.environ.get("KAFKA_OPS_ZK_PASSWORD", ""))
+    try:
+        target = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
+        snap, info = snapshot_to_lake(args.cluster, target, Lake(args.lake))
+    except KafkaOpsError as e:
+        print(f"kafka-ops: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(info, sort_keys=True))
+    else:
+        examples = [f"{i.path}: {i.problem}" for i in snap.issues[:5]]
+        urp = snap.under_replicated()
+        print(render_summary(info, examples))
+        if urp:
+            shown = ", ".join(f"{t}-{p}" for t, p in urp[:10])
+            print(f"  under-replicated: {shown}{' ...' if len(urp) > 10 else ''}")
+        print(f"  lake           {args.lake}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Small hand-built snapshots for unit tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from kafka_ops.model import (
+    Broker,
+    ClusterSnapshot,
+    ConfigOverride,
+    Controller,
+    PartitionState,
+    ReassignmentRequest,
+    TopicAssignment,
+    ZnodeStat,
+)
+
+AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+
+def stat(version: int = 0, zxid: int = 10) -> ZnodeStat:
+    return ZnodeStat(version, zxid, zxid, 1_795_000_000_000, 1_795_000_000_000)
+
+
+def broker(broker_id: int, rack: str) -> Broker:
+    return Broker(broker_id, "127.0.0.1", 9000 + broker_id, (f"PLAINTEXT://127.0.0.1:{9000 + broker_id}",),
+                  {"PLAINTEXT": "PLAINTEXT"}, -1, 1_795_000_000_000, rack, {}, 5, 100 + broker_id)  # fmt: skip
+
+
+def state(topic: str, p: int, leader: int, isr: tuple[int, ...], version: int = 0) -> PartitionState:
+    return PartitionState(topic, p, leader, 0, 1, isr, None, stat(version))
+
+
+def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnapshot:
+    """Brokers 1-2 up (3 is down); `orders` has one under-replicated partition and one being
+    reassigned; `solo` (RF 1) is offline."""
+    snap = ClusterSnapshot(
+        cluster=cluster, snapshot_id=snapshot_id, captured_at=AT, zookeeper="zk:2181/kafka"
+    )
+    snap.brokers = {1: broker(1, "rack-a"), 2: broker(2, "rack-b")}
+    snap.topics = {
+        "orders": TopicAssignment(
+            "orders",
+            "id-orders",
+            {0: (1, 2, 3), 1: (2, 1), 2: (1, 2, 3)},
+            adding_replicas={2: (3,)},
+            removing_replicas={},
+            version=3,
+        ),  # fmt: skip
+        "solo": TopicAssignment("solo", "id-solo", {0: (3,)}, {}, {}, 3),
+    }
+    snap.partition_states = {
+        ("orders", 0): state("orders", 0, 1, (1, 2), version=2),
+        ("orders", 1): state("orders", 1, 2, (2, 1)),
+        ("orders", 2): state("orders", 2, 1, (1, 2)),
+        ("solo", 0): state("solo", 0, -1, (3,), version=1),
+    }
+    snap.controller = Controller(1, 1_795_000_000_000, -1, 2, stat(0, 50))
+    snap.controller_epoch = 4
+    snap.controller_epoch_stat = stat(3, 50)
+    snap.reassignment_requests = [ReassignmentRequest("orders", 2, (1, 2, 3))]
+    snap.configs = [
+        ConfigOverride("topic", "orders", {"min.insync.replicas": "2"}),
+        ConfigOverride(
+            "broker",
+            "<default>",
+            {
+                "listener.name.sasl.plain.sasl.jaas.config": "secret!",
+                "ssl.keystore.password": "hunter2",
+                "log.retention.ms": "1",
+            },
+        ),  # fmt: skip
+    ]
+    snap.pending_topic_deletions = ["old"]
+    snap.preferred_election_requests = [("orders", 1)]
+    return snap

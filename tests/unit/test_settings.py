@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kafka_ops.errors import ConfigError
+from kafka_ops.settings import ClusterConfig, load_settings
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "kafka_ops.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_watch_one_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+    settings = load_settings()
+    assert settings.lake_root == "var/lake"
+    assert settings.clusters == (ClusterConfig("default"),)
+
+
+def test_file_and_lake_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, 'lake_root = "s3a://lake/prod"\n[[clusters]]\nname = "payments"\n'
+                           'zookeeper_conn_id = "zk_payments"\n[[clusters]]\nname = "logs"\n')  # fmt: skip
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+    settings = load_settings()
+    assert settings.lake_root == "s3a://lake/prod"
+    assert settings.cluster("payments").zookeeper_conn_id == "zk_payments"
+    assert settings.cluster("logs").zookeeper_conn_id == "zookeeper_default"
+    monkeypatch.setenv("KAFKA_OPS_LAKE", "/tmp/lake")
+    assert load_settings().lake_root == "/tmp/lake"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('lake = "x"\n', r"unknown setting\(s\) \['lake'\]"),
+        ('[[clusters]]\nname = "a"\nzk = "x"\n', r"clusters\[0\]: unknown setting\(s\) \['zk'\]"),
+        ('[[clusters]]\nname = "a"\n[[clusters]]\nname = "a"\n', r"repeated: \['a'\]"),
+        ('[[clusters]]\nzookeeper_conn_id = "x"\n', r"clusters\[0\]: each cluster needs a 'name'"),
+        ('[[clusters]]\nname = "a b"\n', "cluster name 'a b' cannot be used"),
+        ("clusters = [", "is not valid TOML"),
+    ],
+)
+def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read settings file"):
+        load_settings(tmp_path / "nope.toml")
+
+
+def test_unknown_cluster_is_named() -> None:
+    with pytest.raises(ConfigError, match="no cluster named 'x'"):
+        load_settings().cluster("x")
