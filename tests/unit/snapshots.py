@@ -23,8 +23,10 @@ def stat(version: int = 0, zxid: int = 10) -> ZnodeStat:
 
 
 def broker(broker_id: int, rack: str) -> Broker:
-    return Broker(broker_id, "127.0.0.1", 9000 + broker_id, (f"PLAINTEXT://127.0.0.1:{9000 + broker_id}",),
-                  {"PLAINTEXT": "PLAINTEXT"}, -1, 1_795_000_000_000, rack, {}, 5, 100 + broker_id)  # fmt: skip
+    port = 9000 + broker_id
+    endpoint = f"PLAINTEXT://127.0.0.1:{port}"
+    return Broker(broker_id, "127.0.0.1", port, (endpoint,), {"PLAINTEXT": "PLAINTEXT"}, -1,
+                  1_795_000_000_000, rack, {}, 5, 100 + broker_id)  # fmt: skip
 
 
 def state(topic: str, p: int, leader: int, isr: tuple[int, ...], version: int = 0) -> PartitionState:
@@ -46,7 +48,7 @@ def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnaps
             adding_replicas={2: (3,)},
             removing_replicas={},
             version=3,
-        ),  # fmt: skip
+        ),
         "solo": TopicAssignment("solo", "id-solo", {0: (3,)}, {}, {}, 3),
     }
     snap.partition_states = {
@@ -69,7 +71,7 @@ def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnaps
                 "ssl.keystore.password": "hunter2",
                 "log.retention.ms": "1",
             },
-        ),  # fmt: skip
+        ),
     ]
     snap.pending_topic_deletions = ["old"]
     snap.preferred_election_requests = [("orders", 1)]

@@ -149,7 +149,7 @@ STAT = ZnodeStat(1, 1, 1, 1, 1)
             b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1],'
             b'"leader_recovery_state":"x"}',
             "field 'leader_recovery_state'",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bad_partition_state_names_path_and_problem(data: bytes, message: str) -> None:

@@ -1,0 +1,61 @@
+# kafka-ops: two commands for a new user, `make demo` and `make test`. Both create what they
+# need (virtualenv, pinned packages, Kafka jars, Airflow's SQLite DB) and are idempotent.
+
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+export AIRFLOW_HOME := $(CURDIR)/var/airflow
+export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
+export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
+export AIRFLOW__CORE__LOAD_EXAMPLES := False
+export KAFKA_OPS_VAR := $(CURDIR)/var
+
+.PHONY: test demo bench lint unit integration venv jars airflow-db clean sandbox-up sandbox-down
+
+venv: $(STAMP)
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip setuptools wheel
+	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/pip check
+	touch $(STAMP)
+
+jars: $(STAMP)
+	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars; print('Kafka jars in', ensure_jars())"
+
+airflow-db: $(AIRFLOW_HOME)/airflow.db
+$(AIRFLOW_HOME)/airflow.db: $(STAMP)
+	mkdir -p $(AIRFLOW_HOME)
+	$(BIN)/airflow db migrate > $(AIRFLOW_HOME)/db-migrate.log 2>&1 || (tail -50 $(AIRFLOW_HOME)/db-migrate.log; exit 1)
+
+lint: $(STAMP)
+	$(BIN)/ruff check dags plugins spark_jobs tests bench
+	$(BIN)/ruff format --check dags plugins spark_jobs tests bench
+	$(BIN)/mypy
+
+unit: $(STAMP)
+	$(BIN)/pytest tests -m "not integration"
+
+integration: jars airflow-db
+	$(BIN)/pytest tests -m integration
+
+test: lint jars airflow-db
+	$(BIN)/pytest tests
+
+demo: jars airflow-db
+	$(BIN)/python -m kafka_ops.demo
+
+bench: jars
+	@for b in bench/*.py; do case $$b in */synthetic_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+sandbox-up: jars
+	$(BIN)/python -m kafka_ops.sandbox up
+
+sandbox-down: $(STAMP)
+	$(BIN)/python -m kafka_ops.sandbox down
+
+clean:
+	rm -rf var/lake var/sandbox var/airflow

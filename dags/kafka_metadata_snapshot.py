@@ -1,0 +1,100 @@
+"""Snapshot every watched Kafka cluster's ZooKeeper metadata into the lake, on a schedule.
+
+Declares and wires only: the work lives in `kafka_ops` (hook, collector, lake), imported
+inside the tasks so parsing this file opens no connection and reads no file.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from airflow.sdk import dag, task
+
+from kafka_ops.airflow.assets import SNAPSHOT_ASSET
+from kafka_ops.settings import snapshot_schedule
+
+DOC_MD = """
+### Kafka metadata snapshot
+
+**What it does.** For every cluster in the kafka-ops settings (`$KAFKA_OPS_CONFIG`, or the one
+cluster `default` when unset), reads the whole Kafka metadata tree from ZooKeeper (brokers,
+topics, partition assignments, leaders and ISRs, controller, pending reassignments, configs)
+and publishes it atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Each
+cluster is its own mapped task instance (`snapshot_cluster`, labelled with the cluster name),
+so one unreachable cluster does not hide the others. Every committed snapshot updates the
+asset `kafka_ops_snapshots`, which the analysis DAGs are scheduled on. Only a small summary
+(counts of brokers, partitions, under-replicated and offline partitions) goes to XCom.
+
+**Connections.** Per cluster, the ZooKeeper connection named in the settings
+(`zookeeper_default` for the default cluster): host `zk1:2181,zk2:2181`, chroot in the extra
+`chroot` (or after the hosts, `zk1:2181/kafka`), optional digest login/password, extras
+`timeout_s`, `use_tls`, `ca_file`, `cert_file`, `key_file`, `verify_hostname`. Unknown extras
+are refused.
+
+**Schedule.** `$KAFKA_OPS_SNAPSHOT_SCHEDULE` (cron), default every 5 minutes; one run at a time,
+no catch-up (a missed snapshot cannot be taken in the past).
+
+**When it fails.** A failed `snapshot_cluster` means *no snapshot was published* for that
+cluster: its metadata could not be read at all, so downstream health checks are working from
+the previous snapshot. It is never a sign the cluster itself is unhealthy. Read the task log:
+
+* `ConfigError`, `NotAKafkaChroot` (wrong chroot), `ZooKeeperAuthFailed`: a setting is wrong;
+  the task fails at once without retrying. Fix the connection or the settings file.
+* `ZooKeeperUnreachable`: no ZooKeeper server answered; retried twice, 30 s apart. Check the
+  ensemble and the network from the worker.
+
+A failed `list_clusters` means the settings file could not be read or is invalid.
+"""
+
+
+@dag(
+    dag_id="kafka_metadata_snapshot",
+    schedule=snapshot_schedule(),
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka-ops", "snapshot"],
+    doc_md=DOC_MD,
+    default_args={
+        "retries": 2,
+        "retry_delay": timedelta(seconds=30),
+        "execution_timeout": timedelta(minutes=10),
+    },
+)
+def kafka_metadata_snapshot() -> None:
+    @task
+    def list_clusters() -> list[dict[str, str]]:
+        """The clusters to snapshot, from the settings read at run time."""
+        from kafka_ops.settings import load_settings
+
+        return [
+            {"name": c.name, "zookeeper_conn_id": c.zookeeper_conn_id} for c in load_settings().clusters
+        ]
+
+    @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
+    def snapshot_cluster(cluster: dict[str, str], *, outlet_events: Any = None) -> dict[str, Any]:
+        """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
+        from airflow.sdk.exceptions import AirflowFailException
+
+        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
+        from kafka_ops.lake.store import Lake
+        from kafka_ops.settings import load_settings
+
+        lake_root = load_settings().lake_root
+        hook = ZooKeeperHook(cluster["zookeeper_conn_id"])
+        try:
+            snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root))
+        except NOT_RETRYABLE as e:
+            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+        outlet_events[SNAPSHOT_ASSET].extra = {
+            "cluster": snap.cluster,
+            "snapshot_id": snap.snapshot_id,
+            "lake_root": lake_root,
+        }
+        return info
+
+    snapshot_cluster.expand(cluster=list_clusters())
+
+
+kafka_metadata_snapshot()
