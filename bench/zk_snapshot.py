@@ -20,7 +20,7 @@ import time
 from kazoo.client import KazooClient
 from synthetic_zk import seed
 
-from kafka_ops.lake import Lake
+from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot_tables import snapshot_batch
 from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget

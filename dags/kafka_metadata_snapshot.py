@@ -10,9 +10,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow.sdk import dag, task
+from airflow.sdk.exceptions import AirflowFailException
 
 from kafka_ops.airflow.assets import SNAPSHOT_ASSET
-from kafka_ops.settings import snapshot_schedule
+from kafka_ops.settings import load_settings, snapshot_schedule
 
 DOC_MD = """
 ### Kafka metadata snapshot
@@ -66,20 +67,14 @@ def kafka_metadata_snapshot() -> None:
     @task
     def list_clusters() -> list[dict[str, str]]:
         """The clusters to snapshot, from the settings read at run time."""
-        from kafka_ops.settings import load_settings
-
-        return [
-            {"name": c.name, "zookeeper_conn_id": c.zookeeper_conn_id} for c in load_settings().clusters
-        ]
+        return [{"name": c.name, "zookeeper_conn_id": c.zookeeper_conn_id} for c in load_settings().clusters]
 
     @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def snapshot_cluster(cluster: dict[str, str], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
-        from airflow.sdk.exceptions import AirflowFailException
-
+        # imported here, not at parse time: kazoo, pyarrow
         from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
         from kafka_ops.lake.store import Lake
-        from kafka_ops.settings import load_settings
 
         lake_root = load_settings().lake_root
         hook = ZooKeeperHook(cluster["zookeeper_conn_id"])

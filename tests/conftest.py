@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from kafka_ops.lake import Lake
-from kafka_ops.sandbox import SandboxCluster
+# Airflow reads its configuration once, at first import: set it before any test imports airflow.
+# `setdefault`, so the Makefile's exports win. UNIT_TEST_MODE stays off: it loads Airflow's own
+# test config (LocalExecutor, example DAGs), which is for Airflow's test suite.
+REPO = Path(__file__).resolve().parents[1]
+os.environ.setdefault("AIRFLOW_HOME", str(REPO / "var" / "airflow"))
+os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
+os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
+os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(REPO / "plugins"))
+
+from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment
+from kafka_ops.sandbox import SandboxCluster  # noqa: E402
 
 
 @pytest.fixture(scope="session")

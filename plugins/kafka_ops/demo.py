@@ -46,13 +46,25 @@ def produce(bootstrap: str, messages: int = 2000) -> None:
 
 
 def run_snapshot_dag(cluster: SandboxCluster, lake_root: str) -> None:
-    connection = {"conn_type": "zookeeper", "host": cluster.zookeeper_hosts, "extra": {"chroot": cluster.chroot}}
-    env = {**os.environ, "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(connection), "KAFKA_OPS_LAKE": lake_root}
+    connection = {
+        "conn_type": "zookeeper",
+        "host": cluster.zookeeper_hosts,
+        "extra": {"chroot": cluster.chroot},
+    }
+    env = {
+        **os.environ,
+        "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(connection),
+        "KAFKA_OPS_LAKE": lake_root,
+    }
     airflow = Path(sys.executable).with_name("airflow")
     log_file = var_dir() / "demo-dag-test.log"
     with log_file.open("w") as out:
         result = subprocess.run(
-            [str(airflow), "dags", "test", "kafka_metadata_snapshot"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [str(airflow), "dags", "test", "kafka_metadata_snapshot"],
+            env=env,
+            stdout=out,
+            check=False,
+            stderr=subprocess.STDOUT,
         )
     if result.returncode != 0:
         print(log_file.read_text()[-4000:])
@@ -64,7 +76,7 @@ def print_lake(lake: Lake, cluster: str) -> None:
     snapshot_id = lake.latest_snapshot_id(cluster)
     if snapshot_id is None:
         raise SystemExit(f"the DAG ran but the lake at {lake.root} has no snapshot of {cluster!r}")
-    (row,) = lake.snapshots(cluster).filter(lake.snapshots(cluster)["snapshot_id"] == snapshot_id).to_pylist()
+    (row,) = [r for r in lake.snapshots(cluster).to_pylist() if r["snapshot_id"] == snapshot_id]
     parts = lake.read("partitions", cluster, [snapshot_id]).to_pylist()
     brokers = sorted(r["broker_id"] for r in lake.read("brokers", cluster, [snapshot_id]).to_pylist())
     under = [p for p in parts if p["has_state"] and len(p["isr"]) < len(p["replicas"])]
@@ -76,7 +88,8 @@ def print_lake(lake: Lake, cluster: str) -> None:
     print(f"  under-replicated     {row['under_replicated_count']}")
     for p in under[:12]:
         missing = sorted(set(p["replicas"]) - set(p["isr"]))
-        print(f"    {p['topic']}-{p['partition']:<3} replicas {p['replicas']}  isr {p['isr']}  missing {missing}")
+        name = f"{p['topic']}-{p['partition']}"
+        print(f"    {name:<12} replicas {p['replicas']}  isr {p['isr']}  missing {missing}")
     print(f"  offline              {row['offline_count']}")
     for p in offline[:12]:
         print(f"    {p['topic']}-{p['partition']:<3} leader {p['leader']}  replicas {p['replicas']}")
@@ -99,7 +112,9 @@ def main() -> None:
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")
         cluster.stop_broker(STOPPED_BROKER)
         started = time.monotonic()
-        cluster.wait_for(lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink")
+        cluster.wait_for(
+            lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink"
+        )
         print(f"ISRs shrank after {time.monotonic() - started:.1f}s")
         say("running the snapshot DAG once: airflow dags test kafka_metadata_snapshot")
         run_snapshot_dag(cluster, lake_root)

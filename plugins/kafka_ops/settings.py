@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.lake.store import check_name
+from kafka_ops.lake.names import check_name
 
 DEFAULT_LAKE = "var/lake"
 DEFAULT_SCHEDULE = "*/5 * * * *"

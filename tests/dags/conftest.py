@@ -1,9 +1,7 @@
-"""DAG-test setup: an Airflow home under var/, one DagBag over dags/, the metadata DB, a sandbox.
+"""DAG-test setup: one DagBag over dags/, the metadata DB, the sandbox with a topic.
 
-The environment is set here, before anything imports airflow (Airflow reads its config once,
-at first import), with `setdefault` so the Makefile's exports win. `UNIT_TEST_MODE` is left
-off on purpose: it loads Airflow's own test config (LocalExecutor, example DAGs, FAB auth)
-on top of ours, which is for Airflow's test suite, not for testing our DAGs.
+The Airflow environment (AIRFLOW_HOME under var/, dags/ and plugins/ folders) is set by
+tests/conftest.py before anything imports airflow.
 """
 
 from __future__ import annotations
@@ -11,23 +9,16 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
 import pytest
+from airflow.dag_processing.dagbag import DagBag
+from airflow.utils.db import check_migrations
 
-REPO = Path(__file__).resolve().parents[2]
-DAGS_FOLDER = REPO / "dags"
+from kafka_ops.sandbox import SandboxCluster
 
-os.environ.setdefault("AIRFLOW_HOME", str(REPO / "var" / "airflow"))
-os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
-os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(DAGS_FOLDER))
-os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(REPO / "plugins"))
-
-from airflow.dag_processing.dagbag import DagBag  # noqa: E402  (after the environment is set)
-
-from kafka_ops.sandbox import SandboxCluster  # noqa: E402
+DAGS_FOLDER = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
 
 
 @cache
@@ -51,8 +42,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def airflow_db() -> None:
     """The Airflow metadata DB at the migration head: migrated once, a fast check afterwards."""
-    from airflow.utils.db import check_migrations
-
     try:
         check_migrations(timeout=0)
         return
@@ -67,12 +56,7 @@ def airflow_db() -> None:
     check_migrations(timeout=0)
 
 
-@pytest.fixture(scope="module")
-def dag_sandbox() -> Iterator[SandboxCluster]:
-    """A real ZooKeeper + 3 Kafka brokers for one test module, always stopped afterwards.
-
-    Not `sandbox` (tests/conftest.py's session fixture): module scope keeps the JVMs from
-    outliving the DAG tests, so two clusters never run at once on a small machine.
-    """
-    with SandboxCluster() as cluster:
-        yield cluster
+@pytest.fixture
+def dag_sandbox(healthy_sandbox: SandboxCluster) -> SandboxCluster:
+    """The session's sandbox cluster (one cluster per test run), healthy."""
+    return healthy_sandbox

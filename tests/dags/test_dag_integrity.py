@@ -6,6 +6,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from airflow._shared.module_loading.file_discovery import find_path_from_directory
+from airflow.configuration import conf
 from airflow.dag_processing.dagbag import DagBag
 from airflow.sdk.definitions.mappedoperator import MappedOperator
 
@@ -50,7 +52,7 @@ def test_no_catchup_fixed_start(dag_bag: DagBag, dag_id: str) -> None:
 
 def test_every_task_retries(dag_bag: DagBag, dag_id: str) -> None:
     for task in dag_bag.dags[dag_id].tasks:
-        assert task.retries >= 1, f"{dag_id}.{task.task_id} has no retries"
+        assert (task.retries or 0) >= 1, f"{dag_id}.{task.task_id} has no retries"
         assert task.retry_delay <= timedelta(minutes=5), f"{dag_id}.{task.task_id} retries too late"
 
 
@@ -65,3 +67,21 @@ def test_snapshot_dag_shape(dag_bag: DagBag) -> None:
     assert snapshot.retry_delay == timedelta(seconds=30)
     assert isinstance(snapshot, MappedOperator)
     assert snapshot.outlets == [SNAPSHOT_ASSET]
+
+
+def test_plugin_loader_leaves_the_library_alone() -> None:
+    """Airflow imports every .py under the plugins folder as a top-level module named by its
+    stem, in every task. For kafka_ops that would run sandbox/__main__.py as `__main__` (the
+    sandbox CLI exits the task) and shadow modules like `settings`. kafka_ops is an installed
+    package: the plugins folder's .airflowignore must exclude it."""
+    folder = conf.get("core", "plugins_folder")
+    syntax = conf.get("core", "dag_ignore_file_syntax", fallback="glob")
+    loaded = sorted(
+        path
+        for path in find_path_from_directory(folder, ".airflowignore", syntax)
+        if path.endswith(".py") and "/kafka_ops/" in path
+    )
+    assert not loaded, (
+        f"Airflow would import {len(loaded)} kafka_ops files as plugins (e.g. {loaded[:3]}); "
+        f"add a line 'kafka_ops/' to {folder}/.airflowignore"
+    )

@@ -9,8 +9,8 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from kafka_ops.lake import Lake
 from kafka_ops.lake.spark import read_table
+from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot_tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 

@@ -12,8 +12,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake import Lake
-from kafka_ops.lake.store import STAGING
+from kafka_ops.lake.store import STAGING, Lake
 from kafka_ops.snapshot_tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
@@ -61,7 +60,7 @@ CRASHING_PUBLISH = textwrap.dedent(
     """
     import os, sys
     sys.path.insert(0, {root!r})
-    from kafka_ops.lake import Lake
+    from kafka_ops.lake.store import Lake
     from kafka_ops.snapshot_tables import snapshot_batch
     from tests.unit.snapshots import small_snapshot
 

@@ -137,7 +137,7 @@ class ZooKeeperHook(BaseHook):
         published then) when the cluster cannot be seen at all, and `ConfigError` when the
         connection is invalid.
         """
-        from kafka_ops.snapshotting import snapshot_to_lake  # pyarrow: only when actually used
+        from kafka_ops.snapshotting import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
         return snapshot_to_lake(cluster, self.target(), lake)
 
@@ -192,12 +192,11 @@ def _hosts(host_part: str, port: int | None, where: str) -> str:
         raise ConfigError(f"{where}: port {port} is not a TCP port")
     hosts = []
     for entry in entries:
-        if _HOST_ONLY.match(entry):
-            entry = f"{entry}:{port or DEFAULT_PORT}"
-        match = _HOST_WITH_PORT.match(entry)
+        address = f"{entry}:{port or DEFAULT_PORT}" if _HOST_ONLY.match(entry) else entry
+        match = _HOST_WITH_PORT.match(address)
         if match is None or not 0 < int(match.group(2)) < 65536:
             raise ConfigError(f"{where}: bad ZooKeeper address {entry!r} in 'host'; expected host:port")
-        hosts.append(entry)
+        hosts.append(address)
     return ",".join(hosts)
 
 

@@ -1,6 +1,19 @@
-"""The Parquet lake: table schemas, atomic publish, committed reads."""
+"""The Parquet lake: table schemas, atomic publish, committed reads.
 
-from kafka_ops.lake.schema import SNAPSHOT_TABLES
-from kafka_ops.lake.store import Batch, Lake
+`Lake` and `Batch` are imported lazily so that light modules (settings, names) can be
+imported at DAG parse time without loading pyarrow.
+"""
 
-__all__ = ["SNAPSHOT_TABLES", "Batch", "Lake"]
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["Batch", "Lake"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from kafka_ops.lake import store  # noqa: PLC0415 - lazy on purpose
+
+        return getattr(store, name)
+    raise AttributeError(name)

@@ -16,7 +16,7 @@ def read_table(spark: SparkSession, root: str, table: str, committed_only: bool 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     path = f"{root.rstrip('/')}/{table}"
     frame = spark.read.option("basePath", path).parquet(path)
-    expected = schema_of(table).names + ["cluster", "dt"]
+    expected = [*schema_of(table).names, "cluster", "dt"]
     frame = frame.select(*expected)
     if committed_only and table != COMMIT_TABLE:
         commits = read_table(spark, root, COMMIT_TABLE).select("snapshot_id")

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,23 +29,14 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
+from kafka_ops.lake.names import check_name
 from kafka_ops.lake.schema import COMMIT_TABLE, SNAPSHOT_TABLES, schema_of
 
 log = logging.getLogger(__name__)
 
 STAGING = "_staging"
 MANIFEST = "_manifest.json"
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-def check_name(kind: str, value: str) -> str:
-    """Cluster names and batch ids become directory names: keep them plain."""
-    if not _SAFE_NAME.match(value):
-        raise LakeError(
-            f"{kind} {value!r} cannot be used in lake paths: use letters, digits, '.', '_' or '-'"
-        )
-    return value
 
 
 @dataclass(frozen=True)

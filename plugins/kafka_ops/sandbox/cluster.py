@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_ops.errors import CollectionFailed, SandboxError
+from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
 from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox.jars import ensure_jars, var_dir
 from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.zk_session import ZkReadSession
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,12 @@ class _Node:
         return self.pid is not None and _pid_is_ours(self.pid, self.home)
 
 
+def _signal(node: _Node, sig: signal.Signals) -> None:
+    pid = node.process.pid if node.process is not None else node.pid
+    if pid is not None and node.running:
+        os.kill(pid, sig)
+
+
 def _pid_is_ours(pid: int, home: Path) -> bool:
     """True if `pid` is alive and is a JVM started for `home` (guards against pid reuse)."""
     try:
@@ -130,7 +137,7 @@ class SandboxCluster:
         try:
             self._zk = self._zookeeper_node()
             self._launch(self._zk)
-            self._wait(lambda: _port_open(self.zk_port), 30, "ZooKeeper to listen")
+            self._wait(self._zookeeper_serving, 30, "ZooKeeper to serve sessions")
             for broker_id in self.broker_ports:
                 self._nodes[broker_id] = self._broker_node(broker_id)
                 self._launch(self._nodes[broker_id])
@@ -143,9 +150,19 @@ class SandboxCluster:
         return self
 
     def stop(self) -> None:
-        """Stop every process this cluster started (SIGTERM, then SIGKILL) and remove owned data."""
-        for node in list(self._nodes.values()):
-            self._terminate(node, grace_s=5)
+        """Stop every process this cluster started and remove owned data.
+
+        Brokers get SIGTERM together and a few seconds to exit, then SIGKILL: a sandbox's data
+        is thrown away, so its teardown does not wait for controlled shutdowns.
+        """
+        brokers = [n for n in self._nodes.values() if n.running]
+        for node in brokers:
+            _signal(node, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while any(n.running for n in brokers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for node in brokers:
+            self._terminate(node, grace_s=0)
         if self._zk is not None:
             self._terminate(self._zk, grace_s=5)
         if self._owns_root and self.root is not None:
@@ -183,11 +200,9 @@ class SandboxCluster:
     def kill_broker(self, broker_id: int) -> None:
         """kill -9: no controlled shutdown; ZooKeeper notices when the session expires."""
         node = self._node(broker_id)
-        if node.running and node.process is not None:
-            node.process.kill()
+        _signal(node, signal.SIGKILL)
+        if node.process is not None:
             node.process.wait()
-        elif node.running and node.pid is not None:
-            os.kill(node.pid, signal.SIGKILL)
 
     def start_broker(self, broker_id: int) -> None:
         node = self._node(broker_id)
@@ -210,7 +225,7 @@ class SandboxCluster:
             raise SandboxError("the sandbox was never started")
         if not self._zk.running:
             self._launch(self._zk)
-            self._wait(lambda: _port_open(self.zk_port), 30, "ZooKeeper to listen")
+            self._wait(self._zookeeper_serving, 30, "ZooKeeper to serve sessions")
 
     def broker_running(self, broker_id: int) -> bool:
         return self._node(broker_id).running
@@ -246,8 +261,9 @@ class SandboxCluster:
         return found[0]
 
     def wait_healthy(self, timeout_s: float = 120.0) -> ClusterSnapshot:
-        """Wait until every running broker is registered, a controller is elected and no
-        partition is under-replicated."""
+        """Wait until every running broker is registered, a controller is elected, no partition
+        is under-replicated or offline, and the brokers' own metadata lists every running broker
+        (the controller learns of a broker a moment after it registers in ZooKeeper)."""
         expected = {b for b, node in self._nodes.items() if node.running}
 
         def healthy(snap: ClusterSnapshot) -> bool:
@@ -258,7 +274,33 @@ class SandboxCluster:
                 and not snap.offline()
             )
 
-        return self.wait_for(healthy, timeout_s, f"brokers {sorted(expected)} healthy")
+        snap = self.wait_for(healthy, timeout_s, f"brokers {sorted(expected)} healthy")
+        self._wait(
+            lambda: self._kafka_sees(expected),
+            timeout_s,
+            f"Kafka metadata to list brokers {sorted(expected)}",
+        )
+        return snap
+
+    def _kafka_sees(self, expected: set[int]) -> bool:
+        """True when a running broker's metadata response lists exactly `expected`."""
+        from kafka import KafkaAdminClient  # noqa: PLC0415 - only the sandbox needs a Kafka client
+        from kafka.errors import KafkaError  # noqa: PLC0415
+
+        bootstrap = ",".join(f"127.0.0.1:{self.broker_ports[b]}" for b in sorted(expected))
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+        except KafkaError:
+            return False
+        try:
+            cluster = admin.describe_cluster()
+        except KafkaError:
+            return False
+        finally:
+            admin.close()
+        return {b["broker_id"] for b in cluster["brokers"]} == expected and cluster[
+            "controller_id"
+        ] in expected
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -326,18 +368,15 @@ class SandboxCluster:
         log.info("started %s (pid %s)", node.name, node.pid)
 
     def _terminate(self, node: _Node, grace_s: float) -> None:
-        if not node.running:
-            return
-        pid = node.process.pid if node.process else node.pid
-        if pid is None:
-            return
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + grace_s
-        while node.running and time.monotonic() < deadline:
-            time.sleep(0.1)
+        """SIGTERM, up to `grace_s` seconds to exit, then SIGKILL; reaps the process."""
         if node.running:
-            log.warning("%s did not stop in %ss: killing it", node.name, grace_s)
-            os.kill(pid, signal.SIGKILL)
+            _signal(node, signal.SIGTERM)
+            deadline = time.monotonic() + grace_s
+            while node.running and time.monotonic() < deadline:
+                time.sleep(0.1)
+            if node.running:
+                log.info("%s did not stop in %ss: killing it", node.name, grace_s)
+                _signal(node, signal.SIGKILL)
         if node.process is not None:
             node.process.wait()
 
@@ -348,6 +387,14 @@ class SandboxCluster:
                 return
             time.sleep(0.5)
         raise SandboxError(f"timed out after {timeout_s:g}s waiting for {what}; logs under {self.root}")
+
+    def _zookeeper_serving(self) -> bool:
+        """True once ZooKeeper opens a session (a listening port is not enough after a restart)."""
+        try:
+            ZkReadSession(self.zookeeper_hosts, timeout_s=2).open().close()
+        except ZooKeeperUnreachable:
+            return False
+        return True
 
     def _home(self) -> Path:
         if self.root is None:
@@ -367,12 +414,6 @@ class SandboxCluster:
             "bootstrap_servers": self.bootstrap_servers,
         }
         (self._home() / "state.json").write_text(json.dumps(state, indent=2))
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def attach(root: Path) -> SandboxCluster:

@@ -101,13 +101,13 @@ def test_invalid_extras_are_refused(extra: dict[str, Any], problem: str) -> None
 
 
 def test_extra_that_is_not_json_is_refused() -> None:
-    with pytest.raises(ConfigError, match="zk_test.*not valid JSON"):
+    with pytest.raises(ConfigError, match=r"zk_test.*not valid JSON"):
         target_from_connection(Connection(conn_id="zk_test", host="zk1", extra="{chroot: /kafka"))
 
 
 @pytest.mark.parametrize("host", [None, "", " , ", "zk1:port", "zk1:70000"])
 def test_bad_hosts_are_refused(host: str | None) -> None:
-    with pytest.raises(ConfigError, match="zk_test.*host"):
+    with pytest.raises(ConfigError, match=r"zk_test.*host"):
         target_from_connection(conn(host=host))
 
 
@@ -118,7 +118,7 @@ def test_digest_auth_from_login_and_password() -> None:
 
 
 def test_password_without_login_is_refused_without_showing_it() -> None:
-    with pytest.raises(ConfigError, match="zk_test.*login") as e:
+    with pytest.raises(ConfigError, match=r"zk_test.*login") as e:
         target_from_connection(conn(host="zk1", password=SECRET))
     assert SECRET not in str(e.value)
 
@@ -161,6 +161,11 @@ def test_test_connection_reports_config_errors(monkeypatch: pytest.MonkeyPatch) 
     assert not ok and "ConfigError" in message and "zk1:port" in message
 
 
+def test_test_connection_reports_a_missing_connection() -> None:
+    ok, message = ZooKeeperHook("zk_not_defined").test_connection()
+    assert not ok and "zk_not_defined" in message
+
+
 def test_test_connection_reports_an_unreachable_ensemble(monkeypatch: pytest.MonkeyPatch) -> None:
     port = free_port()  # nothing listens there: the connection is refused at once
     monkeypatch.setenv(
@@ -172,6 +177,5 @@ def test_test_connection_reports_an_unreachable_ensemble(monkeypatch: pytest.Mon
 
 
 def test_allowlist_is_exactly_the_documented_keys() -> None:
-    assert ALLOWED_EXTRAS == {
-        "chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"
-    }  # fmt: skip
+    documented = {"chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"}
+    assert documented == ALLOWED_EXTRAS

@@ -1,0 +1,19 @@
+"""Names that become lake directory names (cluster names, batch ids). No heavy imports: the
+settings module, which DAG files import at parse time, uses this."""
+
+from __future__ import annotations
+
+import re
+
+from kafka_ops.errors import LakeError
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def check_name(kind: str, value: str) -> str:
+    """Return `value` if it is safe as a directory name, else raise `LakeError` naming it."""
+    if not _SAFE_NAME.match(value):
+        raise LakeError(
+            f"{kind} {value!r} cannot be used in lake paths: use letters, digits, '.', '_' or '-'"
+        )
+    return value

@@ -1,0 +1,139 @@
+"""Run the snapshot DAG end to end with `dag.test()` against the real sandbox cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.dag_processing.dagbag import DagBag
+from airflow.models.asset import AssetEvent
+from airflow.models.dagrun import DagRun
+from airflow.utils.session import create_session
+from kafka.admin import KafkaAdminClient, NewTopic
+from sqlalchemy import select
+
+from kafka_ops.airflow.assets import SNAPSHOT_ASSET
+from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+from kafka_ops.lake.store import Lake
+from kafka_ops.sandbox import SandboxCluster
+
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
+
+DAG_ID = "kafka_metadata_snapshot"
+TOPIC = "orders"
+
+
+@pytest.fixture
+def cluster_with_topic(dag_sandbox: SandboxCluster) -> SandboxCluster:
+    """The sandbox with a 6-partition, RF 3 topic, once every replica is in sync."""
+    if TOPIC not in dag_sandbox.snapshot().topics:
+        admin = KafkaAdminClient(bootstrap_servers=dag_sandbox.bootstrap_servers, client_id="dag-test")
+        try:
+            admin.create_topics([NewTopic(TOPIC, num_partitions=6, replication_factor=3)])
+        finally:
+            admin.close()
+    dag_sandbox.wait_for(
+        lambda s: all((TOPIC, p) in s.partition_states for p in range(6)) and not s.under_replicated(),
+        60,
+        f"topic {TOPIC} created and in sync",
+    )
+    return dag_sandbox
+
+
+def run_snapshot_dag(
+    dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, lake_root: Path, connection: dict[str, Any]
+) -> DagRun:
+    monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)  # the default cluster, `zookeeper_default`
+    monkeypatch.setenv("KAFKA_OPS_LAKE", str(lake_root))
+    monkeypatch.setenv("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", json.dumps(connection))
+    return dag_bag.dags[DAG_ID].test()
+
+
+def snapshot_task(run: DagRun) -> Any:
+    (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "snapshot_cluster"]
+    return ti
+
+
+def asset_events(run: DagRun) -> list[dict[str, Any]]:
+    with create_session() as session:
+        events = session.scalars(
+            select(AssetEvent).where(
+                AssetEvent.source_dag_id == DAG_ID, AssetEvent.source_run_id == run.run_id
+            )
+        )
+        return [dict(e.extra) for e in events]
+
+
+def test_snapshot_dag_publishes_a_snapshot(
+    cluster_with_topic: SandboxCluster, dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    connection = {
+        "conn_type": "zookeeper",
+        "host": cluster_with_topic.zookeeper_hosts,
+        "extra": {"chroot": cluster_with_topic.chroot},
+    }
+    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection)
+
+    assert run.state == "success"
+    lake = Lake(tmp_path / "lake")
+    snapshots = lake.snapshots().to_pylist()
+    assert [(s["cluster"], s["broker_count"]) for s in snapshots] == [("default", 3)]
+    partitions = lake.read("partitions", "default")
+    rows = partitions.select(["topic", "partition"]).to_pylist()
+    assert sorted(r["partition"] for r in rows if r["topic"] == TOPIC) == list(range(6))
+
+    ti = snapshot_task(run)
+    assert ti.rendered_map_index == "default"
+    summary = ti.xcom_pull(task_ids="snapshot_cluster", map_indexes=0)
+    assert summary["snapshot_id"] == snapshots[0]["snapshot_id"]
+    assert (summary["brokers"], summary["under_replicated"], summary["offline"]) == ([1, 2, 3], 0, 0)
+    assert len(json.dumps(summary)) < 1000  # a summary, not data
+
+    assert asset_events(run) == [
+        {"cluster": "default", "snapshot_id": summary["snapshot_id"], "lake_root": str(tmp_path / "lake")}
+    ]
+    assert SNAPSHOT_ASSET.uri == "x-kafka-ops://lake/snapshots"
+
+
+def test_wrong_chroot_fails_the_task_and_publishes_nothing(
+    dag_sandbox: SandboxCluster,
+    dag_bag: DagBag,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    connection = {
+        "conn_type": "zookeeper",
+        "host": dag_sandbox.zookeeper_hosts,
+        "extra": {"chroot": "/wrong"},
+    }
+    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection)
+
+    assert run.state == "failed"
+    ti = snapshot_task(run)
+    assert ti.state == "failed"
+    assert ti.try_number == 1  # a wrong chroot is not retried: no retry can fix it
+    out, err = capfd.readouterr()  # dag.test() runs the task in this process: its log is here
+    assert f"no /brokers under {dag_sandbox.zookeeper_hosts}/wrong" in out + err
+    assert Lake(tmp_path / "lake").snapshots().num_rows == 0
+    assert asset_events(run) == []
+
+
+def test_hook_test_connection_against_the_sandbox(
+    dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for conn_id, chroot in (("zk_right", dag_sandbox.chroot), ("zk_wrong", "/wrong")):
+        monkeypatch.setenv(
+            f"AIRFLOW_CONN_{conn_id.upper()}",
+            json.dumps(
+                {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": chroot}}
+            ),
+        )
+    assert ZooKeeperHook("zk_right").test_connection() == (
+        True,
+        f"ZooKeeper at {dag_sandbox.zookeeper_connect} holds Kafka metadata (3 broker(s) registered)",
+    )
+    ok, message = ZooKeeperHook("zk_wrong").test_connection()
+    assert not ok and "/wrong" in message and "chroot" in message
