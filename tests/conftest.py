@@ -16,6 +16,9 @@ os.environ.setdefault("AIRFLOW_HOME", str(REPO / "var" / "airflow"))
 os.environ.setdefault("AIRFLOW__CORE__LOAD_EXAMPLES", "False")
 os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
 os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(REPO / "plugins"))
+# Spark binds to loopback only (never the machine's other interfaces).
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment
 from kafka_ops.sandbox import SandboxCluster  # noqa: E402

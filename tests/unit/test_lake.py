@@ -52,7 +52,7 @@ def test_bad_names_are_refused(lake: Lake) -> None:
 
 
 def test_unknown_table_is_named(lake: Lake) -> None:
-    with pytest.raises(LakeError, match="unknown lake table 'nope'"):
+    with pytest.raises(LakeError, match="no lake table 'nope' under"):
         lake.read("nope")
 
 

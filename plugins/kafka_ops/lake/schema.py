@@ -137,9 +137,25 @@ SNAPSHOT_TABLES: dict[str, pa.Schema] = {
 
 COMMIT_TABLE = "snapshots"
 
+ANALYSIS_COMMIT_TABLE = "analysis_runs"
+ANALYSIS_RUNS = _schema(
+    pa.field("analysed_at", TS),
+    pa.field("detectors", pa.list_(pa.string())),
+    pa.field("findings", pa.string()),
+    doc="Commit log of findings: one row per analysed snapshot; `findings` is JSON "
+    "{table: {severity: rows}}. Findings tables' schemas are documented by their detectors "
+    "(kafka_ops.detectors.*).",
+)
+TABLES: dict[str, pa.Schema] = {**SNAPSHOT_TABLES, ANALYSIS_COMMIT_TABLE: ANALYSIS_RUNS}
+
+
+def commit_table_of(table: str) -> str:
+    """The commit log that says which rows of `table` are published."""
+    return COMMIT_TABLE if table in SNAPSHOT_TABLES else ANALYSIS_COMMIT_TABLE
+
 
 def schema_of(table: str) -> pa.Schema:
     try:
-        return SNAPSHOT_TABLES[table]
+        return TABLES[table]
     except KeyError:
         raise LakeError(f"unknown lake table {table!r} (known: {sorted(SNAPSHOT_TABLES)})") from None

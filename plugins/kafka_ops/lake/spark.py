@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kafka_ops.lake.schema import COMMIT_TABLE, schema_of
+from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -12,13 +12,14 @@ if TYPE_CHECKING:
 
 def read_table(spark: SparkSession, root: str, table: str, committed_only: bool = True) -> DataFrame:
     """`table` as a DataFrame with `cluster` and `dt` as strings; by default only rows of
-    snapshots whose commit row exists (see `lake.store`)."""
+    published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`)."""
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     path = f"{root.rstrip('/')}/{table}"
     frame = spark.read.option("basePath", path).parquet(path)
-    expected = [*schema_of(table).names, "cluster", "dt"]
-    frame = frame.select(*expected)
-    if committed_only and table != COMMIT_TABLE:
-        commits = read_table(spark, root, COMMIT_TABLE).select("snapshot_id")
-        frame = frame.join(commits, "snapshot_id", "left_semi")
+    if table in TABLES:
+        frame = frame.select(*TABLES[table].names, "cluster", "dt")
+    commit_table = commit_table_of(table)
+    if committed_only and table != commit_table:
+        commits = read_table(spark, root, commit_table).select("cluster", "snapshot_id")
+        frame = frame.join(commits, ["cluster", "snapshot_id"], "left_semi")
     return frame

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.schema import COMMIT_TABLE, SNAPSHOT_TABLES, schema_of
+from kafka_ops.lake.schema import COMMIT_TABLE, TABLES, commit_table_of
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ class Lake:
         names = sorted(batch.tables, key=lambda t: (t == batch.commit_table, t))
         for table in names:
             data = batch.tables[table]
-            expected = SNAPSHOT_TABLES.get(table, data.schema)
+            expected = TABLES.get(table, data.schema)
             if not data.schema.equals(expected):
                 data = _conform(data, expected, table)
             staged = f"{staging}/{table}.parquet"
@@ -148,8 +148,13 @@ class Lake:
     def read(
         self, table: str, cluster: str | None = None, snapshot_ids: Iterable[str] | None = None
     ) -> pa.Table:
-        """Rows of `table` from committed snapshots only (optionally just `snapshot_ids`)."""
-        committed = set(self.snapshots(cluster).column("snapshot_id").to_pylist())
+        """Rows of `table` from published batches only (optionally just `snapshot_ids`).
+
+        Snapshot tables are published by the `snapshots` commit log, findings tables by
+        `analysis_runs`; both are keyed by `snapshot_id`.
+        """
+        commits = self._read_raw(commit_table_of(table), cluster)
+        committed = set(commits.column("snapshot_id").to_pylist())
         wanted = committed if snapshot_ids is None else committed & set(snapshot_ids)
         data = self._read_raw(table, cluster)
         if data.num_rows == 0 or not wanted:
@@ -157,10 +162,13 @@ class Lake:
         return data.filter(ds.field("snapshot_id").isin(sorted(wanted)))
 
     def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
-        schema = _with_partitions(schema_of(table))
+        """Every row under `<root>/<table>`, committed or not; documented schema when known."""
+        known = TABLES.get(table)
         path = f"{self.base}/{table}"
         if self.fs.get_file_info(path).type != pafs.FileType.Directory:
-            return schema.empty_table()
+            if known is None:
+                raise LakeError(f"no lake table {table!r} under {self.root}")
+            return _with_partitions(known).empty_table()
         dataset = ds.dataset(
             path,
             filesystem=self.fs,
@@ -168,7 +176,7 @@ class Lake:
             partitioning=ds.partitioning(
                 pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"
             ),
-            schema=schema,
+            schema=_with_partitions(known) if known is not None else None,
         )
         filt = ds.field("cluster") == cluster if cluster is not None else None
         return dataset.to_table(filter=filt)

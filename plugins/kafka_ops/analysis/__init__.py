@@ -1,0 +1,1 @@
+"""Spark analysis of the snapshot history: the detector contract, thresholds, inputs, findings."""

@@ -1,0 +1,183 @@
+"""Run detectors for one cluster: read the lake, detect, publish findings atomically.
+
+The shared body of every `spark_jobs/*.py` main. Findings are small (rows per partition or
+broker of one snapshot, events of one day), so they are collected to the driver as Arrow
+and published with the same atomic staging/commit as snapshots (`Lake.publish`), with the
+`analysis_runs` table as their commit log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.errors import ConfigError, LakeError
+from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
+from kafka_ops.lake.store import Batch, Lake
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+LOCAL_SPARK_DEFAULTS = {
+    # small data: a handful of brokers and at most ~1M rows per table per day
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.adaptive.coalescePartitions.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+}
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    cluster: str
+    snapshot_id: str
+    counts: dict[str, dict[str, int]]
+    """findings table → severity → rows."""
+
+    def summary(self) -> dict[str, Any]:
+        return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts}
+
+
+def build_session(app_name: str) -> SparkSession:
+    """A session with the defaults above, except where spark-submit's --conf already set a value."""
+    from pyspark import SparkConf  # noqa: PLC0415 - only jobs need Spark
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    given = SparkConf()
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in LOCAL_SPARK_DEFAULTS.items():
+        if not given.contains(key):
+            builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lake", required=True, help="lake root path or URL")
+    parser.add_argument("--cluster", required=True, help="cluster name in the lake")
+    parser.add_argument("--snapshot-id", default=None, help="snapshot to analyse (default: the latest)")
+    parser.add_argument(
+        "--thresholds",
+        default="{}",
+        help="JSON object of threshold overrides, e.g. '{\"stuck_reassignment_minutes\": 30}'",
+    )
+
+
+def analyse(
+    spark: SparkSession,
+    lake_root: str,
+    cluster: str,
+    detectors: Sequence[Detector],
+    thresholds: Thresholds,
+    snapshot_id: str | None = None,
+    analysed_at: datetime | None = None,
+) -> AnalysisResult:
+    """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish."""
+    lake = Lake(lake_root)
+    context = _context(lake, cluster, snapshot_id, thresholds)
+    since = context.captured_at - timedelta(hours=thresholds.history_hours)
+    tables = sorted({t for d in detectors for t in d.tables})
+    inputs = {t: read_history(spark, lake_root, t, cluster, since, context.captured_at) for t in tables}
+    findings: dict[str, DataFrame] = {}
+    for detector in detectors:
+        for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
+            findings[name] = frame
+    arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
+    counts = {name: _severity_counts(table) for name, table in arrow.items()}
+    arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(
+        context, sorted(d.name for d in detectors), counts, analysed_at
+    )
+    lake.publish(
+        Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE)
+    )
+    return AnalysisResult(cluster, context.snapshot_id, counts)
+
+
+def read_history(
+    spark: SparkSession, lake_root: str, table: str, cluster: str, since: datetime, until: datetime
+) -> DataFrame:
+    """`table`'s committed rows for `cluster` captured in [since, until]."""
+    from pyspark.sql import functions as F  # noqa: PLC0415
+
+    from kafka_ops.lake.spark import read_table  # noqa: PLC0415
+
+    frame = read_table(spark, lake_root, table)
+    return frame.where(
+        (F.col("cluster") == cluster)
+        & (F.col("dt") >= f"{since:%Y-%m-%d}")
+        & (F.col("dt") <= f"{until:%Y-%m-%d}")
+        & (F.col("captured_at") >= F.lit(since))
+        & (F.col("captured_at") <= F.lit(until))
+    ).drop("cluster", "dt")
+
+
+def _context(lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thresholds) -> Context:
+    log_rows = lake.snapshots(cluster).select(["snapshot_id", "captured_at"]).to_pylist()
+    if not log_rows:
+        raise LakeError(f"no committed snapshot of cluster {cluster!r} in the lake at {lake.root}")
+    if snapshot_id is None:
+        row = max(log_rows, key=lambda r: (r["captured_at"], r["snapshot_id"]))
+    else:
+        matches = [r for r in log_rows if r["snapshot_id"] == snapshot_id]
+        if not matches:
+            raise LakeError(
+                f"snapshot {snapshot_id!r} of cluster {cluster!r} is not committed in {lake.root}"
+            )
+        row = matches[0]
+    return Context(cluster, row["snapshot_id"], row["captured_at"].astimezone(UTC), thresholds)
+
+
+def _to_arrow(name: str, frame: DataFrame) -> pa.Table:
+    forbidden = {"cluster", "dt"} & set(frame.columns)
+    missing = {"snapshot_id", "severity"} - set(frame.columns)
+    if forbidden or missing:
+        raise LakeError(f"findings table {name!r}: must have snapshot_id and severity, not cluster/dt")
+    return frame.toArrow()
+
+
+def _severity_counts(table: pa.Table) -> dict[str, int]:
+    counts = {s: 0 for s in SEVERITIES}
+    for severity in table.column("severity").to_pylist():
+        if severity not in counts:
+            raise LakeError(f"unknown severity {severity!r} (known: {SEVERITIES})")
+        counts[severity] += 1
+    return counts
+
+
+def _commit_row(
+    context: Context, detectors: list[str], counts: dict[str, dict[str, int]], analysed_at: datetime | None
+) -> pa.Table:
+    import json  # noqa: PLC0415
+
+    return pa.table(
+        {
+            "snapshot_id": [context.snapshot_id],
+            "captured_at": pa.array([context.captured_at], pa.timestamp("us", tz="UTC")),
+            "analysed_at": pa.array([analysed_at or datetime.now(UTC)], pa.timestamp("us", tz="UTC")),
+            "detectors": [detectors],
+            "findings": [json.dumps(counts, sort_keys=True)],
+        }
+    )
+
+
+def parse_thresholds(text: str) -> Thresholds:
+    import json  # noqa: PLC0415
+
+    try:
+        values = json.loads(text)
+    except ValueError as e:
+        raise ConfigError(f"--thresholds is not a JSON object: {e}") from e
+    if not isinstance(values, dict):
+        raise ConfigError("--thresholds must be a JSON object")
+    return Thresholds.from_mapping(values, "--thresholds")

@@ -1,0 +1,1 @@
+"""Detectors: one module each, registered in `registry.DETECTORS` (see `analysis.detector`)."""

@@ -1,0 +1,33 @@
+"""Tiny inline lake-shaped DataFrames for detector tests: only the columns detectors use,
+typed exactly as the lake stores them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+
+PARTITIONS = (
+    "snapshot_id string, captured_at timestamp, topic string, partition int, replicas array<int>, "
+    "adding_replicas array<int>, removing_replicas array<int>, has_state boolean, leader int, "
+    "leader_epoch int, controller_epoch int, isr array<int>, state_version int"
+)
+BROKERS = "snapshot_id string, captured_at timestamp, broker_id int, rack string"
+CONFIGS = "snapshot_id string, captured_at timestamp, entity_type string, entity_name string, config_key string, config_value string"
+
+
+def partition(
+    topic: str, p: int, replicas: list[int], isr: list[int], leader: int | None = None, *,
+    snapshot: str = "s1", at: datetime = AT, adding: list[int] | None = None,
+    removing: list[int] | None = None, version: int = 0, epoch: int = 0, controller_epoch: int = 1,
+) -> tuple[Any, ...]:  # fmt: skip
+    lead = isr[0] if leader is None and isr else (-1 if leader is None else leader)
+    return (snapshot, at, topic, p, replicas, adding or [], removing or [], True, lead, epoch,
+            controller_epoch, isr, version)  # fmt: skip
+
+
+def frame(spark: SparkSession, schema: str, rows: list[tuple[Any, ...]]) -> DataFrame:
+    return spark.createDataFrame(rows, schema)
