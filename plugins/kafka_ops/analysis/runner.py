@@ -80,6 +80,7 @@ def analyse(
     cluster: str,
     detectors: Sequence[Detector],
     thresholds: Thresholds,
+    *,
     snapshot_id: str | None = None,
     analysed_at: datetime | None = None,
 ) -> AnalysisResult:
@@ -88,7 +89,8 @@ def analyse(
     context = _context(lake, cluster, snapshot_id, thresholds)
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     tables = sorted({t for d in detectors for t in d.tables})
-    inputs = {t: read_history(spark, lake_root, t, cluster, since, context.captured_at) for t in tables}
+    until = context.captured_at
+    inputs = {t: read_history(spark, lake_root, t, cluster, since=since, until=until) for t in tables}
     findings: dict[str, DataFrame] = {}
     for detector in detectors:
         for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
@@ -105,7 +107,7 @@ def analyse(
 
 
 def read_history(
-    spark: SparkSession, lake_root: str, table: str, cluster: str, since: datetime, until: datetime
+    spark: SparkSession, lake_root: str, table: str, cluster: str, *, since: datetime, until: datetime
 ) -> DataFrame:
     """`table`'s committed rows for `cluster` captured in [since, until]."""
     from pyspark.sql import functions as F  # noqa: PLC0415

@@ -16,7 +16,20 @@ PARTITIONS = (
     "leader_epoch int, controller_epoch int, isr array<int>, state_version int"
 )
 BROKERS = "snapshot_id string, captured_at timestamp, broker_id int, rack string"
-CONFIGS = "snapshot_id string, captured_at timestamp, entity_type string, entity_name string, config_key string, config_value string"
+CONFIGS = (
+    "snapshot_id string, captured_at timestamp, entity_type string, entity_name string, "
+    "config_key string, config_value string"
+)
+CONTROLLER = (
+    "snapshot_id string, captured_at timestamp, controller_id int, elected_at timestamp, "
+    "controller_czxid long, kraft_controller_epoch int, controller_epoch int, controller_epoch_mzxid long"
+)
+REASSIGNMENTS = (
+    "snapshot_id string, captured_at timestamp, topic string, partition int, replicas array<int>, "
+    "target_replicas array<int>, adding_replicas array<int>, removing_replicas array<int>, "
+    "requested_in_znode boolean"
+)
+ISR_CHANGES = "snapshot_id string, captured_at timestamp, notification string, topic string, partition int"
 
 
 def partition(
