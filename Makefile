@@ -12,6 +12,9 @@ export AIRFLOW__CORE__DAGS_FOLDER := $(CURDIR)/dags
 export AIRFLOW__CORE__PLUGINS_FOLDER := $(CURDIR)/plugins
 export AIRFLOW__CORE__LOAD_EXAMPLES := False
 export KAFKA_OPS_VAR := $(CURDIR)/var
+# spark-submit (from the pyspark package) and the jobs' Python come from the virtualenv
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 # local Spark binds to loopback only
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1

@@ -65,9 +65,7 @@ def best_of(runs: int, fn):  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partitions", type=int, default=100_000)
     parser.add_argument("--topics", type=int, default=2_000)
     parser.add_argument("--brokers", type=int, default=60)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +19,11 @@ os.environ.setdefault("AIRFLOW__CORE__DAGS_FOLDER", str(REPO / "dags"))
 os.environ.setdefault("AIRFLOW__CORE__PLUGINS_FOLDER", str(REPO / "plugins"))
 # Spark binds to loopback only (never the machine's other interfaces).
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# spark-submit and the jobs' Python come from this virtualenv
+_BIN = os.path.dirname(os.path.abspath(sys.executable))
+if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment

@@ -25,18 +25,10 @@ def _parser() -> argparse.ArgumentParser:
         description="Read brokers, topics, partition states, controller, reassignments and configs "
         "from ZooKeeper, publish them atomically to the lake, and print a summary.",
     )
-    snap.add_argument(
-        "--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka"
-    )
-    snap.add_argument(
-        "--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL"
-    )
-    snap.add_argument(
-        "--cluster", default="default", help="the cluster's name in the lake (default: default)"
-    )
-    snap.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper (default 10)"
-    )
+    snap.add_argument("--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
+    snap.add_argument("--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL")
+    snap.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
+    snap.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper (default 10)")
     snap.add_argument(
         "--digest-user",
         default=None,

@@ -112,9 +112,7 @@ def main() -> None:
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")
         cluster.stop_broker(STOPPED_BROKER)
         started = time.monotonic()
-        cluster.wait_for(
-            lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink"
-        )
+        cluster.wait_for(lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink")
         print(f"ISRs shrank after {time.monotonic() - started:.1f}s")
         say("running the snapshot DAG once: airflow dags test kafka_metadata_snapshot")
         run_snapshot_dag(cluster, lake_root)

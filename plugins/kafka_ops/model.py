@@ -188,7 +188,5 @@ class ClusterSnapshot:
     def offline(self) -> list[TopicPartition]:
         """Partitions with no leader, or a leader that is not a registered broker."""
         return sorted(
-            tp
-            for tp, state in self.partition_states.items()
-            if state.leader == -1 or state.leader not in self.brokers
+            tp for tp, state in self.partition_states.items() if state.leader == -1 or state.leader not in self.brokers
         )

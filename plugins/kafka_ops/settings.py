@@ -9,6 +9,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     name = "payments"
     zookeeper_conn_id = "zk_payments"
     kafka_conn_id = "kafka_payments"
+    [clusters.thresholds]           # optional, see analysis.thresholds
+    stuck_reassignment_minutes = 120
 
 With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
 connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.lake.names import check_name
 
@@ -37,6 +40,7 @@ class ClusterConfig:
     zookeeper_conn_id: str = "zookeeper_default"
     kafka_conn_id: str = "kafka_default"
     writes_enabled: bool = False
+    thresholds: Thresholds = field(default_factory=Thresholds)
 
     def __post_init__(self) -> None:
         try:
@@ -54,9 +58,7 @@ class Settings:
         for cluster in self.clusters:
             if cluster.name == name:
                 return cluster
-        raise ConfigError(
-            f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})"
-        )
+        raise ConfigError(f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})")
 
 
 def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
@@ -87,6 +89,10 @@ def _from_file(path: Path) -> Settings:
         if not isinstance(entry, dict) or "name" not in entry:
             raise ConfigError(f"{where}: each cluster needs a 'name'")
         _reject_unknown(entry, known, where)
+        thresholds = entry.pop("thresholds", {})
+        if not isinstance(thresholds, dict):
+            raise ConfigError(f"{where}.thresholds: expected a table of threshold = number")
+        entry["thresholds"] = Thresholds.from_mapping(thresholds, f"{where}.thresholds")
         clusters.append(ClusterConfig(**entry))
     names = [c.name for c in clusters]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -144,18 +144,14 @@ def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
         current = s.topics.get(key[0])
         replicas = list(current.partitions.get(key[1], ())) if current else []
         replicas, target, adding, removing = moving.get(key, (replicas, requested[key], [], []))
-        rows.append(
-            (key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested)
-        )
+        rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested))
     names = ["topic", "partition", "replicas", "target_replicas", "adding_replicas",
              "removing_replicas", "requested_in_znode"]  # fmt: skip
     return _rows(names, rows)
 
 
 def _admin_requests(s: ClusterSnapshot) -> dict[str, list[Any]]:
-    rows: list[tuple[Any, ...]] = [
-        ("preferred_replica_election", t, p) for t, p in s.preferred_election_requests
-    ]
+    rows: list[tuple[Any, ...]] = [("preferred_replica_election", t, p) for t, p in s.preferred_election_requests]
     rows += [("delete_topic", t, None) for t in s.pending_topic_deletions]
     return _rows(["request", "topic", "partition"], rows)
 

@@ -13,9 +13,7 @@ from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
 log = logging.getLogger(__name__)
 
 
-def snapshot_to_lake(
-    cluster: str, target: ZooKeeperTarget, lake: Lake
-) -> tuple[ClusterSnapshot, dict[str, Any]]:
+def snapshot_to_lake(cluster: str, target: ZooKeeperTarget, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """Collect, publish atomically, and return the snapshot with its summary.
 
     Raises `CollectionFailed` when the cluster cannot be seen at all: nothing is published

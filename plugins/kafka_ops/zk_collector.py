@@ -142,9 +142,7 @@ class _Walk:
         self._read_singles(singles)
         self._read_brokers(children[znodes.BROKER_IDS])
         self._read_topics_and_states(children[znodes.TOPICS])
-        self._read_notifications(
-            children[znodes.ISR_CHANGE_NOTIFICATION], children[znodes.LOG_DIR_EVENT_NOTIFICATION]
-        )
+        self._read_notifications(children[znodes.ISR_CHANGE_NOTIFICATION], children[znodes.LOG_DIR_EVENT_NOTIFICATION])
         self._read_configs(children[znodes.CONFIG_TOPICS], children[znodes.CONFIG_BROKERS])
         self.snap.pending_topic_deletions = sorted(children[znodes.DELETE_TOPICS])
 
@@ -210,9 +208,7 @@ class _Walk:
                     self._issue(path, "partition state znode is missing", kind="missing")
                 continue
             data, zstat = result
-            state = self._parse(
-                znodes.parse_partition_state, path, data, znodes.stat_of(zstat), topic, partition
-            )
+            state = self._parse(znodes.parse_partition_state, path, data, znodes.stat_of(zstat), topic, partition)
             if state is not None:
                 snap.partition_states[(topic, partition)] = state
 

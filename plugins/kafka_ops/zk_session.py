@@ -138,9 +138,7 @@ class ZkReadSession:
             try:
                 frame = self._read_frame(time.monotonic() + timeout_s)
             except EOFError as e:  # ZooKeeper drops the connection after a failed auth
-                raise ZooKeeperAuthFailed(
-                    f"ZooKeeper at {host}:{port} rejected the digest credentials"
-                ) from e
+                raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials") from e
             header, _ = ReplyHeader.deserialize(frame, 0)
             if header.err == AuthFailedError.code:
                 raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials")

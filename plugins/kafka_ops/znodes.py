@@ -106,9 +106,7 @@ class _Fields:
 
     def get_int_list(self, field: str, value: Any = None) -> tuple[int, ...]:
         value = self.obj.get(field) if value is None else value
-        if not isinstance(value, list) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value
-        ):
+        if not isinstance(value, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             raise self.fail(field, f"expected a list of integers, got {value!r}")
         return tuple(value)
 
@@ -201,9 +199,7 @@ def parse_topic(path: str, data: bytes | None) -> TopicAssignment:
     )
 
 
-def parse_partition_state(
-    path: str, data: bytes | None, stat: ZnodeStat, topic: str, partition: int
-) -> PartitionState:
+def parse_partition_state(path: str, data: bytes | None, stat: ZnodeStat, topic: str, partition: int) -> PartitionState:
     f = _Fields(path, data, (1,))
     recovery = f.obj.get("leader_recovery_state")
     if recovery is not None and (isinstance(recovery, bool) or not isinstance(recovery, int)):
@@ -251,9 +247,7 @@ def parse_isr_change(path: str, data: bytes | None, stat: ZnodeStat) -> IsrChang
 
 def parse_log_dir_event(path: str, data: bytes | None, stat: ZnodeStat) -> LogDirEvent:
     f = _Fields(path, data, (1,))
-    return LogDirEvent(
-        name=path.rsplit("/", 1)[-1], broker_id=f.get_int("broker"), event=f.get_int("event"), stat=stat
-    )
+    return LogDirEvent(name=path.rsplit("/", 1)[-1], broker_id=f.get_int("broker"), event=f.get_int("event"), stat=stat)
 
 
 def parse_reassign_partitions(path: str, data: bytes | None) -> list[ReassignmentRequest]:

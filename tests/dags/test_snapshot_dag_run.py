@@ -59,9 +59,7 @@ def snapshot_task(run: DagRun) -> Any:
 def asset_events(run: DagRun) -> list[dict[str, Any]]:
     with create_session() as session:
         events = session.scalars(
-            select(AssetEvent).where(
-                AssetEvent.source_dag_id == DAG_ID, AssetEvent.source_run_id == run.run_id
-            )
+            select(AssetEvent).where(AssetEvent.source_dag_id == DAG_ID, AssetEvent.source_run_id == run.run_id)
         )
         return [dict(e.extra) for e in events]
 
@@ -121,15 +119,11 @@ def test_wrong_chroot_fails_the_task_and_publishes_nothing(
     assert asset_events(run) == []
 
 
-def test_hook_test_connection_against_the_sandbox(
-    dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_hook_test_connection_against_the_sandbox(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch) -> None:
     for conn_id, chroot in (("zk_right", dag_sandbox.chroot), ("zk_wrong", "/wrong")):
         monkeypatch.setenv(
             f"AIRFLOW_CONN_{conn_id.upper()}",
-            json.dumps(
-                {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": chroot}}
-            ),
+            json.dumps({"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": chroot}}),
         )
     assert ZooKeeperHook("zk_right").test_connection() == (
         True,

@@ -63,17 +63,14 @@ def test_created_topic_appears_with_its_assignment(healthy_sandbox: SandboxClust
 def test_killed_broker_shows_in_the_next_snapshot(healthy_sandbox: SandboxCluster) -> None:
     sandbox = healthy_sandbox
     create_topic(sandbox, "it_kill", {p: [1, 2, 3][p % 3 :] + [1, 2, 3][: p % 3] for p in range(6)})
-    before = sandbox.wait_for(
-        lambda s: len([k for k in s.partition_states if k[0] == "it_kill"]) == 6, 30, "topic"
-    )
+    before = sandbox.wait_for(lambda s: len([k for k in s.partition_states if k[0] == "it_kill"]) == 6, 30, "topic")
     victim = next(b for b in (3, 2, 1) if before.controller and b != before.controller.broker_id)
     led_by_victim = [p for p in range(6) if before.partition_states[("it_kill", p)].leader == victim]
     assert led_by_victim
     sandbox.kill_broker(victim)
     after = sandbox.wait_for(
         lambda s: (
-            victim not in s.brokers
-            and all(victim not in s.partition_states[("it_kill", p)].isr for p in range(6))
+            victim not in s.brokers and all(victim not in s.partition_states[("it_kill", p)].isr for p in range(6))
         ),
         60,
         f"broker {victim} to leave the ISRs",
@@ -108,16 +105,12 @@ def test_reassignment_is_visible_while_in_flight(healthy_sandbox: SandboxCluster
     sandbox.stop_broker(3)  # a new replica on a stopped broker cannot catch up: stays in flight
     plan = {"version": 1, "partitions": [{"topic": "it_reassign", "partition": 0, "replicas": [1, 3]}]}
     zk.create(f"{sandbox.chroot}/admin/reassign_partitions", json.dumps(plan).encode())
-    snap = sandbox.wait_for(
-        lambda s: bool(s.topics["it_reassign"].adding_replicas), 30, "the reassignment to start"
-    )
+    snap = sandbox.wait_for(lambda s: bool(s.topics["it_reassign"].adding_replicas), 30, "the reassignment to start")
     topic = snap.topics["it_reassign"]
     assert topic.adding_replicas == {0: (3,)}
     assert topic.removing_replicas == {0: (2,)}
     assert set(topic.partitions[0]) == {1, 2, 3}
-    assert [(r.topic, r.partition, r.replicas) for r in snap.reassignment_requests] == [
-        ("it_reassign", 0, (1, 3))
-    ]
+    assert [(r.topic, r.partition, r.replicas) for r in snap.reassignment_requests] == [("it_reassign", 0, (1, 3))]
     assert snap.replicas("it_reassign", 0) == (1, 2)  # replicas being added do not count yet
     sandbox.start_broker(3)
     sandbox.wait_for(lambda s: not s.topics["it_reassign"].adding_replicas, 90, "the reassignment to finish")

@@ -36,9 +36,7 @@ def state(topic: str, p: int, leader: int, isr: tuple[int, ...], version: int = 
 def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnapshot:
     """Brokers 1-2 up (3 is down); `orders` has one under-replicated partition and one being
     reassigned; `solo` (RF 1) is offline."""
-    snap = ClusterSnapshot(
-        cluster=cluster, snapshot_id=snapshot_id, captured_at=AT, zookeeper="zk:2181/kafka"
-    )
+    snap = ClusterSnapshot(cluster=cluster, snapshot_id=snapshot_id, captured_at=AT, zookeeper="zk:2181/kafka")
     snap.brokers = {1: broker(1, "rack-a"), 2: broker(2, "rack-b")}
     snap.topics = {
         "orders": TopicAssignment(

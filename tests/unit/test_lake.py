@@ -92,9 +92,7 @@ def run_crashing_publish(lake: Lake, phase: str) -> None:
     root = str(Path(__file__).parents[2])
     script = CRASHING_PUBLISH.format(root=root, lake=lake.root, phase=phase)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, str(Path(root) / "plugins")])}
-    result = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False
-    )
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=False)
     assert result.returncode == 86, result.stderr
 
 

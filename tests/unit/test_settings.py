@@ -44,6 +44,11 @@ def test_file_and_lake_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         ('[[clusters]]\nzookeeper_conn_id = "x"\n', r"clusters\[0\]: each cluster needs a 'name'"),
         ('[[clusters]]\nname = "a b"\n', "cluster name 'a b' cannot be used"),
         ("clusters = [", "is not valid TOML"),
+        (
+            '[[clusters]]\nname = "a"\n[clusters.thresholds]\nstuck = 1\n',
+            r"clusters\[0\]\.thresholds: unknown threshold",
+        ),
+        ('[[clusters]]\nname = "a"\n[clusters.thresholds]\nhistory_hours = -1\n', "must be a positive number"),
     ],
 )
 def test_bad_settings_name_the_file_and_key(tmp_path: Path, text: str, message: str) -> None:
@@ -60,3 +65,12 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_unknown_cluster_is_named() -> None:
     with pytest.raises(ConfigError, match="no cluster named 'x'"):
         load_settings().cluster("x")
+
+
+def test_thresholds_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\n[clusters.thresholds]\nstuck_reassignment_minutes = 5\n'
+                           '[[clusters]]\nname = "b"\n')  # fmt: skip
+    settings = load_settings(path)
+    assert settings.cluster("a").thresholds.stuck_reassignment_minutes == 5.0
+    assert settings.cluster("a").thresholds.leader_imbalance_percent == 10.0
+    assert settings.cluster("b").thresholds.stuck_reassignment_minutes == 60.0

@@ -146,8 +146,7 @@ STAT = ZnodeStat(1, 1, 1, 1, 1)
         (b'{"version":1,"leader":true,"leader_epoch":0,"controller_epoch":1,"isr":[1]}', "field 'leader'"),
         (b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":"1"}', "field 'isr'"),
         (
-            b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1],'
-            b'"leader_recovery_state":"x"}',
+            b'{"version":1,"leader":1,"leader_epoch":0,"controller_epoch":1,"isr":[1],"leader_recovery_state":"x"}',
             "field 'leader_recovery_state'",
         ),
     ],

@@ -45,9 +45,7 @@ if TYPE_CHECKING:
 
 DEFAULT_PORT = 2181
 DEFAULT_TIMEOUT_S = 10.0
-ALLOWED_EXTRAS = frozenset(
-    {"chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"}
-)
+ALLOWED_EXTRAS = frozenset({"chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"})
 _TLS_FILES = ("ca_file", "cert_file", "key_file")
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off", ""}
@@ -159,8 +157,7 @@ class ZooKeeperHook(BaseHook):
         if brokers is None:
             return False, f"no /brokers under {target.connect_string}: is the chroot right?"
         return True, (
-            f"ZooKeeper at {target.connect_string} holds Kafka metadata "
-            f"({len(broker_ids or [])} broker(s) registered)"
+            f"ZooKeeper at {target.connect_string} holds Kafka metadata ({len(broker_ids or [])} broker(s) registered)"
         )
 
 

@@ -60,7 +60,9 @@ def build_session(app_name: str) -> SparkSession:
     for key, value in LOCAL_SPARK_DEFAULTS.items():
         if not given.contains(key):
             builder = builder.config(key, value)
-    return builder.getOrCreate()
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,12 +99,8 @@ def analyse(
             findings[name] = frame
     arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
-    arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(
-        context, sorted(d.name for d in detectors), counts, analysed_at
-    )
-    lake.publish(
-        Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE)
-    )
+    arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, sorted(d.name for d in detectors), counts, analysed_at)
+    lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))
     return AnalysisResult(cluster, context.snapshot_id, counts)
 
 
@@ -133,9 +131,7 @@ def _context(lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thre
     else:
         matches = [r for r in log_rows if r["snapshot_id"] == snapshot_id]
         if not matches:
-            raise LakeError(
-                f"snapshot {snapshot_id!r} of cluster {cluster!r} is not committed in {lake.root}"
-            )
+            raise LakeError(f"snapshot {snapshot_id!r} of cluster {cluster!r} is not committed in {lake.root}")
         row = matches[0]
     return Context(cluster, row["snapshot_id"], row["captured_at"].astimezone(UTC), thresholds)
 

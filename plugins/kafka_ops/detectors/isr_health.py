@@ -35,9 +35,9 @@ def min_isr_by_topic(configs: DataFrame) -> tuple[DataFrame, DataFrame]:
     topics = configs.where(key & (F.col("entity_type") == "topic")).select(
         F.col("entity_name").alias("topic"), F.col("config_value").cast("int").alias("topic_min_isr")
     )
-    default = configs.where(
-        key & (F.col("entity_type") == "broker") & (F.col("entity_name") == "<default>")
-    ).agg(F.max(F.col("config_value").cast("int")).alias("broker_min_isr"))
+    default = configs.where(key & (F.col("entity_type") == "broker") & (F.col("entity_name") == "<default>")).agg(
+        F.max(F.col("config_value").cast("int")).alias("broker_min_isr")
+    )
     return topics, default
 
 
@@ -46,9 +46,7 @@ def detect_isr_health(partitions: DataFrame, brokers: DataFrame, configs: DataFr
     ordering or snapshot tagging beyond the input's snapshot_id)."""
     topic_min, broker_min = min_isr_by_topic(configs)
     live = brokers.select(F.col("broker_id").alias("leader"), F.lit(True).alias("leader_alive"))
-    replicas = F.filter(
-        "replicas", lambda r: ~F.coalesce(F.array_contains("adding_replicas", r), F.lit(False))
-    )
+    replicas = F.filter("replicas", lambda r: ~F.coalesce(F.array_contains("adding_replicas", r), F.lit(False)))
     isr = F.coalesce(F.col("isr"), F.array().cast("array<int>"))
     frame = (
         partitions.where(F.col("has_state"))

@@ -145,9 +145,7 @@ class Lake:
         rows = log_.sort_by([("captured_at", "descending"), ("snapshot_id", "descending")])
         return str(rows.column("snapshot_id")[0].as_py())
 
-    def read(
-        self, table: str, cluster: str | None = None, snapshot_ids: Iterable[str] | None = None
-    ) -> pa.Table:
+    def read(self, table: str, cluster: str | None = None, snapshot_ids: Iterable[str] | None = None) -> pa.Table:
         """Rows of `table` from published batches only (optionally just `snapshot_ids`).
 
         Snapshot tables are published by the `snapshots` commit log, findings tables by
@@ -173,9 +171,7 @@ class Lake:
             path,
             filesystem=self.fs,
             format="parquet",
-            partitioning=ds.partitioning(
-                pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"
-            ),
+            partitioning=ds.partitioning(pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"),
             schema=_with_partitions(known) if known is not None else None,
         )
         filt = ds.field("cluster") == cluster if cluster is not None else None

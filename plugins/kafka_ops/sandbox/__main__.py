@@ -32,11 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             shutil.rmtree(root, ignore_errors=True)
             cluster = SandboxCluster(root=root, die_with_parent=False).start()
-            print(
-                json.dumps(
-                    {"zookeeper": cluster.zookeeper_connect, "bootstrap_servers": cluster.bootstrap_servers}
-                )
-            )
+            print(json.dumps({"zookeeper": cluster.zookeeper_connect, "bootstrap_servers": cluster.bootstrap_servers}))
         elif args.verb == "down":
             attach(root).stop()
             shutil.rmtree(root, ignore_errors=True)

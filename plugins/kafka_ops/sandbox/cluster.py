@@ -207,9 +207,7 @@ class SandboxCluster:
     def start_broker(self, broker_id: int) -> None:
         node = self._node(broker_id)
         if node.running:
-            raise SandboxError(
-                f"broker {broker_id} is already running (pid {node.process and node.process.pid})"
-            )
+            raise SandboxError(f"broker {broker_id} is already running (pid {node.process and node.process.pid})")
         self._launch(node)
 
     def restart_broker(self, broker_id: int) -> None:
@@ -241,9 +239,7 @@ class SandboxCluster:
         controller = self.snapshot().controller
         return controller.broker_id if controller else None
 
-    def wait_for(
-        self, condition: Callable[[ClusterSnapshot], bool], timeout_s: float, what: str
-    ) -> ClusterSnapshot:
+    def wait_for(self, condition: Callable[[ClusterSnapshot], bool], timeout_s: float, what: str) -> ClusterSnapshot:
         """Poll snapshots until `condition(snapshot)` holds; return that snapshot."""
         found: list[ClusterSnapshot] = []
 
@@ -298,9 +294,7 @@ class SandboxCluster:
             return False
         finally:
             admin.close()
-        return {b["broker_id"] for b in cluster["brokers"]} == expected and cluster[
-            "controller_id"
-        ] in expected
+        return {b["broker_id"] for b in cluster["brokers"]} == expected and cluster["controller_id"] in expected
 
     # -- internals ------------------------------------------------------------------------------
 

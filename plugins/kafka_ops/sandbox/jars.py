@@ -45,8 +45,7 @@ def ensure_jars(cache: Path | None = None) -> Path:
     )
     if result.returncode != 0:
         raise SandboxError(
-            f"Maven could not fetch Kafka's jars (exit {result.returncode}): "
-            f"{(result.stdout + result.stderr)[-2000:]}"
+            f"Maven could not fetch Kafka's jars (exit {result.returncode}): {(result.stdout + result.stderr)[-2000:]}"
         )
     if not any(target.glob("kafka_2.13-*.jar")):
         raise SandboxError(f"Maven finished but no kafka_2.13 jar is in {target}")
