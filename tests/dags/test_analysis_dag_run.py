@@ -1,0 +1,48 @@
+"""Run the analysis DAG with `dag.test()`: a real spark-submit of spark_jobs/cluster_health.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from airflow.dag_processing.dagbag import DagBag
+
+from kafka_ops.lake.store import Lake
+from kafka_ops.snapshot_tables import snapshot_batch
+from tests.unit.snapshots import small_snapshot
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+
+
+def test_analysis_dag_publishes_findings(dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake")
+    lake.publish(snapshot_batch(small_snapshot("s1", cluster="default")))
+    monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)
+    monkeypatch.setenv("KAFKA_OPS_LAKE", str(tmp_path / "lake"))
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[2]"}))
+
+    run = dag_bag.dags["kafka_health_analysis"].test()
+
+    assert run.state == "success"
+    runs = lake.read("analysis_runs", "default").to_pylist()
+    assert [r["snapshot_id"] for r in runs] == ["s1"]
+    health = {(r["topic"], r["partition"]): r["status"] for r in lake.read("isr_health", "default").to_pylist()}
+    assert health[("orders", 0)] == "under_replicated"
+    assert health[("solo", 0)] == "offline"
+
+
+def test_analysis_job_help_and_bad_arguments(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    job = Path(__file__).parents[2] / "spark_jobs" / "cluster_health.py"
+    shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
+    assert "--lake" in shown.stdout and "--detectors" in shown.stdout
+    bad = subprocess.run(
+        [sys.executable, str(job), "--lake", str(tmp_path), "--cluster", "x", "--detectors", "nope"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert bad.returncode == 2 and "unknown detector(s) ['nope']" in bad.stderr
