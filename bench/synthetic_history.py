@@ -108,7 +108,7 @@ def generate(
                 n,
                 sid,
                 at,
-            ),  # fmt: skip
+            ),
             "brokers": _table(
                 "brokers",
                 {
@@ -119,7 +119,7 @@ def generate(
                 len(registered),
                 sid,
                 at,
-            ),  # fmt: skip
+            ),
             "controller": _table(
                 "controller",
                 {
@@ -130,7 +130,7 @@ def generate(
                 1,
                 sid,
                 at,
-            ),  # fmt: skip
+            ),
             "configs": _table(
                 "configs",
                 {
@@ -142,7 +142,7 @@ def generate(
                 1,
                 sid,
                 at,
-            ),  # fmt: skip
+            ),
             "reassignments": _reassignments(replicas, moving, topics, part, brokers, sid, at)
             if reassigning
             else _table("reassignments", {}, 0, sid, at),
@@ -158,7 +158,7 @@ def generate(
                 1,
                 sid,
                 at,
-            ),  # fmt: skip
+            ),
         }
         lake.publish(Batch(sid, cluster, at, tables))
 

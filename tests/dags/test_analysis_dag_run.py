@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,9 +35,6 @@ def test_analysis_dag_publishes_findings(dag_bag: DagBag, monkeypatch: pytest.Mo
 
 
 def test_analysis_job_help_and_bad_arguments(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     job = Path(__file__).parents[2] / "spark_jobs" / "cluster_health.py"
     shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
     assert "--lake" in shown.stdout and "--detectors" in shown.stdout

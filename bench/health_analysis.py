@@ -1,0 +1,80 @@
+"""Benchmark: the whole Spark health analysis over a synthetic day of snapshots.
+
+20,000 partitions × 288 snapshots (one day at 5-minute intervals, ~5.8M partition-state rows)
+with a broker outage, visible ISR shrink/expand, hidden flaps (epoch jumps), controller
+elections and a reassignment in flight; then the same day at 2× and 4× the partitions. Each
+size is analysed by every detector in one warm local Spark session (2 cores), exactly as
+`spark_jobs/cluster_health.py` runs it (read the lake, detect, publish findings). Reports the
+time per run and its growth against the 1× run in the same process: linear growth is 2.0 and
+4.0. Target: the 1× day in <= 90 s, growth no worse than linear. Last line: one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+
+from synthetic_history import generate
+
+from kafka_ops.analysis.runner import analyse, build_session
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors.registry import DETECTORS
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--partitions", type=int, default=20_000)
+    parser.add_argument("--snapshots", type=int, default=288)
+    parser.add_argument("--scales", default="1,2,4")
+    args = parser.parse_args()
+    scales = [int(s) for s in args.scales.split(",")]
+
+    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
+    started = time.perf_counter()
+    spark = build_session("kafka-ops bench: health analysis")
+    session_s = time.perf_counter() - started
+    seconds: dict[int, float] = {}
+    findings: dict[int, dict[str, dict[str, int]]] = {}
+    try:
+        warm = tempfile.mkdtemp(prefix="bench-warm-")
+        generate(warm, "warm", 500, snapshots=12)
+        analyse(spark, warm, "warm", list(DETECTORS.values()), Thresholds())  # JIT and caches
+        for scale in scales:
+            with tempfile.TemporaryDirectory(prefix=f"bench-{scale}x-") as lake:
+                t = time.perf_counter()
+                generate(lake, "synth", args.partitions * scale, snapshots=args.snapshots)
+                print(f"{scale}x: generated {args.partitions * scale} partitions x {args.snapshots} snapshots "
+                      f"in {time.perf_counter() - t:.1f}s", file=sys.stderr)  # fmt: skip
+                t = time.perf_counter()
+                result = analyse(spark, lake, "synth", list(DETECTORS.values()), Thresholds())
+                seconds[scale] = time.perf_counter() - t
+                findings[scale] = result.counts
+                print(f"{scale}x: analysed in {seconds[scale]:.1f}s", file=sys.stderr)
+    finally:
+        spark.stop()
+    base = seconds[scales[0]]
+    figures = {
+        "bench": "health_analysis",
+        "partitions": args.partitions,
+        "snapshots": args.snapshots,
+        "rows": args.partitions * args.snapshots,
+        "detectors": sorted(DETECTORS),
+        "seconds": round(base, 2),
+        "session_start_seconds": round(session_s, 2),
+        **{f"seconds_{s}x": round(seconds[s], 2) for s in scales},
+        **{f"growth_{s}x": round(seconds[s] / base, 2) for s in scales[1:]},
+        "targets": {"seconds": 90, "growth": "<= linear (2x -> 2.0, 4x -> 4.0)"},
+        "findings_1x": findings[scales[0]],
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
