@@ -9,6 +9,7 @@ import os
 import sys
 
 from kafka_ops.errors import KafkaOpsError
+from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import DEFAULT_LAKE
 from kafka_ops.snapshot_tables import render_summary
@@ -35,12 +36,36 @@ def _parser() -> argparse.ArgumentParser:
         help="ZooKeeper digest user; the password comes from $KAFKA_OPS_ZK_PASSWORD",
     )
     snap.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    findings = verbs.add_parser(
+        "findings",
+        help="print the latest health findings of a cluster (written by the analysis DAG / Spark job)",
+    )
+    findings.add_argument(
+        "--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL"
+    )
+    findings.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
+    findings.add_argument("--snapshot-id", default=None, help="an analysed snapshot (default: the latest)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
+    if args.verb == "findings":
+        return _findings(args)
+    return _snapshot(args)
+
+
+def _findings(args: argparse.Namespace) -> int:
+    try:
+        print(render_findings(Lake(args.lake), args.cluster, args.snapshot_id))
+    except KafkaOpsError as e:
+        print(f"kafka-ops: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _snapshot(args: argparse.Namespace) -> int:
     auth = None
     if args.digest_user:
         auth = (args.digest_user, os.environ.get("KAFKA_OPS_ZK_PASSWORD", ""))

@@ -92,12 +92,17 @@ def analyse(
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     tables = sorted({t for d in detectors for t in d.tables})
     until = context.captured_at
-    inputs = {t: read_history(spark, lake_root, t, cluster, since=since, until=until) for t in tables}
+    # each input is scanned by several detectors: read the window once, keep it in memory
+    inputs = {t: read_history(spark, lake_root, t, cluster, since=since, until=until).cache() for t in tables}
     findings: dict[str, DataFrame] = {}
     for detector in detectors:
         for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
             findings[name] = frame
-    arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
+    try:
+        arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
+    finally:
+        for frame in inputs.values():
+            frame.unpersist()
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
     arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, sorted(d.name for d in detectors), counts, analysed_at)
     lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))

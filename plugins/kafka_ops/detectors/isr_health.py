@@ -33,10 +33,10 @@ def min_isr_by_topic(configs: DataFrame) -> tuple[DataFrame, DataFrame]:
     """(topic → min ISR override, the broker default as exactly one row, null when unset)."""
     key = F.col("config_key") == "min.insync.replicas"
     topics = configs.where(key & (F.col("entity_type") == "topic")).select(
-        F.col("entity_name").alias("topic"), F.col("config_value").cast("int").alias("topic_min_isr")
+        F.col("entity_name").alias("topic"), F.col("config_value").try_cast("int").alias("topic_min_isr")
     )
     default = configs.where(key & (F.col("entity_type") == "broker") & (F.col("entity_name") == "<default>")).agg(
-        F.max(F.col("config_value").cast("int")).alias("broker_min_isr")
+        F.max(F.col("config_value").try_cast("int")).alias("broker_min_isr")
     )
     return topics, default
 

@@ -44,3 +44,8 @@ def partition(
 
 def frame(spark: SparkSession, schema: str, rows: list[tuple[Any, ...]]) -> DataFrame:
     return spark.createDataFrame(rows, schema)
+
+
+def stateless(topic: str, p: int, replicas: list[int], *, snapshot: str = "s1", at: datetime = AT) -> tuple[Any, ...]:
+    """A PARTITIONS row whose state znode is missing (`has_state` false)."""
+    return (snapshot, at, topic, p, replicas, [], [], False, None, None, None, None, None)

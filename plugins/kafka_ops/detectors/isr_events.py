@@ -1,0 +1,222 @@
+"""ISR history per partition over the window: who left or joined the ISR, what is under-replicated
+now and since when, and which partitions flap faster than snapshots can see.
+
+Only rows with a partition state (`has_state`) count; a partition's "consecutive snapshots" are
+its consecutive observations with a state, ordered by (captured_at, snapshot_id). A partition
+state is identified by (state_version, isr, leader): the state znode's version (the partition
+epoch) rises on every leader/ISR write, so within one znode incarnation a state is one unbroken
+run of snapshots, and only the boundaries between runs can carry a change. Detecting on runs
+instead of rows keeps the work proportional to partitions + changes, not partitions × snapshots.
+Only if a state znode is recreated (topic deleted and re-created) within the window *and* comes
+back with the exact version, ISR and leader of an earlier observation do two runs merge; the
+overlapping boundaries are then dropped (no event is invented, some are lost).
+
+Findings table `isr_events`, one row per replica that left or joined a partition's ISR between
+two consecutive snapshots: snapshot_id (the context's), event_snapshot_id and observed_at (the
+later snapshot), previous_snapshot_id and previous_observed_at (the earlier one), topic,
+partition, `event` ("shrink": the replica left the ISR, severity warning; "expand": it joined,
+severity info), replica, isr_before, isr_after, leader_before, leader_after (-1 = no leader).
+
+Findings table `isr_under_replicated`, one row per partition under-replicated in the latest
+snapshot (ISR smaller than the replicas minus those a reassignment is still adding, as
+`kafka-topics --under-replicated-partitions` counts): snapshot_id, topic, partition, replicas
+(minus adding ones), isr, `missing` (replicas not in the ISR), `under_replicated_since` (capture
+time of the first snapshot of the current streak: under-replicated in every snapshot with a state
+since), `duration_seconds` (latest capture time - since, double), `since_window_start` (the
+streak reaches the window's oldest snapshot, so it may be older), severity warning.
+
+Findings table `isr_flapping`: between two consecutive snapshots, `observed` is 1 when the ISR
+set or the leader differs, else 0; the partition epoch rose by `delta`; max(delta - observed, 0)
+changes were hidden (the ISR changed and changed back in between). Pairs whose version went down
+(state znode recreated) are ignored. One row per partition with hidden changes in the window:
+snapshot_id, topic, partition, `hidden_changes` (sum), `intervals_with_hidden_changes`,
+`version_delta` (the epoch's total rise over the window's non-ignored pairs), `notified_changes`
+(distinct `/isr_change_notification` znodes naming the partition in the window: written only by
+brokers on IBP < 2.7, so usually 0 on Kafka 3.9), `first_seen` and `last_seen` (the later
+snapshot's capture time of the first and last pair with hidden changes), severity warning.
+Caveat: during a reassignment the controller bumps the leader epoch (a state write, version + 1)
+without touching leader or ISR, which counts here as a hidden change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from kafka_ops.analysis.detector import Context, Detector
+
+KEY = ["topic", "partition"]
+
+
+def _isr() -> Column:
+    return F.coalesce(F.col("isr"), F.array().cast("array<int>"))
+
+
+def _replicas() -> Column:
+    """The assignment minus the replicas a reassignment is still adding."""
+    return F.filter("replicas", lambda r: ~F.coalesce(F.array_contains("adding_replicas", r), F.lit(False)))
+
+
+def _under_replicated(isr: Column, replicas: Column) -> Column:
+    return F.size(isr) < F.size(replicas)
+
+
+def snapshot_order(partitions: DataFrame) -> DataFrame:
+    """Every snapshot of the window as (snapshot_id, captured_at, idx), idx = 1, 2, … by
+    (captured_at, snapshot_id)."""
+    # one row per snapshot (a few hundred a day): a single window partition is cheap here
+    order = Window.orderBy("captured_at", "snapshot_id")
+    snapshots = partitions.select("snapshot_id", "captured_at").distinct()
+    return snapshots.select("snapshot_id", "captured_at", F.row_number().over(order).alias("idx"))
+
+
+def state_runs(partitions: DataFrame, snapshots: DataFrame, *extra: str) -> DataFrame:
+    """One row per (topic, partition, state_version, isr, leader, *extra) seen with a state:
+    `first` and `last` are the idx (see `snapshot_order`) of its first and last snapshot."""
+    # int aggregation buffers keep this a hash aggregation (struct or string ones force a sort)
+    return (
+        partitions.where(F.col("has_state"))
+        .join(F.broadcast(snapshots.select("snapshot_id", "idx")), "snapshot_id")
+        .select(*KEY, "state_version", _isr().alias("isr"), "leader", *extra, "idx")
+        .groupBy(*KEY, "state_version", "isr", "leader", *extra)
+        .agg(F.min("idx").alias("first"), F.max("idx").alias("last"))
+    )
+
+
+def _snapshot(snapshots: DataFrame, idx: str, snapshot_id: str, captured_at: str) -> DataFrame:
+    return F.broadcast(
+        snapshots.select(
+            F.col("idx").alias(idx), F.col("snapshot_id").alias(snapshot_id), F.col("captured_at").alias(captured_at)
+        )
+    )
+
+
+def transitions(partitions: DataFrame) -> DataFrame:
+    """Pure: one row per pair of consecutive snapshots of a partition whose state differs:
+    topic, partition, previous_snapshot_id, previous_observed_at, event_snapshot_id, observed_at,
+    isr_before, isr_after, leader_before, leader_after, version_before, version_after."""
+    snapshots = snapshot_order(partitions)
+    order = Window.partitionBy(*KEY).orderBy("first")
+    before = {c: F.lag(c).over(order) for c in ("last", "isr", "leader", "state_version")}
+    pairs = state_runs(partitions, snapshots).select(
+        *KEY, "first", "isr", "leader", "state_version", *(v.alias(f"{c}_before") for c, v in before.items())
+    )
+    # a boundary is only real if the earlier run ends before the later one starts (see above)
+    return (
+        pairs.where(F.col("last_before") < F.col("first"))
+        .join(_snapshot(snapshots, "last_before", "previous_snapshot_id", "previous_observed_at"), "last_before")
+        .join(_snapshot(snapshots, "first", "event_snapshot_id", "observed_at"), "first")
+        .select(
+            *KEY, "previous_snapshot_id", "previous_observed_at", "event_snapshot_id", "observed_at",
+            "isr_before", F.col("isr").alias("isr_after"), "leader_before", F.col("leader").alias("leader_after"),
+            F.col("state_version_before").alias("version_before"), F.col("state_version").alias("version_after"),
+        )
+    )  # fmt: skip
+
+
+def detect_isr_events(partitions: DataFrame, snapshot_id: str) -> DataFrame:
+    """Pure: the window's partitions → the `isr_events` rows, tagged with `snapshot_id`."""
+
+    def events(kind: str, replicas: Column) -> Column:
+        return F.transform(replicas, lambda r: F.struct(F.lit(kind).alias("event"), r.alias("replica")))
+
+    left = F.array_except("isr_before", "isr_after")
+    joined = F.array_except("isr_after", "isr_before")
+    return (
+        transitions(partitions)
+        .select("*", F.inline(F.concat(events("shrink", left), events("expand", joined))))
+        .select(
+            F.lit(snapshot_id).alias("snapshot_id"),
+            "event_snapshot_id", "previous_snapshot_id", "observed_at", "previous_observed_at",
+            *KEY, "event", "replica", "isr_before", "isr_after", "leader_before", "leader_after",
+            F.when(F.col("event") == "shrink", "warning").otherwise("info").alias("severity"),
+        )
+    )  # fmt: skip
+
+
+def detect_under_replicated(partitions: DataFrame, snapshot_id: str) -> DataFrame:
+    """Pure: the window's partitions → the `isr_under_replicated` rows of snapshot `snapshot_id`."""
+    snapshots = snapshot_order(partitions)
+    runs = state_runs(partitions, snapshots, "replicas", "adding_replicas").select(
+        *KEY, "first", "last", _under_replicated(F.col("isr"), _replicas()).alias("under")
+    )
+    last_ok = F.max(F.when(~F.col("under"), F.col("last"))).over(Window.partitionBy(*KEY))
+    streaks = (
+        runs.select("*", last_ok.alias("last_ok"))
+        .where(F.col("under") & F.coalesce(F.col("first") > F.col("last_ok"), F.lit(True)))
+        .groupBy(*KEY)
+        .agg(F.min("first").alias("since_idx"))
+        .join(_snapshot(snapshots, "since_idx", "since_snapshot_id", "under_replicated_since"), "since_idx")
+    )
+    now = partitions.where((F.col("snapshot_id") == snapshot_id) & F.col("has_state")).select(
+        "snapshot_id", "captured_at", *KEY, _replicas().alias("replicas"), _isr().alias("isr")
+    )
+    since = F.col("under_replicated_since")
+    return (
+        now.where(_under_replicated(F.col("isr"), F.col("replicas")))
+        .join(streaks, KEY)
+        .select(
+            "snapshot_id", *KEY, "replicas", "isr",
+            F.array_except("replicas", "isr").alias("missing"),
+            since,
+            ((F.unix_micros("captured_at") - F.unix_micros(since)) / 1e6).alias("duration_seconds"),
+            (F.col("since_idx") == 1).alias("since_window_start"),
+            F.lit("warning").alias("severity"),
+        )
+    )  # fmt: skip
+
+
+def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
+    """Pure: the window's partitions and ISR change notifications → the `isr_flapping` rows."""
+    isr_changed = F.sort_array("isr_before") != F.sort_array("isr_after")
+    changed = isr_changed | ~F.col("leader_before").eqNullSafe(F.col("leader_after"))
+    delta = F.col("version_after") - F.col("version_before")
+    pairs = (
+        transitions(partitions)
+        .where(delta >= 0)
+        .select(*KEY, "observed_at", delta.alias("delta"), changed.cast("int").alias("observed"))
+        .withColumn("hidden", F.greatest(F.col("delta") - F.col("observed"), F.lit(0)))
+    )
+    hidden = F.col("hidden") > 0
+    notified = (
+        notifications.where(F.col("topic").isNotNull() & F.col("partition").isNotNull())
+        .groupBy(*KEY)
+        .agg(F.count_distinct("notification").alias("notified_changes"))
+    )
+    return (
+        pairs.groupBy(*KEY)
+        .agg(
+            F.sum("hidden").alias("hidden_changes"),
+            F.count_if(hidden).alias("intervals_with_hidden_changes"),
+            F.sum("delta").alias("version_delta"),
+            F.min(F.when(hidden, F.col("observed_at"))).alias("first_seen"),
+            F.max(F.when(hidden, F.col("observed_at"))).alias("last_seen"),
+        )
+        .where(F.col("hidden_changes") > 0)
+        .join(notified, KEY, "left")
+        .select(
+            F.lit(snapshot_id).alias("snapshot_id"),
+            *KEY, "hidden_changes", "intervals_with_hidden_changes", "version_delta",
+            F.coalesce("notified_changes", F.lit(0).cast("bigint")).alias("notified_changes"),
+            "first_seen", "last_seen", F.lit("warning").alias("severity"),
+        )
+    )  # fmt: skip
+
+
+def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
+    partitions, notifications = inputs["partitions"], inputs["isr_change_notifications"]
+    return {
+        "isr_events": detect_isr_events(partitions, context.snapshot_id),
+        "isr_under_replicated": detect_under_replicated(partitions, context.snapshot_id),
+        "isr_flapping": detect_flapping(partitions, notifications, context.snapshot_id),
+    }
+
+
+DETECTOR = Detector(
+    name="isr_events",
+    tables=("partitions", "isr_change_notifications"),
+    detect=_detect,
+    outputs=("isr_events", "isr_under_replicated", "isr_flapping"),
+)

@@ -1,0 +1,124 @@
+"""A plain-text digest of one cluster's latest findings, for terminals (CLI, demo).
+
+Reads only published findings (`analysis_runs` commit log) from the lake; no Spark needed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from kafka_ops.errors import LakeError
+from kafka_ops.lake.store import Lake
+
+Row = dict[str, Any]
+MAX_LINES = 8
+_RANK = {"critical": 0, "warning": 1, "info": 2}
+
+
+def render_findings(lake: Lake, cluster: str, snapshot_id: str | None = None) -> str:
+    """What is wrong, where, and what to do, for the latest analysed snapshot (or `snapshot_id`)."""
+    runs = lake.read("analysis_runs", cluster).to_pylist()
+    if snapshot_id is not None:
+        runs = [r for r in runs if r["snapshot_id"] == snapshot_id]
+    if not runs:
+        raise LakeError(f"no published findings for cluster {cluster!r} in {lake.root}")
+    run = max(runs, key=lambda r: (r["captured_at"], r["analysed_at"]))
+    sid = run["snapshot_id"]
+    counts: dict[str, dict[str, int]] = json.loads(run["findings"])
+    lines = [f"findings for cluster {cluster}, snapshot {sid} (captured {run['captured_at']:%Y-%m-%d %H:%M:%S} UTC)"]
+    for table in sorted(counts):
+        shown = ", ".join(f"{n} {s}" for s, n in counts[table].items() if n and s != "ok") or "all ok"
+        lines.append(f"  {table:<30} {shown}")
+    for title, table, describe in _SECTIONS:
+        if table not in counts:
+            continue
+        rows = [r for r in lake.read(table, cluster, [sid]).to_pylist() if r["severity"] != "ok"]
+        rows.sort(key=lambda r: _RANK.get(r["severity"], 9))
+        picked = [text for r in rows if (text := describe(r))]
+        if picked:
+            lines.append(f"\n{title}")
+            lines += [f"  - {text}" for text in picked[:MAX_LINES]]
+            if len(picked) > MAX_LINES:
+                lines.append(f"  ... and {len(picked) - MAX_LINES} more (lake table {table})")
+    return "\n".join(lines)
+
+
+def _tp(r: Row) -> str:
+    return f"{r['topic']}-{r['partition']}"
+
+
+def _isr_health(r: Row) -> str:
+    return (
+        f"{r['severity']:<8} {_tp(r):<22} {r['status']:<17} isr {r['isr']} of {r['replicas']}, min ISR {r['min_isr']}"
+    )
+
+
+def _broker(r: Row) -> str | None:
+    return f"{r['severity']:<8} {r['cause']}" if r.get("cause") else None
+
+
+def _under(r: Row) -> str:
+    minutes = r["duration_seconds"] / 60
+    return f"{_tp(r):<22} missing {r['missing']} for {minutes:.0f} min{'+' if r['since_window_start'] else ''}"
+
+
+def _event(r: Row) -> str:
+    change = f"isr {r['isr_before']} -> {r['isr_after']}"
+    return f"{r['observed_at']:%H:%M:%S} {_tp(r):<22} {r['event']:<6} replica {r['replica']} ({change})"
+
+
+def _flap(r: Row) -> str:
+    return f"{_tp(r):<22} {r['hidden_changes']} ISR changes between snapshots (seen only as epoch jumps)"
+
+
+def _leader_cluster(r: Row) -> str:
+    return (
+        f"{r['non_preferred']} partitions not on their preferred leader ({r['fixable']} fixable now), "
+        f"leaders per broker max {r['max_leaders']} / mean {r['mean_leaders']:.1f}"
+        + (": run kafka_preferred_leader_election" if r["fixable"] else "")
+    )
+
+
+def _leader_partition(r: Row) -> str:
+    why = r["action"] or f"blocked: {r['blocked_reason']}"
+    return f"{_tp(r):<22} led by {r['leader']}, preferred {r['preferred_leader']}: {why}"
+
+
+def _rf1(r: Row) -> str:
+    return f"topic {r['topic']}: replication factor 1 on {r['partitions']} partitions (no redundancy)"
+
+
+def _rack(r: Row) -> str:
+    return f"{_tp(r):<22} replicas {r['replicas']} span {r['distinct_racks']} of {r['racks_available']} racks"
+
+
+def _controller(r: Row) -> str:
+    if r["no_controller"]:
+        return "no active controller"
+    return (
+        f"controller broker {r['controller_id']}, epoch {r['controller_epoch']}, "
+        f"{r['elections_last_hour']} elections in the last hour, {r['zombie_partitions']} zombie-epoch partitions"
+    )
+
+
+def _reassignment(r: Row) -> str:
+    minutes = r["age_seconds"] / 60
+    state = f"STUCK: {r['stuck_reason']}" if r["stuck"] else f"in flight {minutes:.0f} min"
+    return f"{_tp(r):<22} {r['replicas']} -> {r['target_replicas']}: {state}"
+
+
+_SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
+    ("Which broker is sick", "broker_attribution", _broker),
+    ("Partitions at risk", "isr_health", _isr_health),
+    ("Under-replicated since", "isr_under_replicated", _under),
+    ("ISR shrinks in the window", "isr_events", lambda r: _event(r) if r["event"] == "shrink" else None),
+    ("Flapping ISRs", "isr_flapping", _flap),
+    ("Leader balance", "leader_balance_cluster", _leader_cluster),
+    ("Partitions off their preferred leader", "leader_balance_partitions", _leader_partition),
+    ("Redundancy", "replica_placement_topics", _rf1),
+    ("Rack spread", "replica_placement_partitions", _rack),
+    ("Controller", "controller_health", _controller),
+    ("Reassignments", "reassignments", _reassignment),
+]
