@@ -120,5 +120,5 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Redundancy", "replica_placement_topics", _rf1),
     ("Rack spread", "replica_placement_partitions", _rack),
     ("Controller", "controller_health", _controller),
-    ("Reassignments", "reassignments", _reassignment),
+    ("Reassignments", "reassignments_in_flight", _reassignment),
 ]

@@ -143,7 +143,7 @@ def test_large_reassignment_in_flight(healthy_sandbox: SandboxCluster, spark: Sp
         lambda s: len(s.topics[TOPIC].adding_replicas) + len(s.topics[TOPIC].removing_replicas) > 0, 30, "in flight"
     )
     found = lab.snapshot_and_analyse()
-    flying = ours(found["reassignments"])
+    flying = ours(found["reassignments_in_flight"])
     assert {r["partition"] for r in flying} == {m["partition"] for m in moves}
     assert all(r["stuck"] is False and r["severity"] == "info" for r in flying)
     sandbox.start_broker(3)

@@ -62,6 +62,12 @@ def build_session(app_name: str) -> SparkSession:
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    # the detectors order a window's few hundred snapshots without a partition key, on purpose
+    jvm = spark.sparkContext._jvm
+    if jvm is not None:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+            "org.apache.spark.sql.execution.window.WindowExec", jvm.org.apache.logging.log4j.Level.ERROR
+        )
     return spark
 
 

@@ -9,7 +9,7 @@ the ISR, so progress is measured as adding replicas joining the ISR. Snapshots a
 (captured_at, snapshot_id) over every snapshot of the window (from both input tables); "now" is
 the context's capture time.
 
-Findings table `reassignments`, one row per partition in flight in the latest snapshot:
+Findings table `reassignments_in_flight`, one row per partition in flight in the latest snapshot:
 snapshot_id, topic, partition, replicas, target_replicas, adding_replicas, removing_replicas,
 requested_in_znode, `started` (anything adding or removing), `isr` (the latest partition state's;
 null without one), `adding_in_isr` (the adding replicas now in the ISR),
@@ -145,12 +145,12 @@ def detect_reassignments(reassignments: DataFrame, partitions: DataFrame, contex
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    return {"reassignments": detect_reassignments(inputs["reassignments"], inputs["partitions"], context)}
+    return {"reassignments_in_flight": detect_reassignments(inputs["reassignments"], inputs["partitions"], context)}
 
 
 DETECTOR = Detector(
     name="reassignments",
     tables=("reassignments", "partitions"),
     detect=_detect,
-    outputs=("reassignments",),
+    outputs=("reassignments_in_flight",),
 )
