@@ -6,8 +6,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # Airflow reads its configuration once, at first import: set it before any test imports airflow.
 # `setdefault`, so the Makefile's exports win. UNIT_TEST_MODE stays off: it loads Airflow's own
@@ -55,3 +59,20 @@ def healthy_sandbox(sandbox: SandboxCluster) -> SandboxCluster:
 @pytest.fixture
 def lake(tmp_path: Path) -> Lake:
     return Lake(tmp_path / "lake")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One local Spark for the whole run (loopback only), stopped at the end."""
+    from pyspark.sql import SparkSession  # noqa: PLC0415 - only Spark tests pay for the JVM
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("kafka-ops-tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()

@@ -1,8 +1,10 @@
 """`make demo`: the snapshot pipeline end to end on the sandbox cluster.
 
 Starts ZooKeeper + 3 Kafka 3.9 brokers, creates topics (one with replication factor 1,
-`tp_re_02`), produces data, stops one broker so ISRs shrink, runs the
-`kafka_metadata_snapshot` DAG once with `airflow dags test`, prints what the lake now holds,
+`tp_re_02`), produces data, snapshots the healthy cluster, stops one broker so ISRs shrink,
+runs the `kafka_metadata_snapshot` DAG once with `airflow dags test`, prints what the lake now
+holds, runs the `kafka_health_analysis` DAG (Spark) and prints its findings; then restarts the
+broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred election),
 and tears everything down.
 """
 
@@ -19,9 +21,12 @@ from pathlib import Path
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.producer import KafkaProducer
 
+from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.settings import load_settings
+from kafka_ops.snapshotting import snapshot_to_lake
+from kafka_ops.zk_collector import ZooKeeperTarget
 
 TOPICS = [
     NewTopic("tp_re_02", 3, 1),
@@ -45,31 +50,25 @@ def produce(bootstrap: str, messages: int = 2000) -> None:
     producer.close()
 
 
-def run_snapshot_dag(cluster: SandboxCluster, lake_root: str) -> None:
-    connection = {
-        "conn_type": "zookeeper",
-        "host": cluster.zookeeper_hosts,
-        "extra": {"chroot": cluster.chroot},
-    }
+def airflow_dags_test(dag_id: str, cluster: SandboxCluster, lake_root: str) -> None:
+    """`airflow dags test DAG_ID` against the sandbox and the demo lake, its log in var/."""
+    zookeeper = {"conn_type": "zookeeper", "host": cluster.zookeeper_hosts, "extra": {"chroot": cluster.chroot}}
     env = {
         **os.environ,
-        "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(connection),
+        "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(zookeeper),
+        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
         "KAFKA_OPS_LAKE": lake_root,
     }
     airflow = Path(sys.executable).with_name("airflow")
-    log_file = var_dir() / "demo-dag-test.log"
+    log_file = var_dir() / f"demo-{dag_id}.log"
+    started = time.monotonic()
     with log_file.open("w") as out:
-        result = subprocess.run(
-            [str(airflow), "dags", "test", "kafka_metadata_snapshot"],
-            env=env,
-            stdout=out,
-            check=False,
-            stderr=subprocess.STDOUT,
-        )
+        command = [str(airflow), "dags", "test", dag_id]
+        result = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
     if result.returncode != 0:
         print(log_file.read_text()[-4000:])
-        raise SystemExit(f"airflow dags test failed (exit {result.returncode}); full log: {log_file}")
-    print(f"airflow dags test kafka_metadata_snapshot: success (log: {log_file})")
+        raise SystemExit(f"airflow dags test {dag_id} failed (exit {result.returncode}); full log: {log_file}")
+    print(f"airflow dags test {dag_id}: success in {time.monotonic() - started:.0f}s (log: {log_file})")
 
 
 def print_lake(lake: Lake, cluster: str) -> None:
@@ -109,15 +108,26 @@ def main() -> None:
         admin.close()
         produce(cluster.bootstrap_servers)
         print(", ".join(f"{t.name} ({t.num_partitions}x RF{t.replication_factor})" for t in TOPICS))
+        say("a first snapshot of the healthy cluster")
+        snapshot_to_lake("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), Lake(lake_root))
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")
         cluster.stop_broker(STOPPED_BROKER)
         started = time.monotonic()
         cluster.wait_for(lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink")
         print(f"ISRs shrank after {time.monotonic() - started:.1f}s")
         say("running the snapshot DAG once: airflow dags test kafka_metadata_snapshot")
-        run_snapshot_dag(cluster, lake_root)
+        airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
         say("what the lake now holds")
         print_lake(Lake(lake_root), "default")
+        say("running the analysis DAG (Spark, local[2]): airflow dags test kafka_health_analysis")
+        airflow_dags_test("kafka_health_analysis", cluster, lake_root)
+        print(render_findings(Lake(lake_root), "default"))
+        say(f"restarting broker {STOPPED_BROKER}: ISRs expand, but its leaderships stay where they moved")
+        cluster.start_broker(STOPPED_BROKER)
+        cluster.wait_healthy(120)
+        airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
+        airflow_dags_test("kafka_health_analysis", cluster, lake_root)
+        print(render_findings(Lake(lake_root), "default"))
         say("tearing down the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
 

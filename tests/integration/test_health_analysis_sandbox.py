@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,20 +21,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 TOPIC = "e2e_health"
 ASSIGNMENT = {p: [[1, 2, 3], [2, 3, 1], [3, 1, 2]][p % 3] for p in range(9)}
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("kafka-ops-e2e")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
 
 
 class Lab:

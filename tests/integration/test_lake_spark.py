@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,20 +14,6 @@ from kafka_ops.snapshot_tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[SparkSession]:
-    session = (
-        SparkSession.builder.master("local[1]")
-        .appName("kafka-ops-tests")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.session.timeZone", "UTC")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
 
 
 def test_spark_reads_snapshot_tables(spark: SparkSession, tmp_path: Path) -> None:
