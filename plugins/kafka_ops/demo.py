@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,7 +25,6 @@ from kafka.producer import KafkaProducer
 from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster, var_dir
-from kafka_ops.settings import load_settings
 from kafka_ops.snapshotting import snapshot_to_lake
 from kafka_ops.zk_collector import ZooKeeperTarget
 
@@ -98,7 +98,9 @@ def print_lake(lake: Lake, cluster: str) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
-    lake_root = str(Path(load_settings().lake_root).resolve())
+    # a fresh lake each run: history from an earlier sandbox would mix two different clusters
+    lake_root = str(var_dir() / "demo" / "lake")
+    shutil.rmtree(lake_root, ignore_errors=True)
     say("starting the sandbox: ZooKeeper + 3 Kafka 3.9 brokers (rack-a, rack-b, rack-c)")
     with SandboxCluster() as cluster:
         print(f"zookeeper {cluster.zookeeper_connect}   bootstrap {cluster.bootstrap_servers}")

@@ -70,7 +70,7 @@ def _event(r: Row) -> str:
 
 
 def _flap(r: Row) -> str:
-    return f"{_tp(r):<22} {r['hidden_changes']} ISR changes between snapshots (seen only as epoch jumps)"
+    return f"{_tp(r):<22} ISR changed and changed back {r['flaps']}x between snapshots (seen only in the epoch)"
 
 
 def _leader_cluster(r: Row) -> str:

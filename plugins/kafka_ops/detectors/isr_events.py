@@ -25,17 +25,19 @@ time of the first snapshot of the current streak: under-replicated in every snap
 since), `duration_seconds` (latest capture time - since, double), `since_window_start` (the
 streak reaches the window's oldest snapshot, so it may be older), severity warning.
 
-Findings table `isr_flapping`: between two consecutive snapshots, `observed` is 1 when the ISR
-set or the leader differs, else 0; the partition epoch rose by `delta`; max(delta - observed, 0)
-changes were hidden (the ISR changed and changed back in between). Pairs whose version went down
-(state znode recreated) are ignored. One row per partition with hidden changes in the window:
-snapshot_id, topic, partition, `hidden_changes` (sum), `intervals_with_hidden_changes`,
-`version_delta` (the epoch's total rise over the window's non-ignored pairs), `notified_changes`
-(distinct `/isr_change_notification` znodes naming the partition in the window: written only by
-brokers on IBP < 2.7, so usually 0 on Kafka 3.9), `first_seen` and `last_seen` (the later
-snapshot's capture time of the first and last pair with hidden changes), severity warning.
-Caveat: during a reassignment the controller bumps the leader epoch (a state write, version + 1)
-without touching leader or ISR, which counts here as a hidden change.
+Findings table `isr_flapping`: between two consecutive snapshots the partition epoch rose by
+`delta`; `observed` is the fewest state writes that explain the difference we saw (one per
+replica that joined the ISR, since followers join one at a time, plus one when replicas left or
+the leader moved: those can share a write); `hidden` = max(delta - observed, 0) writes nobody
+saw. An ISR that changed and changed back takes two writes, so `flaps` = floor(hidden / 2); a
+lone extra write is a leader-epoch bump (controlled shutdown, reassignment), not a flap. Pairs
+whose version went down (state znode recreated) are ignored. One row per partition with flaps
+in the window: snapshot_id, topic, partition, `hidden_changes` (sum of hidden), `flaps` (sum),
+`intervals_with_flaps`, `version_delta` (the epoch's total rise over the window's non-ignored
+pairs), `notified_changes` (distinct `/isr_change_notification` znodes naming the partition in
+the window: written only by brokers on IBP < 2.7, so usually 0 on Kafka 3.9), `first_seen` and
+`last_seen` (the later snapshot's capture time of the first and last pair with flaps), severity
+warning.
 """
 
 from __future__ import annotations
@@ -170,16 +172,22 @@ def detect_under_replicated(partitions: DataFrame, snapshot_id: str) -> DataFram
 
 def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions and ISR change notifications → the `isr_flapping` rows."""
-    isr_changed = F.sort_array("isr_before") != F.sort_array("isr_after")
-    changed = isr_changed | ~F.col("leader_before").eqNullSafe(F.col("leader_after"))
+    added = F.size(F.array_except("isr_after", "isr_before"))
+    removed = F.size(F.array_except("isr_before", "isr_after"))
+    leader_moved = ~F.col("leader_before").eqNullSafe(F.col("leader_after"))
+    # the fewest state writes that explain what we saw: a replica joins the ISR in its own write;
+    # removals and a leader move can share one
+    observed = added + F.when(leader_moved | (removed > 0), 1).otherwise(0)
     delta = F.col("version_after") - F.col("version_before")
     pairs = (
         transitions(partitions)
         .where(delta >= 0)
-        .select(*KEY, "observed_at", delta.alias("delta"), changed.cast("int").alias("observed"))
+        .select(*KEY, "observed_at", delta.alias("delta"), observed.alias("observed"))
         .withColumn("hidden", F.greatest(F.col("delta") - F.col("observed"), F.lit(0)))
+        # changed and changed back takes two writes; a lone extra write is a leader-epoch bump
+        .withColumn("flaps", F.floor(F.col("hidden") / 2).cast("int"))
     )
-    hidden = F.col("hidden") > 0
+    flapped = F.col("flaps") > 0
     notified = (
         notifications.where(F.col("topic").isNotNull() & F.col("partition").isNotNull())
         .groupBy(*KEY)
@@ -189,16 +197,17 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
         pairs.groupBy(*KEY)
         .agg(
             F.sum("hidden").alias("hidden_changes"),
-            F.count_if(hidden).alias("intervals_with_hidden_changes"),
+            F.sum("flaps").alias("flaps"),
+            F.count_if(flapped).alias("intervals_with_flaps"),
             F.sum("delta").alias("version_delta"),
-            F.min(F.when(hidden, F.col("observed_at"))).alias("first_seen"),
-            F.max(F.when(hidden, F.col("observed_at"))).alias("last_seen"),
+            F.min(F.when(flapped, F.col("observed_at"))).alias("first_seen"),
+            F.max(F.when(flapped, F.col("observed_at"))).alias("last_seen"),
         )
-        .where(F.col("hidden_changes") > 0)
+        .where(F.col("flaps") > 0)
         .join(notified, KEY, "left")
         .select(
             F.lit(snapshot_id).alias("snapshot_id"),
-            *KEY, "hidden_changes", "intervals_with_hidden_changes", "version_delta",
+            *KEY, "hidden_changes", "flaps", "intervals_with_flaps", "version_delta",
             F.coalesce("notified_changes", F.lit(0).cast("bigint")).alias("notified_changes"),
             "first_seen", "last_seen", F.lit("warning").alias("severity"),
         )
