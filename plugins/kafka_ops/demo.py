@@ -98,6 +98,7 @@ def print_lake(lake: Lake, cluster: str) -> None:
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # connection retries while brokers start
     # a fresh lake each run: history from an earlier sandbox would mix two different clusters
     lake_root = str(var_dir() / "demo" / "lake")
     shutil.rmtree(lake_root, ignore_errors=True)

@@ -18,9 +18,12 @@ rack: rack, brokers, replicas, share_of_replicas (as above; the shares add up to
 
 `replica_placement_partitions`, one row per partition whose replicas share racks although enough
 racks exist: distinct_racks (distinct known racks among its replicas) < min(replication factor,
-racks_available (distinct racks among registered brokers)). A replica on an unknown-rack broker
-adds no rack, so it counts as sharing. Columns: topic, partition, replicas, racks (the replicas'
-racks in replica order, null when unknown), distinct_racks, racks_available, severity warning.
+racks_available (distinct racks among the brokers whose rack is known)). A broker's rack is the
+last one it registered with in the history window, so a broker that is down now keeps its rack
+(a stopped broker does not make its partitions look rack-collocated). A replica on a broker
+whose rack was never seen adds no rack, so it counts as sharing. Columns: topic, partition,
+replicas, racks (the replicas' racks in replica order, null when unknown), distinct_racks,
+racks_available, severity warning.
 
 `replica_placement_topics`, one row per topic without redundancy (replication factor, the max
 over its partitions, is 1: losing one broker loses data): topic, partitions, replication_factor,
@@ -146,14 +149,28 @@ def unreplicated_topics(partitions: DataFrame) -> DataFrame:
     )
 
 
-def detect_replica_placement(partitions: DataFrame, brokers: DataFrame, *, snapshot_id: str) -> dict[str, DataFrame]:
+def last_known_racks(brokers: DataFrame) -> DataFrame:
+    """Per broker seen in the window: broker_id and its last known (non-null) rack."""
+    return (
+        brokers.where(F.col("rack").isNotNull())
+        .groupBy("broker_id")
+        .agg(F.max_by("rack", F.struct("captured_at", "snapshot_id")).alias("rack"))
+    )
+
+
+def detect_replica_placement(
+    partitions: DataFrame, brokers: DataFrame, *, snapshot_id: str, known_racks: DataFrame | None = None
+) -> dict[str, DataFrame]:
     """Pure: one snapshot's partitions and brokers → the four findings tables, tagged with
-    `snapshot_id`."""
+    `snapshot_id`. Rack sharing is judged on `known_racks` (broker_id, rack) when given, so a
+    broker that is down keeps the rack it had (else the latest brokers' racks)."""
     counts = broker_counts(partitions, brokers)
     tables = {
         "replica_placement_brokers": broker_placement(counts),
         "replica_placement_racks": rack_placement(counts),
-        "replica_placement_partitions": shared_rack_partitions(partitions, brokers),
+        "replica_placement_partitions": shared_rack_partitions(
+            partitions, brokers if known_racks is None else known_racks
+        ),
         "replica_placement_topics": unreplicated_topics(partitions),
     }
     return {name: frame.select(F.lit(snapshot_id).alias("snapshot_id"), "*") for name, frame in tables.items()}
@@ -161,7 +178,8 @@ def detect_replica_placement(partitions: DataFrame, brokers: DataFrame, *, snaps
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     partitions, brokers = (latest(inputs[t], context) for t in ("partitions", "brokers"))
-    return detect_replica_placement(partitions, brokers, snapshot_id=context.snapshot_id)
+    known = last_known_racks(inputs["brokers"])
+    return detect_replica_placement(partitions, brokers, snapshot_id=context.snapshot_id, known_racks=known)
 
 
 DETECTOR = Detector(

@@ -156,3 +156,18 @@ def test_detector_reads_the_latest_snapshot(spark: SparkSession) -> None:
         ("s2", 2, "a", True, 1, 0, 0.5, "info"),
         ("s2", 3, "b", True, 0, 0, 0.0, "ok"),
     ])  # fmt: skip
+
+
+def test_a_stopped_broker_keeps_its_last_known_rack(spark: SparkSession) -> None:
+    """Broker 2 (rack b) is down in s2: its partitions still span racks a and b."""
+    parts = frame(spark, PARTITIONS, [
+        partition("t", 0, [1, 2], [1, 2], snapshot="s1"),
+        partition("t", 0, [1, 2], [1], snapshot="s2"),
+        partition("t", 1, [1, 3], [1, 3], snapshot="s2"),         # 1 and 3 both in rack a
+    ])  # fmt: skip
+    registered = frame(spark, BROKERS, [("s1", AT, 1, "a"), ("s1", AT, 2, "b"), ("s1", AT, 3, "a"),
+                                        ("s2", AT, 1, "a"), ("s2", AT, 3, "a")])  # fmt: skip
+    found = DETECTOR.detect({"partitions": parts, "brokers": registered}, Context("c", "s2", AT, Thresholds()))
+    expect(spark, found["replica_placement_partitions"], [
+        ("s2", "t", 1, [1, 3], ["a", "a"], 1, 2, "warning"),
+    ])  # fmt: skip
