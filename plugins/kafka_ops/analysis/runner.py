@@ -9,6 +9,7 @@ and published with the same atomic staging/commit as snapshots (`Lake.publish`),
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -167,8 +168,6 @@ def _severity_counts(table: pa.Table) -> dict[str, int]:
 def _commit_row(
     context: Context, detectors: list[str], counts: dict[str, dict[str, int]], analysed_at: datetime | None
 ) -> pa.Table:
-    import json  # noqa: PLC0415
-
     return pa.table(
         {
             "snapshot_id": [context.snapshot_id],
@@ -181,8 +180,6 @@ def _commit_row(
 
 
 def parse_thresholds(text: str) -> Thresholds:
-    import json  # noqa: PLC0415
-
     try:
         values = json.loads(text)
     except ValueError as e:
