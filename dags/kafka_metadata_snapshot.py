@@ -12,7 +12,7 @@ from typing import Any
 from airflow.sdk import dag, task
 from airflow.sdk.exceptions import AirflowFailException
 
-from kafka_ops.airflow.assets import SNAPSHOT_ASSET
+from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.settings import load_settings, snapshot_schedule
 
 DOC_MD = """
@@ -21,13 +21,18 @@ DOC_MD = """
 **What it does.** For every cluster in the kafka-ops settings (`$KAFKA_OPS_CONFIG`, or the one
 cluster `default` when unset), reads the whole Kafka metadata tree from ZooKeeper (brokers,
 topics, partition assignments, leaders and ISRs, controller, pending reassignments, configs)
-and publishes it atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Each
+and publishes it atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Beside
+it, `collect_groups` reads every consumer group through the Admin API (state, assignor,
+members and their partitions, committed offsets, end offsets, lag) and publishes them as their
+own batch (asset `kafka_ops_group_snapshots`): a Kafka outage never blocks the ZooKeeper
+snapshot, nor the reverse. Each
 cluster is its own mapped task instance (`snapshot_cluster`, labelled with the cluster name),
 so one unreachable cluster does not hide the others. Every committed snapshot updates the
 asset `kafka_ops_snapshots`, which the analysis DAGs are scheduled on. Only a small summary
 (counts of brokers, partitions, under-replicated and offline partitions) goes to XCom.
 
-**Connections.** Per cluster, the ZooKeeper connection named in the settings
+**Connections.** Per cluster, the Kafka connection named in the settings (`kafka_default`:
+host = bootstrap servers, allowlisted security extras) and the ZooKeeper connection
 (`zookeeper_default` for the default cluster): host `zk1:2181,zk2:2181`, chroot in the extra
 `chroot` (or after the hosts, `zk1:2181/kafka`), optional digest login/password, extras
 `timeout_s`, `use_tls`, `ca_file`, `cert_file`, `key_file`, `verify_hostname`. Unknown extras
@@ -65,12 +70,21 @@ A failed `list_clusters` means the settings file could not be read or is invalid
 )
 def kafka_metadata_snapshot() -> None:
     @task
-    def list_clusters() -> list[dict[str, str]]:
+    def list_clusters() -> list[dict[str, str | None]]:
         """The clusters to snapshot, from the settings read at run time."""
-        return [{"name": c.name, "zookeeper_conn_id": c.zookeeper_conn_id} for c in load_settings().clusters]
+        return [
+            {
+                "name": c.name,
+                "zookeeper_conn_id": c.zookeeper_conn_id,
+                "kafka_conn_id": c.kafka_conn_id,
+                "groups_include": c.groups_include,
+                "groups_exclude": c.groups_exclude,
+            }
+            for c in load_settings().clusters
+        ]
 
     @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
-    def snapshot_cluster(cluster: dict[str, str], *, outlet_events: Any = None) -> dict[str, Any]:
+    def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
         # imported here, not at parse time: kazoo, pyarrow
         from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
@@ -89,7 +103,31 @@ def kafka_metadata_snapshot() -> None:
         }
         return info
 
-    snapshot_cluster.expand(cluster=list_clusters())
+    @task(outlets=[GROUP_SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
+    def collect_groups(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
+        """Collect one cluster's consumer groups (Admin API) into the lake; returns only a summary.
+        Independent of the ZooKeeper snapshot: either can fail without blocking the other."""
+        from kafka_ops.airflow.kafka_hook import KafkaAdminHook
+        from kafka_ops.errors import ConfigError
+        from kafka_ops.lake.store import Lake
+
+        lake_root = load_settings().lake_root
+        try:
+            snap, info = KafkaAdminHook(cluster["kafka_conn_id"]).collect_groups(
+                cluster["name"], Lake(lake_root), cluster["groups_include"], cluster["groups_exclude"]
+            )
+        except ConfigError as e:
+            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+        outlet_events[GROUP_SNAPSHOT_ASSET].extra = {
+            "cluster": snap.cluster,
+            "snapshot_id": snap.snapshot_id,
+            "lake_root": lake_root,
+        }
+        return info
+
+    clusters = list_clusters()
+    snapshot_cluster.expand(cluster=clusters)
+    collect_groups.expand(cluster=clusters)
 
 
 kafka_metadata_snapshot()

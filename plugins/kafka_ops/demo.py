@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.consumer import KafkaConsumer
 from kafka.producer import KafkaProducer
 
 from kafka_ops.findings_report import render_findings
@@ -50,6 +51,21 @@ def produce(bootstrap: str, messages: int = 2000) -> None:
     producer.close()
 
 
+def consume_some(bootstrap: str, group: str, topic: str, messages: int) -> None:
+    """A consumer group that reads part of a topic, commits, and leaves (an Empty group with lag)."""
+    consumer = KafkaConsumer(
+        topic, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+        enable_auto_commit=False, max_poll_records=100,
+    )  # fmt: skip
+    try:
+        seen = 0
+        while seen < messages:
+            seen += sum(len(batch) for batch in consumer.poll(timeout_ms=1000).values())
+        consumer.commit()
+    finally:
+        consumer.close()
+
+
 def airflow_dags_test(dag_id: str, cluster: SandboxCluster, lake_root: str) -> None:
     """`airflow dags test DAG_ID` against the sandbox and the demo lake, its log in var/."""
     zookeeper = {"conn_type": "zookeeper", "host": cluster.zookeeper_hosts, "extra": {"chroot": cluster.chroot}}
@@ -57,6 +73,7 @@ def airflow_dags_test(dag_id: str, cluster: SandboxCluster, lake_root: str) -> N
         **os.environ,
         "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(zookeeper),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
+        "AIRFLOW_CONN_KAFKA_DEFAULT": json.dumps({"conn_type": "kafka", "host": cluster.bootstrap_servers}),
         "KAFKA_OPS_LAKE": lake_root,
     }
     airflow = Path(sys.executable).with_name("airflow")
@@ -93,6 +110,13 @@ def print_lake(lake: Lake, cluster: str) -> None:
     for p in offline[:12]:
         print(f"    {p['topic']}-{p['partition']:<3} leader {p['leader']}  replicas {p['replicas']}")
     print(f"  collection errors    {row['issue_count']}")
+    collections = lake.read("group_snapshots", cluster).to_pylist()
+    latest = max(collections, key=lambda r: r["captured_at"])["snapshot_id"] if collections else None
+    for group in lake.read("consumer_groups", cluster, [latest] if latest else []).to_pylist():
+        offsets = [o for o in lake.read("group_offsets", cluster, [group["snapshot_id"]]).to_pylist()
+                   if o["group_id"] == group["group_id"]]  # fmt: skip
+        lag = sum(o["lag"] or 0 for o in offsets)
+        print(f"  consumer group       {group['group_id']} ({group['state']}): {len(offsets)} partitions, lag {lag}")
     print(f"  lake                 {lake.root}")
 
 
@@ -111,6 +135,8 @@ def main() -> None:
         admin.close()
         produce(cluster.bootstrap_servers)
         print(", ".join(f"{t.name} ({t.num_partitions}x RF{t.replication_factor})" for t in TOPICS))
+        consume_some(cluster.bootstrap_servers, "billing", "orders", 1200)
+        print("consumer group billing read part of orders and committed")
         say("a first snapshot of the healthy cluster")
         snapshot_to_lake("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), Lake(lake_root))
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")

@@ -40,6 +40,10 @@ class ZooKeeperAuthFailed(CollectionFailed):
     """ZooKeeper refused the credentials, or they do not grant read access."""
 
 
+class KafkaUnreachable(CollectionFailed):
+    """No Kafka broker answered (bootstrap, metadata or a request timed out or was refused)."""
+
+
 class LakeError(KafkaOpsError):
     """The lake cannot be read or written as asked."""
 

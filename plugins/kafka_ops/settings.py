@@ -40,6 +40,10 @@ class ClusterConfig:
     zookeeper_conn_id: str = "zookeeper_default"
     kafka_conn_id: str = "kafka_default"
     writes_enabled: bool = False
+    groups_include: str | None = None
+    """Collect only consumer groups whose id fully matches this regex (default: all)."""
+    groups_exclude: str | None = None
+    """Skip consumer groups whose id fully matches this regex."""
     thresholds: Thresholds = field(default_factory=Thresholds)
 
     def __post_init__(self) -> None:

@@ -1,10 +1,14 @@
-"""Collect one cluster's snapshot and publish it to the lake: what the DAG and CLI run."""
+"""Collect one cluster's snapshot (ZooKeeper metadata, or consumer groups) and publish it to the
+lake: what the DAG and CLI run."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from kafka_ops.groups_collector import AdminFactory, GroupCollector
+from kafka_ops.groups_model import GroupSnapshot
+from kafka_ops.groups_tables import group_batch, group_summary
 from kafka_ops.lake.store import Lake
 from kafka_ops.model import ClusterSnapshot
 from kafka_ops.snapshot_tables import snapshot_batch, summary
@@ -28,4 +32,28 @@ def snapshot_to_lake(cluster: str, target: ZooKeeperTarget, lake: Lake) -> tuple
     )  # fmt: skip
     for issue in snap.issues[:20]:
         log.warning("collection issue at %s: %s", issue.path, issue.problem)
+    return snap, info
+
+
+def groups_to_lake(
+    cluster: str,
+    admin_factory: AdminFactory,
+    lake: Lake,
+    include: str | None = None,
+    exclude: str | None = None,
+) -> tuple[GroupSnapshot, dict[str, Any]]:
+    """Collect `cluster`'s consumer groups and publish them as their own batch.
+
+    Raises `KafkaUnreachable` / `CollectionFailed` when the groups cannot be collected at all:
+    nothing is published then. Per-group failures are published as issue rows.
+    """
+    snap = GroupCollector(cluster, admin_factory, include, exclude).collect()
+    lake.publish(group_batch(snap))
+    info = group_summary(snap)
+    log.info(
+        "published group snapshot %s of %s: %s groups %s, %s offsets, total lag %s, %s issues",
+        snap.snapshot_id, cluster, info["groups"], info["states"], info["offsets"], info["total_lag"], info["issues"],
+    )  # fmt: skip
+    for issue in snap.issues[:20]:
+        log.warning("group collection issue (%s, group %s): %s", issue.kind, issue.group_id, issue.problem)
     return snap, info

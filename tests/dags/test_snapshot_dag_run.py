@@ -43,23 +43,33 @@ def cluster_with_topic(dag_sandbox: SandboxCluster) -> SandboxCluster:
 
 
 def run_snapshot_dag(
-    dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, lake_root: Path, connection: dict[str, Any]
+    dag_bag: DagBag,
+    monkeypatch: pytest.MonkeyPatch,
+    lake_root: Path,
+    connection: dict[str, Any],
+    bootstrap_servers: str,
 ) -> DagRun:
     monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)  # the default cluster, `zookeeper_default`
     monkeypatch.setenv("KAFKA_OPS_LAKE", str(lake_root))
     monkeypatch.setenv("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", json.dumps(connection))
+    kafka = {"conn_type": "kafka", "host": bootstrap_servers}
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_DEFAULT", json.dumps(kafka))
     return dag_bag.dags[DAG_ID].test()
 
 
-def snapshot_task(run: DagRun) -> Any:
-    (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "snapshot_cluster"]
+def snapshot_task(run: DagRun, task_id: str = "snapshot_cluster") -> Any:
+    (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == task_id]
     return ti
 
 
-def asset_events(run: DagRun) -> list[dict[str, Any]]:
+def asset_events(run: DagRun, task_id: str = "snapshot_cluster") -> list[dict[str, Any]]:
     with create_session() as session:
         events = session.scalars(
-            select(AssetEvent).where(AssetEvent.source_dag_id == DAG_ID, AssetEvent.source_run_id == run.run_id)
+            select(AssetEvent).where(
+                AssetEvent.source_dag_id == DAG_ID,
+                AssetEvent.source_run_id == run.run_id,
+                AssetEvent.source_task_id == task_id,
+            )
         )
         return [dict(e.extra) for e in events]
 
@@ -72,7 +82,7 @@ def test_snapshot_dag_publishes_a_snapshot(
         "host": cluster_with_topic.zookeeper_hosts,
         "extra": {"chroot": cluster_with_topic.chroot},
     }
-    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection)
+    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, cluster_with_topic.bootstrap_servers)
 
     assert run.state == "success"
     lake = Lake(tmp_path / "lake")
@@ -94,6 +104,16 @@ def test_snapshot_dag_publishes_a_snapshot(
     ]
     assert SNAPSHOT_ASSET.uri == "x-kafka-ops://lake/snapshots"
 
+    # consumer groups: collected beside the ZooKeeper snapshot, as their own committed batch
+    (groups,) = lake.read("group_snapshots", "default").to_pylist()
+    assert groups["issue_count"] == 0
+    assert groups["bootstrap_servers"] == cluster_with_topic.bootstrap_servers
+    groups_info = snapshot_task(run, "collect_groups").xcom_pull(task_ids="collect_groups", map_indexes=0)
+    assert groups_info["snapshot_id"] == groups["snapshot_id"]
+    assert asset_events(run, "collect_groups") == [
+        {"cluster": "default", "snapshot_id": groups["snapshot_id"], "lake_root": str(tmp_path / "lake")}
+    ]
+
 
 def test_wrong_chroot_fails_the_task_and_publishes_nothing(
     dag_sandbox: SandboxCluster,
@@ -107,7 +127,7 @@ def test_wrong_chroot_fails_the_task_and_publishes_nothing(
         "host": dag_sandbox.zookeeper_hosts,
         "extra": {"chroot": "/wrong"},
     }
-    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection)
+    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, dag_sandbox.bootstrap_servers)
 
     assert run.state == "failed"
     ti = snapshot_task(run)

@@ -15,3 +15,8 @@ SNAPSHOT_ASSET = Asset(name="kafka_ops_snapshots", uri="x-kafka-ops://lake/snaps
 The event's `extra` carries `cluster`, `snapshot_id` and `lake_root`, so a consumer can read
 exactly the snapshots that triggered it.
 """
+
+
+GROUP_SNAPSHOT_ASSET = Asset(name="kafka_ops_group_snapshots", uri="x-kafka-ops://lake/group_snapshots")
+"""Updated once per cluster each time a consumer-group collection is committed to the lake
+(`extra`: `cluster`, `snapshot_id`, `lake_root`)."""

@@ -5,8 +5,11 @@ Layout: `<root>/<table>/cluster=<cluster>/dt=<YYYY-MM-DD>/<batch id>.parquet`. `
 and pyarrow both read them as partition columns; read them as strings (Spark:
 `spark.sql.sources.partitionColumnTypeInference.enabled=false`, which `lake.spark` sets).
 
-Every row carries `snapshot_id` and `captured_at`. The `snapshots` table is the commit log:
-a snapshot exists for readers only once its row is there (see `lake.store`).
+Every row carries `snapshot_id` and `captured_at`. Snapshot tables come in two batches, each
+published on its own (so a Kafka outage never blocks ZooKeeper snapshots, nor the reverse)
+with its own commit log: ZooKeeper metadata (`ZOOKEEPER_TABLES`, committed by `snapshots`) and
+consumer groups (`GROUP_TABLES`, committed by `group_snapshots`). A snapshot exists for
+readers only once its commit row is there (see `lake.store`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ def _schema(*fields: pa.Field, doc: str) -> pa.Schema:
     return pa.schema([*_KEY, *fields], metadata={"doc": doc})
 
 
-SNAPSHOT_TABLES: dict[str, pa.Schema] = {
+ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
     "snapshots": _schema(
         pa.field("completed_at", TS),
         pa.field("zookeeper", pa.string()),
@@ -136,6 +139,75 @@ SNAPSHOT_TABLES: dict[str, pa.Schema] = {
 }
 
 COMMIT_TABLE = "snapshots"
+GROUP_COMMIT_TABLE = "group_snapshots"
+
+TOPIC_PARTITION = pa.struct([pa.field("topic", pa.string()), pa.field("partition", pa.int32())])
+
+GROUP_TABLES: dict[str, pa.Schema] = {
+    GROUP_COMMIT_TABLE: _schema(
+        pa.field("completed_at", TS),
+        pa.field("bootstrap_servers", pa.string()),
+        pa.field("group_count", pa.int32()),
+        pa.field("member_count", pa.int32()),
+        pa.field("offset_count", pa.int32()),
+        pa.field("partition_count", pa.int32()),
+        pa.field("total_lag", pa.int64()),
+        pa.field("issue_count", pa.int32()),
+        pa.field("collector_version", pa.string()),
+        doc="Commit log of group collections (Admin API): one row per published collection; "
+        "partition_count counts partition_end_offsets rows, total_lag sums known lags.",
+    ),
+    "consumer_groups": _schema(
+        pa.field("group_id", pa.string(), nullable=False),
+        pa.field("state", pa.string()),
+        pa.field("protocol_type", pa.string()),
+        pa.field("assignor", pa.string()),
+        pa.field("member_count", pa.int32()),
+        doc="DescribeGroups: state (Stable, Empty, PreparingRebalance, CompletingRebalance, "
+        "Dead), protocol type ('consumer'; '' for groups that only commit offsets), assignor "
+        "(the selected protocol, e.g. 'range'; '' when no generation is active).",
+    ),
+    "group_members": _schema(
+        pa.field("group_id", pa.string(), nullable=False),
+        pa.field("member_id", pa.string(), nullable=False),
+        pa.field("group_instance_id", pa.string()),
+        pa.field("client_id", pa.string()),
+        pa.field("host", pa.string()),
+        pa.field("assigned_partitions", pa.list_(TOPIC_PARTITION)),
+        doc="Members and their decoded assignment (list<struct<topic, partition>>, sorted; "
+        "empty unless the group is Stable and speaks the consumer protocol).",
+    ),
+    "group_offsets": _schema(
+        pa.field("group_id", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("committed_offset", pa.int64()),
+        pa.field("end_offset", pa.int64()),
+        pa.field("lag", pa.int64()),
+        pa.field("no_commit", pa.bool_()),
+        pa.field("committed_above_end", pa.bool_()),
+        pa.field("topic_deleted", pa.bool_()),
+        doc="One row per committed or assigned partition of each group. lag = end_offset - "
+        "committed_offset, clamped at 0 when committed_above_end; null when no_commit, "
+        "topic_deleted (topic or partition gone) or the end offset is unknown.",
+    ),
+    "partition_end_offsets": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("end_offset", pa.int64(), nullable=False),
+        doc="Log end offset of every partition of the topics the groups refer to; with "
+        "captured_at, the (end offset, time) history that lag in time interpolates on.",
+    ),
+    "group_collection_issues": _schema(
+        pa.field("group_id", pa.string()),
+        pa.field("kind", pa.string()),
+        pa.field("problem", pa.string()),
+        doc="What a group collection could not read (a group's description or offsets, end "
+        "offsets of a leaderless partition); group_id is null for cluster-wide problems.",
+    ),
+}
+
+SNAPSHOT_TABLES: dict[str, pa.Schema] = {**ZOOKEEPER_TABLES, **GROUP_TABLES}
 
 ANALYSIS_COMMIT_TABLE = "analysis_runs"
 ANALYSIS_RUNS = _schema(
@@ -151,7 +223,9 @@ TABLES: dict[str, pa.Schema] = {**SNAPSHOT_TABLES, ANALYSIS_COMMIT_TABLE: ANALYS
 
 def commit_table_of(table: str) -> str:
     """The commit log that says which rows of `table` are published."""
-    return COMMIT_TABLE if table in SNAPSHOT_TABLES else ANALYSIS_COMMIT_TABLE
+    if table in GROUP_TABLES:
+        return GROUP_COMMIT_TABLE
+    return COMMIT_TABLE if table in ZOOKEEPER_TABLES else ANALYSIS_COMMIT_TABLE
 
 
 def schema_of(table: str) -> pa.Schema:

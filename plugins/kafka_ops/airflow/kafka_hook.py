@@ -1,0 +1,254 @@
+"""`KafkaAdminHook`: one Airflow connection to a Kafka cluster's brokers (the Admin API).
+
+Connection fields:
+
+* host: the bootstrap servers, `kafka1:9092` or `kafka1:9092,kafka2:9092`. A server without a
+  port gets the connection's port, else 9092.
+* login / password: SASL username and password (PLAIN or SCRAM); only with a SASL protocol.
+* extra (allowlisted, anything else is refused): `security_protocol` (PLAINTEXT, SSL,
+  SASL_PLAINTEXT, SASL_SSL; default PLAINTEXT), `sasl_mechanism` (PLAIN, SCRAM-SHA-256,
+  SCRAM-SHA-512; required with SASL), `ssl_cafile`, `ssl_certfile`, `ssl_keyfile`,
+  `ssl_check_hostname` (bool, default true), `request_timeout_ms` (positive int, default
+  30000; also bounds the bootstrap), `client_id`.
+
+Settings that do not fit the protocol are a `ConfigError` (TLS files without TLS, credentials
+without SASL), so a half-configured connection never silently talks plaintext.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from airflow.sdk.bases.hook import BaseHook
+from airflow.sdk.exceptions import AirflowException
+from kafka.errors import KafkaError
+
+from kafka_ops.errors import ConfigError, KafkaOpsError
+from kafka_ops.groups_collector import KafkaTarget
+
+if TYPE_CHECKING:
+    from airflow.sdk import Connection
+    from kafka.admin import KafkaAdminClient
+
+    from kafka_ops.groups_model import GroupSnapshot
+    from kafka_ops.lake.store import Lake
+
+DEFAULT_PORT = 9092
+DEFAULT_REQUEST_TIMEOUT_MS = 30_000
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+_SSL_FILES = ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
+ALLOWED_EXTRAS = frozenset(
+    {"security_protocol", "sasl_mechanism", *_SSL_FILES, "ssl_check_hostname", "request_timeout_ms", "client_id"}
+)
+_TRUE = {"true", "1", "yes", "on"}
+_FALSE = {"false", "0", "no", "off"}
+_HOST_WITH_PORT = re.compile(r"^(\[[^\]]+\]|[^:\[\]/]+):(\d+)$")
+_HOST_ONLY = re.compile(r"^(\[[^\]]+\]|[^:\[\]/]+)$")
+
+
+def target_from_connection(conn: Connection) -> KafkaTarget:
+    """Map an Airflow connection to a `KafkaTarget` (see the module docstring for the fields).
+
+    Raises `ConfigError` naming the connection id and the offending field or extra key. The
+    password never appears in an error message.
+    """
+    where = f"connection {conn.conn_id!r}"
+    extra = _extras(conn, where)
+    protocol = _choice(extra, "security_protocol", PROTOCOLS, where, default="PLAINTEXT")
+    timeout_ms = _timeout_ms(extra, where)
+    options: dict[str, Any] = {
+        "security_protocol": protocol,
+        "request_timeout_ms": timeout_ms,
+        "bootstrap_timeout_ms": timeout_ms,
+    }
+    if "client_id" in extra:
+        options["client_id"] = _text(extra, "client_id", where)
+    options |= _sasl(conn, extra, protocol, where)
+    options |= _ssl(extra, protocol, where)
+    return KafkaTarget(_servers(conn.host, conn.port, where), options)
+
+
+class KafkaAdminHook(BaseHook):
+    """The Admin API of the Kafka cluster named by one connection.
+
+    The connection is fetched and validated on first use (`target()`), never at construction,
+    so building the hook in a DAG file or an operator's `__init__` does no I/O.
+    """
+
+    conn_name_attr = "kafka_conn_id"
+    default_conn_name = "kafka_default"
+    conn_type = "kafka_admin"
+    hook_name = "Kafka (Admin API)"
+
+    def __init__(self, kafka_conn_id: str = default_conn_name) -> None:
+        super().__init__()
+        self.kafka_conn_id = kafka_conn_id
+        self._target: KafkaTarget | None = None
+        self._admin: KafkaAdminClient | None = None
+
+    def __repr__(self) -> str:  # the target's repr shows the servers, never credentials
+        shown = repr(self._target) if self._target is not None else "not resolved yet"
+        return f"KafkaAdminHook(kafka_conn_id={self.kafka_conn_id!r}, target={shown})"
+
+    __str__ = __repr__
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": ["schema"],
+            "relabeling": {"host": "Bootstrap servers", "login": "SASL username", "password": "SASL password"},
+            "placeholders": {
+                "host": "kafka1:9092,kafka2:9092",
+                "extra": '{"security_protocol": "SASL_SSL", "sasl_mechanism": "SCRAM-SHA-512"}',
+            },
+        }
+
+    def target(self) -> KafkaTarget:
+        """The validated endpoint and client options; fetched once, then cached.
+
+        Raises `ConfigError` if the connection is invalid, and Airflow's not-found error if it
+        does not exist.
+        """
+        if self._target is None:
+            self._target = target_from_connection(self.get_connection(self.kafka_conn_id))
+            self.log.info("Kafka connection %s resolves to %r", self.kafka_conn_id, self._target)
+        return self._target
+
+    def get_admin_client(self) -> KafkaAdminClient:
+        """A `KafkaAdminClient`, built on first use and kept until `close()`."""
+        if self._admin is None:
+            self._admin = self.target()()
+        return self._admin
+
+    def close(self) -> None:
+        if self._admin is not None:
+            self._admin.close()
+            self._admin = None
+
+    def collect_groups(
+        self, cluster: str, lake: Lake, include: str | None = None, exclude: str | None = None
+    ) -> tuple[GroupSnapshot, dict[str, Any]]:
+        """Collect `cluster`'s consumer groups (optionally filtered by group-id regexes) and
+        publish them to `lake` as their own batch. The collection uses its own client and
+        closes it. Raises `KafkaUnreachable` / `CollectionFailed` when nothing can be collected."""
+        from kafka_ops.snapshotting import groups_to_lake  # noqa: PLC0415  (pyarrow, only when used)
+
+        return groups_to_lake(cluster, self.target(), lake, include, exclude)
+
+    def test_connection(self) -> tuple[bool, str]:
+        """Bootstrap, describe the cluster, close. Returns `(ok, message)`; never raises for a
+        connection, network or broker problem."""
+        try:
+            target = self.target()
+            admin = target()
+            try:
+                cluster = admin.describe_cluster()
+            finally:
+                admin.close()
+        except (KafkaOpsError, AirflowException, KafkaError, OSError) as e:
+            return False, f"{type(e).__name__}: {e}"
+        brokers = cluster.get("brokers") or []
+        return True, (
+            f"Kafka at {target.bootstrap_servers}: cluster {cluster.get('cluster_id')}, {len(brokers)} broker(s), "
+            f"controller {cluster.get('controller_id')}"
+        )
+
+
+# -- field parsing --------------------------------------------------------------------------------
+
+
+def _extras(conn: Connection, where: str) -> dict[str, Any]:
+    try:
+        extra = json.loads(conn.extra) if conn.extra else {}
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{where}: 'extra' is not valid JSON ({e.msg} at char {e.pos})") from None
+    if not isinstance(extra, dict):
+        raise ConfigError(f"{where}: 'extra' must be a JSON object, got {type(extra).__name__}")
+    unknown = sorted(set(extra) - ALLOWED_EXTRAS)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown extra key(s) {unknown}; allowed: {sorted(ALLOWED_EXTRAS)} "
+            "(remove the key or move the setting to its field)"
+        )
+    return extra
+
+
+def _servers(host: str | None, port: int | None, where: str) -> str:
+    entries = [h.strip() for h in (host or "").split(",") if h.strip()]
+    if not entries:
+        raise ConfigError(f"{where}: 'host' is empty; set it to the bootstrap servers, 'kafka1:9092,kafka2:9092'")
+    if port is not None and not 0 < port < 65536:
+        raise ConfigError(f"{where}: port {port} is not a TCP port")
+    servers = []
+    for entry in entries:
+        address = f"{entry}:{port or DEFAULT_PORT}" if _HOST_ONLY.match(entry) else entry
+        match = _HOST_WITH_PORT.match(address)
+        if match is None or not 0 < int(match.group(2)) < 65536:
+            raise ConfigError(f"{where}: bad bootstrap server {entry!r} in 'host'; expected host:port")
+        servers.append(address)
+    return ",".join(servers)
+
+
+def _text(extra: dict[str, Any], key: str, where: str) -> str:
+    value = extra[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: extra {key!r} must be a non-empty string, got {value!r}")
+    return value.strip()
+
+
+def _choice(extra: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
+    value = extra.get(key, default)
+    if not isinstance(value, str) or value.strip().upper() not in allowed:
+        raise ConfigError(f"{where}: extra {key!r} must be one of {list(allowed)}, got {value!r}")
+    return value.strip().upper()
+
+
+def _flag(extra: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = extra.get(key, default)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ConfigError(f"{where}: extra {key!r} must be true or false, got {value!r}")
+
+
+def _timeout_ms(extra: dict[str, Any], where: str) -> int:
+    value = extra.get("request_timeout_ms", DEFAULT_REQUEST_TIMEOUT_MS)
+    ok = isinstance(value, int | str) and not isinstance(value, bool) and str(value).strip().isdigit()
+    if not ok or int(value) <= 0:
+        raise ConfigError(f"{where}: extra 'request_timeout_ms' must be a positive whole number, got {value!r}")
+    return int(value)
+
+
+def _sasl(conn: Connection, extra: dict[str, Any], protocol: str, where: str) -> dict[str, Any]:
+    if not protocol.startswith("SASL_"):
+        stray = (["sasl_mechanism"] if "sasl_mechanism" in extra else []) + [
+            name for name, value in (("login", conn.login), ("password", conn.password)) if value
+        ]
+        if stray:
+            raise ConfigError(f"{where}: {stray} set but 'security_protocol' is {protocol}; use a SASL_ protocol")
+        return {}
+    if "sasl_mechanism" not in extra:
+        raise ConfigError(f"{where}: extra 'sasl_mechanism' is required with {protocol}; one of {list(MECHANISMS)}")
+    mechanism = _choice(extra, "sasl_mechanism", MECHANISMS, where, default="")
+    if not conn.login or not conn.password:
+        raise ConfigError(f"{where}: {protocol} with {mechanism} needs both 'login' and 'password'")
+    return {"sasl_mechanism": mechanism, "sasl_plain_username": conn.login, "sasl_plain_password": conn.password}
+
+
+def _ssl(extra: dict[str, Any], protocol: str, where: str) -> dict[str, Any]:
+    files = {key: _text(extra, key, where) for key in _SSL_FILES if key in extra}
+    if not protocol.endswith("SSL"):
+        stray = sorted(files) + (["ssl_check_hostname"] if "ssl_check_hostname" in extra else [])
+        if stray:
+            raise ConfigError(f"{where}: extra {stray} set but 'security_protocol' is {protocol}; use SSL or SASL_SSL")
+        return {}
+    if "ssl_keyfile" in files and "ssl_certfile" not in files:
+        raise ConfigError(f"{where}: extra 'ssl_keyfile' needs 'ssl_certfile' (the client certificate)")
+    return {**files, "ssl_check_hostname": _flag(extra, "ssl_check_hostname", where, default=True)}
+
+
+__all__ = ["ALLOWED_EXTRAS", "KafkaAdminHook", "target_from_connection"]

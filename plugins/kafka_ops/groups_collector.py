@@ -1,0 +1,290 @@
+"""Collect every consumer group's description, committed offsets and end offsets with the
+Admin API (kafka-python), in batched requests.
+
+Round trips per collection, whatever the number of groups and partitions: one ListGroups per
+broker; per batch of `batch_size` groups, one FindCoordinator (cached after the first), one
+DescribeGroups and one OffsetFetch (v8+: many groups per request) per coordinator; one
+Metadata for the referenced topics; one ListOffsets per partition leader. A batch that fails
+is retried group by group so one bad group becomes a `GroupIssue`, not a crash; a cluster
+that cannot be reached at all raises `KafkaUnreachable`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+from kafka.admin import KafkaAdminClient, OffsetSpec
+from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, UnknownTopicOrPartitionError
+from kafka.structs import TopicPartition as KafkaTopicPartition
+
+from kafka_ops.errors import CollectionFailed, ConfigError, KafkaUnreachable
+from kafka_ops.groups_model import (
+    STABLE,
+    Commit,
+    ConsumerGroup,
+    GroupIssue,
+    GroupMember,
+    GroupOffset,
+    GroupSnapshot,
+    TopicPartition,
+    offset_rows,
+)
+from kafka_ops.zk_collector import new_snapshot_id
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_BATCH_SIZE = 200
+CONSUMER_PROTOCOL = "consumer"
+UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
+# Errors that mean "the cluster cannot be talked to", as opposed to one broker answer's error.
+_UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError, OSError)
+
+
+class AdminFactory(Protocol):
+    """Builds a connected admin client; `bootstrap_servers` names it in error messages."""
+
+    @property
+    def bootstrap_servers(self) -> str: ...
+
+    def __call__(self) -> KafkaAdminClient: ...
+
+
+@dataclass(frozen=True)
+class KafkaTarget:
+    """Bootstrap servers plus kafka-python client options (security, timeouts).
+
+    Calling it builds a `KafkaAdminClient`. Its repr shows the servers only, never options
+    (they may hold a SASL password).
+    """
+
+    bootstrap_servers: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"KafkaTarget({self.bootstrap_servers!r})"
+
+    def __call__(self) -> KafkaAdminClient:
+        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **self.options)
+
+
+def _pattern(kind: str, value: str | None) -> re.Pattern[str] | None:
+    if value is None:
+        return None
+    try:
+        return re.compile(value)
+    except re.error as e:
+        raise ConfigError(f"group {kind} pattern {value!r} is not a valid regular expression: {e}") from None
+
+
+class GroupCollector:
+    """Builds a `GroupSnapshot` of one cluster's groups.
+
+    `include` / `exclude` are regular expressions matched against the whole group id
+    (`re.fullmatch`); a group is collected when it matches `include` (or no include is given)
+    and does not match `exclude`.
+    """
+
+    def __init__(
+        self,
+        cluster: str,
+        admin_factory: AdminFactory,
+        include: str | None = None,
+        exclude: str | None = None,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"group batch size must be at least 1, got {batch_size}")
+        self.cluster = cluster
+        self.admin_factory = admin_factory
+        self.include = _pattern("include", include)
+        self.exclude = _pattern("exclude", exclude)
+        self.batch_size = batch_size
+
+    def selected(self, group_id: str) -> bool:
+        if self.include is not None and not self.include.fullmatch(group_id):
+            return False
+        return self.exclude is None or not self.exclude.fullmatch(group_id)
+
+    def collect(self) -> GroupSnapshot:
+        """Raises `KafkaUnreachable` when no broker answers, `CollectionFailed` when the groups
+        cannot even be listed; any narrower failure is a `GroupIssue` in the snapshot."""
+        where = self.admin_factory.bootstrap_servers
+        try:
+            admin = self.admin_factory()
+        except KafkaError as e:
+            raise KafkaUnreachable(f"cannot reach Kafka at {where}: {type(e).__name__}: {e}") from e
+        try:
+            return _Run(self, admin, where).collect()
+        except _UNREACHABLE as e:
+            raise KafkaUnreachable(f"lost Kafka at {where} while collecting groups: {type(e).__name__}: {e}") from e
+        except KafkaError as e:
+            raise CollectionFailed(f"collecting the groups of Kafka at {where} failed: {type(e).__name__}: {e}") from e
+        finally:
+            admin.close()
+
+
+class _Run:
+    """One collection: state shared by its steps."""
+
+    def __init__(self, collector: GroupCollector, admin: KafkaAdminClient, where: str) -> None:
+        self.collector = collector
+        self.admin = admin
+        self.where = where
+        self.issues: list[GroupIssue] = []
+
+    def collect(self) -> GroupSnapshot:
+        captured_at = datetime.now(UTC)
+        group_ids = self._list_groups()
+        described: dict[str, ConsumerGroup] = {}
+        committed: dict[str, dict[TopicPartition, Commit]] = {}
+        size = self.collector.batch_size
+        for start in range(0, len(group_ids), size):
+            batch = group_ids[start : start + size]
+            described.update(self._batched("describe", batch, self._describe))
+            committed.update(self._batched("offsets", batch, self._offsets))
+        groups = tuple(described[g] for g in group_ids if g in described)
+        referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
+        existing, end_offsets = self._end_offsets({t for t, _ in referenced})
+        offsets: list[GroupOffset] = []
+        for group_id in group_ids:
+            group = described.get(group_id)
+            assigned = group.assigned if group is not None else set()
+            offsets += offset_rows(group_id, committed.get(group_id, {}), assigned, existing, end_offsets)
+        cluster = self.collector.cluster
+        return GroupSnapshot(
+            cluster=cluster,
+            snapshot_id=new_snapshot_id(cluster, captured_at),
+            captured_at=captured_at,
+            bootstrap_servers=self.where,
+            groups=groups,
+            offsets=tuple(offsets),
+            end_offsets=end_offsets,
+            issues=tuple(self.issues),
+            completed_at=datetime.now(UTC),
+        )
+
+    # -- groups -----------------------------------------------------------------------------
+
+    def _list_groups(self) -> list[str]:
+        try:
+            listed = self.admin.list_groups()
+        except _UNREACHABLE:
+            raise
+        except KafkaError as e:
+            raise CollectionFailed(f"cannot list the consumer groups of Kafka at {self.where}: {e!r}") from e
+        return sorted({g["group_id"] for g in listed if self.collector.selected(g["group_id"])})
+
+    def _batched(
+        self, kind: str, batch: list[str], fetch: Callable[[list[str]], dict[str, T]]
+    ) -> Iterator[tuple[str, T]]:
+        """`fetch(batch)`; if the batch fails, each group alone, failures becoming issues."""
+        try:
+            yield from fetch(batch).items()
+            return
+        except _UNREACHABLE:
+            raise
+        except KafkaError as e:
+            if len(batch) == 1:
+                self.issues.append(GroupIssue(batch[0], kind, f"{type(e).__name__}: {e}"))
+                return
+            log.warning("%s of %s groups failed (%r); retrying them one by one", kind, len(batch), e)
+        for group_id in batch:
+            yield from self._batched(kind, [group_id], fetch)
+
+    def _describe(self, batch: list[str]) -> dict[str, ConsumerGroup]:
+        result = {}
+        for group_id, raw in self.admin.describe_groups(batch).items():
+            if raw.get("error"):
+                self.issues.append(GroupIssue(group_id, "describe", str(raw["error"])))
+                continue
+            result[group_id] = self._group(group_id, raw)
+        return result
+
+    def _group(self, group_id: str, raw: Mapping[str, Any]) -> ConsumerGroup:
+        state, protocol_type = raw["group_state"], raw["protocol_type"]
+        # only a Stable group's members hold an assignment, and only the consumer protocol's
+        # bytes decode as (topic, partitions) (Kafka Connect's, for one, do not)
+        decode = state == STABLE and protocol_type == CONSUMER_PROTOCOL
+        members = []
+        for m in raw["members"]:
+            assignment = self._assignment(group_id, m["member_id"], m["member_assignment"]) if decode else ()
+            members.append(
+                GroupMember(
+                    member_id=m["member_id"],
+                    group_instance_id=m["group_instance_id"],
+                    client_id=m["client_id"],
+                    host=m["client_host"],
+                    assignment=assignment,
+                )
+            )
+        members.sort(key=lambda m: m.member_id)
+        return ConsumerGroup(group_id, state, protocol_type, raw["protocol_data"], tuple(members))
+
+    def _assignment(self, group_id: str, member_id: str, raw: Any) -> tuple[TopicPartition, ...]:
+        if isinstance(raw, dict):
+            parts = raw.get("assigned_partitions") or []
+            return tuple(sorted((a["topic"], p) for a in parts for p in a["partitions"]))
+        if raw:  # kafka-python leaves bytes it could not decode as they were
+            problem = f"member {member_id}: assignment is not in the consumer protocol format"
+            self.issues.append(GroupIssue(group_id, "assignment", problem))
+        return ()
+
+    def _offsets(self, batch: list[str]) -> dict[str, dict[TopicPartition, Commit]]:
+        fetched = self.admin.list_group_offsets({g: None for g in batch})
+        return {
+            group_id: {(tp.topic, tp.partition): Commit(om.offset, om.metadata) for tp, om in offsets.items()}
+            for group_id, offsets in fetched.items()
+        }
+
+    # -- end offsets ------------------------------------------------------------------------
+
+    def _end_offsets(self, topics: set[str]) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int]]:
+        """Partitions that still exist among `topics`, and the end offsets of those with a
+        leader (one ListOffsets per leader for all of them)."""
+        problem = ""
+        for _ in range(2):  # a topic deleted between the Metadata and ListOffsets reads: read both again
+            existing, led = self._partitions(topics)
+            if not led:
+                return existing, {}
+            specs = {KafkaTopicPartition(t, p): OffsetSpec.LATEST for t, p in sorted(led)}
+            try:
+                answered = self.admin.list_partition_offsets(specs)
+            except _UNREACHABLE:
+                raise
+            except UnknownTopicOrPartitionError as e:
+                problem = f"{type(e).__name__}: {e}"
+                continue
+            except KafkaError as e:
+                problem = f"{type(e).__name__}: {e}"
+                break
+            return existing, {(tp.topic, tp.partition): o.offset for tp, o in answered.items()}
+        self.issues.append(GroupIssue(None, "end_offsets", f"no end offsets this time: {problem}"))
+        return existing, {}
+
+    def _partitions(self, topics: set[str]) -> tuple[frozenset[TopicPartition], set[TopicPartition]]:
+        """(every existing partition of `topics`, those with a leader)."""
+        if not topics:
+            return frozenset(), set()
+        existing, led = set(), set()
+        for topic in self.admin.describe_topics(sorted(topics)):
+            name, error = topic["name"], topic["error_code"]
+            if error == UNKNOWN_TOPIC:
+                continue  # deleted: its rows are flagged topic_deleted
+            if error:
+                self.issues.append(GroupIssue(None, "metadata", f"topic {name}: error code {error}"))
+            for p in topic["partitions"]:
+                tp = (name, p["partition_index"])
+                existing.add(tp)
+                if p["leader_id"] >= 0:
+                    led.add(tp)
+                else:
+                    problem = f"{name}-{tp[1]}: no leader, end offset unknown"
+                    self.issues.append(GroupIssue(None, "end_offsets", problem))
+        return frozenset(existing), led

@@ -1,0 +1,146 @@
+"""A typed, pure model of a cluster's consumer groups at one moment, and the lag rules.
+
+Models hold data, never sockets: `groups_collector` fills them from the Admin API and
+`groups_tables` turns them into lake tables. `offset_rows` is the one place that decides
+which (group, partition) rows exist and how their lag and flags are computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+TopicPartition = tuple[str, int]
+
+STABLE = "Stable"
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMember:
+    """One member of a group, as the coordinator describes it.
+
+    `assignment` is the decoded consumer-protocol assignment, sorted; empty unless the group is
+    Stable and speaks the `consumer` protocol (other states carry no assignment).
+    """
+
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    host: str
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerGroup:
+    """A group's description: state (`Stable`, `Empty`, `PreparingRebalance`, `Dead`, ...),
+    protocol type (`consumer`, `connect`, or `""` for groups that only commit offsets) and the
+    assignor name (the selected protocol, e.g. `range`; empty when no generation is active)."""
+
+    group_id: str
+    state: str
+    protocol_type: str
+    assignor: str
+    members: tuple[GroupMember, ...] = ()
+
+    @property
+    def assigned(self) -> set[TopicPartition]:
+        return {tp for m in self.members for tp in m.assignment}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupOffset:
+    """A group's position on one partition.
+
+    Rows exist for every committed partition and every assigned partition (as
+    `kafka-consumer-groups --describe` shows them). `lag` is `end_offset - committed_offset`,
+    clamped at 0 when the commit is above the end (`committed_above_end`); it is None when
+    either side is unknown: no commit (`no_commit`), the topic or partition no longer exists
+    (`topic_deleted`), or its end offset could not be read (a collection issue says why).
+    """
+
+    group_id: str
+    topic: str
+    partition: int
+    committed_offset: int | None
+    metadata: str | None
+    end_offset: int | None
+    lag: int | None
+    no_commit: bool = False
+    committed_above_end: bool = False
+    topic_deleted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GroupIssue:
+    """Something that could not be collected; the rest of the snapshot still completes.
+
+    `group_id` is None for cluster-wide problems (e.g. end offsets of a leaderless partition).
+    """
+
+    group_id: str | None
+    kind: str
+    problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSnapshot:
+    """Every selected group of one cluster, their offsets, and the end offsets they were
+    measured against (`end_offsets` is also the per-partition (end offset, time) history the
+    lag-in-time analysis reads: `captured_at` is the time)."""
+
+    cluster: str
+    snapshot_id: str
+    captured_at: datetime
+    bootstrap_servers: str
+    groups: tuple[ConsumerGroup, ...]
+    offsets: tuple[GroupOffset, ...]
+    end_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    issues: tuple[GroupIssue, ...] = ()
+    completed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A committed offset as OffsetFetch returns it."""
+
+    offset: int
+    metadata: str | None = None
+
+
+def offset_rows(
+    group_id: str,
+    committed: Mapping[TopicPartition, Commit],
+    assigned: Iterable[TopicPartition],
+    existing: set[TopicPartition] | frozenset[TopicPartition],
+    end_offsets: Mapping[TopicPartition, int],
+) -> list[GroupOffset]:
+    """The group's rows, sorted by (topic, partition).
+
+    `existing` holds every partition of the topics the group refers to that the cluster still
+    has; a referenced partition outside it is `topic_deleted`. A negative committed offset
+    (Kafka's "none") counts as no commit.
+    """
+    rows = []
+    for tp in sorted(set(committed) | set(assigned)):
+        commit = committed.get(tp)
+        offset = commit.offset if commit is not None and commit.offset >= 0 else None
+        deleted = tp not in existing
+        end = None if deleted else end_offsets.get(tp)
+        above = offset is not None and end is not None and offset > end
+        lag = None if offset is None or end is None else max(end - offset, 0)
+        rows.append(
+            GroupOffset(
+                group_id=group_id,
+                topic=tp[0],
+                partition=tp[1],
+                committed_offset=offset,
+                metadata=commit.metadata if commit is not None else None,
+                end_offset=end,
+                lag=lag,
+                no_commit=offset is None,
+                committed_above_end=above,
+                topic_deleted=deleted,
+            )
+        )
+    return rows
