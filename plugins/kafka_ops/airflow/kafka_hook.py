@@ -17,14 +17,13 @@ without SASL), so a half-configured connection never silently talks plaintext.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kafka.errors import KafkaError
 
+from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.groups_collector import KafkaTarget
 
@@ -43,10 +42,6 @@ _SSL_FILES = ("ssl_cafile", "ssl_certfile", "ssl_keyfile")
 ALLOWED_EXTRAS = frozenset(
     {"security_protocol", "sasl_mechanism", *_SSL_FILES, "ssl_check_hostname", "request_timeout_ms", "client_id"}
 )
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off"}
-_HOST_WITH_PORT = re.compile(r"^(\[[^\]]+\]|[^:\[\]/]+):(\d+)$")
-_HOST_ONLY = re.compile(r"^(\[[^\]]+\]|[^:\[\]/]+)$")
 
 
 def target_from_connection(conn: Connection) -> KafkaTarget:
@@ -56,7 +51,7 @@ def target_from_connection(conn: Connection) -> KafkaTarget:
     password never appears in an error message.
     """
     where = f"connection {conn.conn_id!r}"
-    extra = _extras(conn, where)
+    extra = allowlisted_extras(conn, where, ALLOWED_EXTRAS)
     protocol = _choice(extra, "security_protocol", PROTOCOLS, where, default="PLAINTEXT")
     timeout_ms = _timeout_ms(extra, where)
     options: dict[str, Any] = {
@@ -65,10 +60,20 @@ def target_from_connection(conn: Connection) -> KafkaTarget:
         "bootstrap_timeout_ms": timeout_ms,
     }
     if "client_id" in extra:
-        options["client_id"] = _text(extra, "client_id", where)
+        options["client_id"] = text(extra, "client_id", where)
     options |= _sasl(conn, extra, protocol, where)
     options |= _ssl(extra, protocol, where)
-    return KafkaTarget(_servers(conn.host, conn.port, where), options)
+    return KafkaTarget(
+        host_list(
+            conn.host,
+            conn.port,
+            where,
+            default_port=DEFAULT_PORT,
+            what="bootstrap server",
+            example="the bootstrap servers, 'kafka1:9092,kafka2:9092'",
+        ),
+        options,
+    )
 
 
 class KafkaAdminHook(BaseHook):
@@ -160,59 +165,11 @@ class KafkaAdminHook(BaseHook):
 # -- field parsing --------------------------------------------------------------------------------
 
 
-def _extras(conn: Connection, where: str) -> dict[str, Any]:
-    try:
-        extra = json.loads(conn.extra) if conn.extra else {}
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{where}: 'extra' is not valid JSON ({e.msg} at char {e.pos})") from None
-    if not isinstance(extra, dict):
-        raise ConfigError(f"{where}: 'extra' must be a JSON object, got {type(extra).__name__}")
-    unknown = sorted(set(extra) - ALLOWED_EXTRAS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown extra key(s) {unknown}; allowed: {sorted(ALLOWED_EXTRAS)} "
-            "(remove the key or move the setting to its field)"
-        )
-    return extra
-
-
-def _servers(host: str | None, port: int | None, where: str) -> str:
-    entries = [h.strip() for h in (host or "").split(",") if h.strip()]
-    if not entries:
-        raise ConfigError(f"{where}: 'host' is empty; set it to the bootstrap servers, 'kafka1:9092,kafka2:9092'")
-    if port is not None and not 0 < port < 65536:
-        raise ConfigError(f"{where}: port {port} is not a TCP port")
-    servers = []
-    for entry in entries:
-        address = f"{entry}:{port or DEFAULT_PORT}" if _HOST_ONLY.match(entry) else entry
-        match = _HOST_WITH_PORT.match(address)
-        if match is None or not 0 < int(match.group(2)) < 65536:
-            raise ConfigError(f"{where}: bad bootstrap server {entry!r} in 'host'; expected host:port")
-        servers.append(address)
-    return ",".join(servers)
-
-
-def _text(extra: dict[str, Any], key: str, where: str) -> str:
-    value = extra[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: extra {key!r} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
 def _choice(extra: dict[str, Any], key: str, allowed: tuple[str, ...], where: str, default: str) -> str:
     value = extra.get(key, default)
     if not isinstance(value, str) or value.strip().upper() not in allowed:
         raise ConfigError(f"{where}: extra {key!r} must be one of {list(allowed)}, got {value!r}")
     return value.strip().upper()
-
-
-def _flag(extra: dict[str, Any], key: str, where: str, default: bool) -> bool:
-    value = extra.get(key, default)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ConfigError(f"{where}: extra {key!r} must be true or false, got {value!r}")
 
 
 def _timeout_ms(extra: dict[str, Any], where: str) -> int:
@@ -240,7 +197,7 @@ def _sasl(conn: Connection, extra: dict[str, Any], protocol: str, where: str) ->
 
 
 def _ssl(extra: dict[str, Any], protocol: str, where: str) -> dict[str, Any]:
-    files = {key: _text(extra, key, where) for key in _SSL_FILES if key in extra}
+    files = {key: text(extra, key, where) for key in _SSL_FILES if key in extra}
     if not protocol.endswith("SSL"):
         stray = sorted(files) + (["ssl_check_hostname"] if "ssl_check_hostname" in extra else [])
         if stray:
@@ -248,7 +205,7 @@ def _ssl(extra: dict[str, Any], protocol: str, where: str) -> dict[str, Any]:
         return {}
     if "ssl_keyfile" in files and "ssl_certfile" not in files:
         raise ConfigError(f"{where}: extra 'ssl_keyfile' needs 'ssl_certfile' (the client certificate)")
-    return {**files, "ssl_check_hostname": _flag(extra, "ssl_check_hostname", where, default=True)}
+    return {**files, "ssl_check_hostname": flag(extra, "ssl_check_hostname", where, default=True)}
 
 
 __all__ = ["ALLOWED_EXTRAS", "KafkaAdminHook", "target_from_connection"]

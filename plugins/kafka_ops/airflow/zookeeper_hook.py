@@ -18,9 +18,7 @@ half-configured connection never silently talks plaintext.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk.bases.hook import BaseHook
@@ -28,6 +26,7 @@ from airflow.sdk.exceptions import AirflowException
 from kazoo.exceptions import KazooException
 
 from kafka_ops import znodes
+from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import (
     ConfigError,
     KafkaOpsError,
@@ -47,10 +46,6 @@ DEFAULT_PORT = 2181
 DEFAULT_TIMEOUT_S = 10.0
 ALLOWED_EXTRAS = frozenset({"chroot", "timeout_s", "use_tls", "ca_file", "cert_file", "key_file", "verify_hostname"})
 _TLS_FILES = ("ca_file", "cert_file", "key_file")
-_TRUE = {"true", "1", "yes", "on"}
-_FALSE = {"false", "0", "no", "off", ""}
-_HOST_WITH_PORT = re.compile(r"^(\[[^\]]+\]|[^:\[\]]+):(\d+)$")
-_HOST_ONLY = re.compile(r"^(\[[^\]]+\]|[^:\[\]]+)$")
 
 NOT_RETRYABLE: tuple[type[KafkaOpsError], ...] = (ConfigError, NotAKafkaChroot, ZooKeeperAuthFailed)
 """Failures a retry cannot fix (a wrong setting, chroot or credential): fail the task at once."""
@@ -63,14 +58,21 @@ def target_from_connection(conn: Connection) -> ZooKeeperTarget:
     password never appears in an error message.
     """
     where = f"connection {conn.conn_id!r}"
-    extra = _extras(conn, where)
+    extra = allowlisted_extras(conn, where, ALLOWED_EXTRAS)
     host_part, slash, host_chroot = (conn.host or "").strip().partition("/")
-    hosts = _hosts(host_part, conn.port, where)
+    hosts = host_list(
+        host_part,
+        conn.port,
+        where,
+        default_port=DEFAULT_PORT,
+        what="ZooKeeper address",
+        example="'zk1:2181' or 'zk1:2181,zk2:2181[/chroot]'",
+    )
     chroot = _chroot(
         where,
         host=_normalize_chroot(host_chroot) if slash else None,
         schema=_normalize_chroot(conn.schema) if conn.schema else None,
-        extra=_normalize_chroot(_text(extra, "chroot", where)) if "chroot" in extra else None,
+        extra=_normalize_chroot(text(extra, "chroot", where)) if "chroot" in extra else None,
     )
     return ZooKeeperTarget(
         hosts=hosts,
@@ -164,39 +166,6 @@ class ZooKeeperHook(BaseHook):
 # -- field parsing --------------------------------------------------------------------------------
 
 
-def _extras(conn: Connection, where: str) -> dict[str, Any]:
-    # parsed here, not with `extra_dejson`, which logs and returns {} for invalid JSON
-    try:
-        extra = json.loads(conn.extra) if conn.extra else {}
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{where}: 'extra' is not valid JSON ({e.msg} at char {e.pos})") from None
-    if not isinstance(extra, dict):
-        raise ConfigError(f"{where}: 'extra' must be a JSON object, got {type(extra).__name__}")
-    unknown = sorted(set(extra) - ALLOWED_EXTRAS)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown extra key(s) {unknown}; allowed: {sorted(ALLOWED_EXTRAS)} "
-            "(remove the key or move the setting to its field)"
-        )
-    return extra
-
-
-def _hosts(host_part: str, port: int | None, where: str) -> str:
-    entries = [h.strip() for h in host_part.split(",") if h.strip()]
-    if not entries:
-        raise ConfigError(f"{where}: 'host' is empty; set it to 'zk1:2181' or 'zk1:2181,zk2:2181[/chroot]'")
-    if port is not None and not 0 < port < 65536:
-        raise ConfigError(f"{where}: port {port} is not a TCP port")
-    hosts = []
-    for entry in entries:
-        address = f"{entry}:{port or DEFAULT_PORT}" if _HOST_ONLY.match(entry) else entry
-        match = _HOST_WITH_PORT.match(address)
-        if match is None or not 0 < int(match.group(2)) < 65536:
-            raise ConfigError(f"{where}: bad ZooKeeper address {entry!r} in 'host'; expected host:port")
-        hosts.append(address)
-    return ",".join(hosts)
-
-
 def _normalize_chroot(value: str) -> str:
     return "/" + value.strip().strip("/")
 
@@ -217,22 +186,6 @@ def _digest_auth(conn: Connection, where: str) -> tuple[str, str] | None:
     return None
 
 
-def _text(extra: dict[str, Any], key: str, where: str) -> str:
-    value = extra[key]
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where}: extra {key!r} must be a non-empty string, got {value!r}")
-    return value.strip()
-
-
-def _flag(extra: dict[str, Any], key: str, where: str, default: bool) -> bool:
-    value = extra.get(key, default)
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
-    raise ConfigError(f"{where}: extra {key!r} must be true or false, got {value!r}")
-
-
 def _timeout(extra: dict[str, Any], where: str) -> float:
     value = extra.get("timeout_s", DEFAULT_TIMEOUT_S)
     try:
@@ -247,8 +200,8 @@ def _timeout(extra: dict[str, Any], where: str) -> float:
 
 
 def _tls(extra: dict[str, Any], where: str) -> TlsOptions | None:
-    files = {key: _text(extra, key, where) for key in _TLS_FILES if key in extra}
-    if not _flag(extra, "use_tls", where, default=False):
+    files = {key: text(extra, key, where) for key in _TLS_FILES if key in extra}
+    if not flag(extra, "use_tls", where, default=False):
         stray = sorted(files) + (["verify_hostname"] if "verify_hostname" in extra else [])
         if stray:
             raise ConfigError(f"{where}: extra {stray} set but 'use_tls' is not true; set it or remove them")
@@ -259,7 +212,7 @@ def _tls(extra: dict[str, Any], where: str) -> TlsOptions | None:
         ca_file=files.get("ca_file"),
         cert_file=files.get("cert_file"),
         key_file=files.get("key_file"),
-        verify_hostname=_flag(extra, "verify_hostname", where, default=True),
+        verify_hostname=flag(extra, "verify_hostname", where, default=True),
     )
 
 
