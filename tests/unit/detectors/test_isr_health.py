@@ -55,3 +55,9 @@ def test_every_status(spark: SparkSession) -> None:
         result.schema,
     )
     assertDataFrameEqual(result, expected)
+
+
+def test_empty_snapshot(spark: SparkSession) -> None:
+    result = detect_isr_health(frame(spark, PARTITIONS, []), brokers(spark, []), frame(spark, CONFIGS, []))
+    assert result.count() == 0
+    assert "severity" in result.columns and "status" in result.columns
