@@ -30,8 +30,9 @@ Findings table `isr_flapping`: between two consecutive snapshots the partition e
 replica that joined the ISR, since followers join one at a time, plus one when replicas left or
 the leader moved: those can share a write); `hidden` = max(delta - observed, 0) writes nobody
 saw. An ISR that changed and changed back takes two writes, so `flaps` = floor(hidden / 2); a
-lone extra write is a leader-epoch bump (controlled shutdown, reassignment), not a flap. Pairs
-whose version went down (state znode recreated) are ignored. One row per partition with flaps
+lone extra write is a leader-epoch bump (controlled shutdown), not a flap. Pairs whose version
+went down (state znode recreated), and pairs with a reassignment in flight on either side (each
+of its phases bumps the leader epoch), are ignored. One row per partition with flaps
 in the window: snapshot_id, topic, partition, `hidden_changes` (sum of hidden), `flaps` (sum),
 `intervals_with_flaps`, `version_delta` (the epoch's total rise over the window's non-ignored
 pairs), `notified_changes` (distinct `/isr_change_notification` znodes naming the partition in
@@ -95,16 +96,18 @@ def _snapshot(snapshots: DataFrame, idx: str, snapshot_id: str, captured_at: str
     )
 
 
-def transitions(partitions: DataFrame) -> DataFrame:
+def transitions(partitions: DataFrame, *extra: str) -> DataFrame:
     """Pure: one row per pair of consecutive snapshots of a partition whose state differs:
     topic, partition, previous_snapshot_id, previous_observed_at, event_snapshot_id, observed_at,
-    isr_before, isr_after, leader_before, leader_after, version_before, version_after."""
+    isr_before, isr_after, leader_before, leader_after, version_before, version_after, and for
+    each `extra` column of `partitions` its value after (`<name>`) and before (`<name>_before`)."""
     snapshots = snapshot_order(partitions)
     order = Window.partitionBy(*KEY).orderBy("first")
-    before = {c: F.lag(c).over(order) for c in ("last", "isr", "leader", "state_version")}
-    pairs = state_runs(partitions, snapshots).select(
-        *KEY, "first", "isr", "leader", "state_version", *(v.alias(f"{c}_before") for c, v in before.items())
-    )
+    before = {c: F.lag(c).over(order) for c in ("last", "isr", "leader", "state_version", *extra)}
+    pairs = state_runs(partitions, snapshots, *extra).select(
+        *KEY, "first", "isr", "leader", "state_version", *extra,
+        *(v.alias(f"{c}_before") for c, v in before.items()),
+    )  # fmt: skip
     # a boundary is only real if the earlier run ends before the later one starts (see above)
     return (
         pairs.where(F.col("last_before") < F.col("first"))
@@ -114,6 +117,7 @@ def transitions(partitions: DataFrame) -> DataFrame:
             *KEY, "previous_snapshot_id", "previous_observed_at", "event_snapshot_id", "observed_at",
             "isr_before", F.col("isr").alias("isr_after"), "leader_before", F.col("leader").alias("leader_after"),
             F.col("state_version_before").alias("version_before"), F.col("state_version").alias("version_after"),
+            *extra, *(f"{c}_before" for c in extra),
         )
     )  # fmt: skip
 
@@ -179,9 +183,13 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
     # removals and a leader move can share one
     observed = added + F.when(leader_moved | (removed > 0), 1).otherwise(0)
     delta = F.col("version_after") - F.col("version_before")
+    # a reassignment bumps the leader epoch at each of its phases without an ISR flap: skip
+    # the pairs where one was in flight on either side
+    moving = (F.size("adding_replicas") > 0) | (F.size("removing_replicas") > 0)
+    quiet = ~F.col("reassigning") & ~F.col("reassigning_before")
     pairs = (
-        transitions(partitions)
-        .where(delta >= 0)
+        transitions(partitions.withColumn("reassigning", F.coalesce(moving, F.lit(False))), "reassigning")
+        .where((delta >= 0) & quiet)
         .select(*KEY, "observed_at", delta.alias("delta"), observed.alias("observed"))
         .withColumn("hidden", F.greatest(F.col("delta") - F.col("observed"), F.lit(0)))
         # changed and changed back takes two writes; a lone extra write is a leader-epoch bump

@@ -188,3 +188,13 @@ def test_a_broker_catching_up_on_several_partitions_is_not_flapping(spark: Spark
         partition("g", 0, [1, 2, 3], [1, 2, 3], version=6, **at(1)),
     )  # fmt: skip
     assert detect_flapping(parts, no_notifications(spark), "s2").count() == 0
+
+
+def test_reassignment_epoch_bumps_are_not_flapping(spark: SparkSession) -> None:
+    """Each phase of a reassignment bumps the partition epoch with no visible ISR change."""
+    parts = history(spark,
+        partition("h", 0, [1, 2], [1, 2], version=2, **at(0)),
+        partition("h", 0, [3, 1, 2], [1, 2], version=4, adding=[3], removing=[2], **at(1)),
+        partition("h", 0, [3, 1], [1, 3], version=6, **at(2)),
+    )  # fmt: skip
+    assert detect_flapping(parts, no_notifications(spark), "s3").count() == 0
