@@ -54,6 +54,11 @@ A failed `list_clusters` means the settings file could not be read or is invalid
 """
 
 
+def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, str]:
+    """What an asset event tells its consumers: exactly which batch was committed, and where."""
+    return {"cluster": cluster, "snapshot_id": snapshot_id, "lake_root": lake_root}
+
+
 @dag(
     dag_id="kafka_metadata_snapshot",
     schedule=snapshot_schedule(),
@@ -96,11 +101,7 @@ def kafka_metadata_snapshot() -> None:
             snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root))
         except NOT_RETRYABLE as e:
             raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
-        outlet_events[SNAPSHOT_ASSET].extra = {
-            "cluster": snap.cluster,
-            "snapshot_id": snap.snapshot_id,
-            "lake_root": lake_root,
-        }
+        outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
     @task(outlets=[GROUP_SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
@@ -118,11 +119,7 @@ def kafka_metadata_snapshot() -> None:
             )
         except ConfigError as e:
             raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
-        outlet_events[GROUP_SNAPSHOT_ASSET].extra = {
-            "cluster": snap.cluster,
-            "snapshot_id": snap.snapshot_id,
-            "lake_root": lake_root,
-        }
+        outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
     clusters = list_clusters()
