@@ -47,6 +47,29 @@ UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 _UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError, OSError)
 
 
+class GroupsAdminClient(KafkaAdminClient):
+    """`KafkaAdminClient` that also keeps each member's raw subscription bytes.
+
+    kafka-python decodes DescribeGroups' member metadata in place and loses the bytes; the
+    what-if needs them exactly as the member sent them (owned partitions, generation, rack and
+    the assignor's user data, which kafka-python's decoder does not interpret), so they are
+    kept under `member_metadata_bytes` and decoded by `kafka_ops.assignors.protocol`.
+    """
+
+    def _describe_groups_process_response(self, response: Any) -> dict[str, Any]:
+        raw = {
+            (group.group_id, member.member_id): member.member_metadata
+            for group in response.groups
+            for member in group.members
+        }
+        results: dict[str, Any] = super()._describe_groups_process_response(response)
+        for group_id, result in results.items():
+            for member in result.get("members") or ():
+                metadata = raw.get((group_id, member["member_id"]))
+                member["member_metadata_bytes"] = bytes(metadata) if isinstance(metadata, bytes | bytearray) else None
+        return results
+
+
 class AdminFactory(Protocol):
     """Builds a connected admin client; `bootstrap_servers` names it in error messages."""
 
@@ -71,7 +94,7 @@ class KafkaTarget:
         return f"KafkaTarget({self.bootstrap_servers!r})"
 
     def __call__(self) -> KafkaAdminClient:
-        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers, **self.options)
+        return GroupsAdminClient(bootstrap_servers=self.bootstrap_servers, **self.options)
 
 
 def _pattern(kind: str, value: str | None) -> re.Pattern[str] | None:
@@ -222,6 +245,7 @@ class _Run:
                     client_id=m["client_id"],
                     host=m["client_host"],
                     assignment=assignment,
+                    subscription=m.get("member_metadata_bytes") if protocol_type == CONSUMER_PROTOCOL else None,
                 )
             )
         members.sort(key=lambda m: m.member_id)

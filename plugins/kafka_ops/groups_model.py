@@ -22,6 +22,8 @@ class GroupMember:
 
     `assignment` is the decoded consumer-protocol assignment, sorted; empty unless the group is
     Stable and speaks the `consumer` protocol (other states carry no assignment).
+    `subscription` is the member's protocol metadata exactly as it sent it in its last JoinGroup
+    (for the consumer protocol: topics, owned partitions, generation, rack, assignor user data).
     """
 
     member_id: str
@@ -29,6 +31,7 @@ class GroupMember:
     client_id: str
     host: str
     assignment: tuple[TopicPartition, ...] = ()
+    subscription: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

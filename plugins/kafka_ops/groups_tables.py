@@ -29,7 +29,8 @@ def group_batch(snap: GroupSnapshot) -> Batch:
         "group_members": [
             {"group_id": g.group_id, "member_id": m.member_id, "group_instance_id": m.group_instance_id,
              "client_id": m.client_id, "host": m.host,
-             "assigned_partitions": [{"topic": t, "partition": p} for t, p in m.assignment]}
+             "assigned_partitions": [{"topic": t, "partition": p} for t, p in m.assignment],
+             "subscription": m.subscription}
             for g in snap.groups
             for m in g.members
         ],

@@ -119,3 +119,11 @@ def test_writer_killed_while_placing_is_rolled_forward(lake: Lake) -> None:
     assert sorted(lake.snapshots().column("snapshot_id").to_pylist()) == ["crashed", "s2"]
     assert lake.read("partitions", snapshot_ids=["crashed"]).num_rows == 4
     assert lake.read("brokers", snapshot_ids=["crashed"]).num_rows == 2
+
+
+def test_commit_logs_by_name(tmp_path: Path) -> None:
+    lake = Lake(tmp_path)
+    assert lake.commit_log("group_snapshots", "c1").num_rows == 0
+    assert lake.latest_snapshot_id("c1", "group_snapshots") is None
+    with pytest.raises(LakeError, match="'partitions' is not a commit log"):
+        lake.commit_log("partitions")

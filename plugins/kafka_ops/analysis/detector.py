@@ -36,9 +36,11 @@ class Context:
 class Detector:
     """`detect(inputs, context)` returns findings tables by name.
 
+    `source` is the commit log whose latest batch is the context ("now"): `snapshots` (the
+    ZooKeeper metadata) or `group_snapshots` (the consumer groups, collected on their own clock).
     `inputs` maps each name in `tables` to a DataFrame of that lake table for this cluster:
-    every committed snapshot within `thresholds.history_hours` up to the context's snapshot
-    (use `latest()` for that one snapshot's rows). Every findings DataFrame must carry the columns
+    every committed batch captured within `thresholds.history_hours` up to the context's
+    (use `latest()` for the context batch's rows). Every findings DataFrame must carry the columns
     `snapshot_id` (the context's) and `severity` (one of SEVERITIES); `cluster` and `dt` are
     added from the lake path, so findings must not contain them.
     """
@@ -47,6 +49,7 @@ class Detector:
     tables: tuple[str, ...]
     detect: Callable[[Mapping[str, DataFrame], Context], dict[str, DataFrame]]
     outputs: tuple[str, ...]
+    source: str = "snapshots"
 
 
 def latest(frame: DataFrame, context: Context) -> DataFrame:

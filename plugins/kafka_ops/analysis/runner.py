@@ -94,8 +94,12 @@ def analyse(
     analysed_at: datetime | None = None,
 ) -> AnalysisResult:
     """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish."""
+    sources = sorted({d.source for d in detectors})
+    if len(sources) != 1:
+        raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
+    source = sources[0]
     lake = Lake(lake_root)
-    context = _context(lake, cluster, snapshot_id, thresholds)
+    context = _context(lake, cluster, snapshot_id, thresholds, source)
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     tables = sorted({t for d in detectors for t in d.tables})
     until = context.captured_at
@@ -111,7 +115,7 @@ def analyse(
         for frame in inputs.values():
             frame.unpersist()
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
-    arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, sorted(d.name for d in detectors), counts, analysed_at)
+    arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, source, sorted(d.name for d in detectors), counts, analysed_at)
     lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))
     return AnalysisResult(cluster, context.snapshot_id, counts)
 
@@ -134,16 +138,16 @@ def read_history(
     ).drop("cluster", "dt")
 
 
-def _context(lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thresholds) -> Context:
-    log_rows = lake.snapshots(cluster).select(["snapshot_id", "captured_at"]).to_pylist()
+def _context(lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thresholds, source: str) -> Context:
+    log_rows = lake.commit_log(source, cluster).select(["snapshot_id", "captured_at"]).to_pylist()
     if not log_rows:
-        raise LakeError(f"no committed snapshot of cluster {cluster!r} in the lake at {lake.root}")
+        raise LakeError(f"no committed batch of cluster {cluster!r} in commit log {source!r} of {lake.root}")
     if snapshot_id is None:
         row = max(log_rows, key=lambda r: (r["captured_at"], r["snapshot_id"]))
     else:
         matches = [r for r in log_rows if r["snapshot_id"] == snapshot_id]
         if not matches:
-            raise LakeError(f"snapshot {snapshot_id!r} of cluster {cluster!r} is not committed in {lake.root}")
+            raise LakeError(f"{snapshot_id!r} of cluster {cluster!r} is not committed in {source!r} in {lake.root}")
         row = matches[0]
     return Context(cluster, row["snapshot_id"], row["captured_at"].astimezone(UTC), thresholds)
 
@@ -166,13 +170,14 @@ def _severity_counts(table: pa.Table) -> dict[str, int]:
 
 
 def _commit_row(
-    context: Context, detectors: list[str], counts: dict[str, dict[str, int]], analysed_at: datetime | None
+    context: Context, source: str, detectors: list[str], counts: dict[str, dict[str, int]], analysed_at: datetime | None
 ) -> pa.Table:
     return pa.table(
         {
             "snapshot_id": [context.snapshot_id],
             "captured_at": pa.array([context.captured_at], pa.timestamp("us", tz="UTC")),
             "analysed_at": pa.array([analysed_at or datetime.now(UTC)], pa.timestamp("us", tz="UTC")),
+            "source": [source],
             "detectors": [detectors],
             "findings": [json.dumps(counts, sort_keys=True)],
         }

@@ -174,8 +174,11 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("client_id", pa.string()),
         pa.field("host", pa.string()),
         pa.field("assigned_partitions", pa.list_(TOPIC_PARTITION)),
+        pa.field("subscription", pa.binary()),
         doc="Members and their decoded assignment (list<struct<topic, partition>>, sorted; "
-        "empty unless the group is Stable and speaks the consumer protocol).",
+        "empty unless the group is Stable and speaks the consumer protocol); subscription: the "
+        "member's consumer-protocol metadata bytes as sent in its last JoinGroup (null for other "
+        "protocols).",
     ),
     "group_offsets": _schema(
         pa.field("group_id", pa.string(), nullable=False),
@@ -212,13 +215,17 @@ SNAPSHOT_TABLES: dict[str, pa.Schema] = {**ZOOKEEPER_TABLES, **GROUP_TABLES}
 ANALYSIS_COMMIT_TABLE = "analysis_runs"
 ANALYSIS_RUNS = _schema(
     pa.field("analysed_at", TS),
+    pa.field("source", pa.string()),
     pa.field("detectors", pa.list_(pa.string())),
     pa.field("findings", pa.string()),
-    doc="Commit log of findings: one row per analysed snapshot; `findings` is JSON "
+    doc="Commit log of findings: one row per analysed batch. `snapshot_id`/`captured_at` are "
+    "the analysed batch's, from the commit log named in `source` (`snapshots` for the ZooKeeper "
+    "detectors, `group_snapshots` for the consumer-group ones); `findings` is JSON "
     "{table: {severity: rows}}. Findings tables' schemas are documented by their detectors "
     "(kafka_ops.detectors.*).",
 )
 TABLES: dict[str, pa.Schema] = {**SNAPSHOT_TABLES, ANALYSIS_COMMIT_TABLE: ANALYSIS_RUNS}
+COMMIT_TABLES = frozenset({COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE})
 
 
 def commit_table_of(table: str) -> str:

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.schema import COMMIT_TABLE, TABLES, commit_table_of
+from kafka_ops.lake.schema import COMMIT_TABLE, COMMIT_TABLES, TABLES, commit_table_of
 
 log = logging.getLogger(__name__)
 
@@ -138,8 +138,15 @@ class Lake:
         """The commit log: one row per published snapshot (with `cluster` and `dt`)."""
         return self._read_raw(COMMIT_TABLE, cluster)
 
-    def latest_snapshot_id(self, cluster: str) -> str | None:
-        log_ = self.snapshots(cluster)
+    def commit_log(self, table: str, cluster: str | None = None) -> pa.Table:
+        """The rows of commit log `table` (`snapshots`, `group_snapshots`, `analysis_runs`)."""
+        if table not in COMMIT_TABLES:
+            raise LakeError(f"{table!r} is not a commit log (commit logs: {sorted(COMMIT_TABLES)})")
+        return self._read_raw(table, cluster)
+
+    def latest_snapshot_id(self, cluster: str, commit_table: str = COMMIT_TABLE) -> str | None:
+        """The latest batch of `cluster` in `commit_table` (default: the ZooKeeper snapshots)."""
+        log_ = self.commit_log(commit_table, cluster)
         if log_.num_rows == 0:
             return None
         rows = log_.sort_by([("captured_at", "descending"), ("snapshot_id", "descending")])

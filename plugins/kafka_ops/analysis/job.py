@@ -1,0 +1,46 @@
+"""The shared `main` of the `spark_jobs/*.py` analysis jobs: arguments, session, exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping, Sequence
+
+from kafka_ops.analysis.detector import Detector
+from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_thresholds
+from kafka_ops.errors import KafkaOpsError
+
+
+def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: Mapping[str, Detector]) -> int:
+    """Run `registry`'s detectors (or those named with --detectors) for one cluster and publish
+    their findings; print one JSON summary line. Exit 0, or 2 with a message on a bad argument,
+    a missing lake batch or any other `KafkaOpsError`."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    add_arguments(parser)
+    parser.add_argument(
+        "--detectors",
+        default=",".join(registry),
+        help=f"comma-separated detectors to run (default: all of {', '.join(registry)})",
+    )
+    args = parser.parse_args(argv)
+    names = [n.strip() for n in args.detectors.split(",") if n.strip()]
+    unknown = sorted(set(names) - set(registry))
+    if unknown:
+        print(f"{prog}: unknown detector(s) {unknown}; known: {sorted(registry)}", file=sys.stderr)
+        return 2
+    try:
+        thresholds = parse_thresholds(args.thresholds)
+        spark = build_session(f"kafka-ops {prog}: {args.cluster}")
+        try:
+            detectors = [registry[n] for n in names]
+            result = analyse(spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id)
+        finally:
+            spark.stop()
+    except KafkaOpsError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(result.summary(), sort_keys=True))
+    return 0

@@ -1,0 +1,223 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * A real Java consumer for the sandbox, driven line by line on stdin so tests can stage
+ * what a group does: consume, lag, stall, rewind, leave.
+ *
+ * <p>Arguments: {@code key=value} pairs: {@code bootstrap}, {@code group}, {@code topics}
+ * (comma-separated), {@code assignor} (range, roundrobin, sticky, cooperative-sticky),
+ * optional {@code instance} (group.instance.id), {@code rack} (client.rack), {@code client}
+ * (client.id), {@code rate} (records per second; 0 = as fast as possible).
+ *
+ * <p>Commands on stdin: {@code pause} (stay in the group, consume and commit nothing),
+ * {@code resume}, {@code rate N}, {@code seek TOPIC PARTITION OFFSET} (then commit it),
+ * {@code exit} (leave the group cleanly).
+ *
+ * <p>Prints one JSON line per event on stdout: {@code assigned} (the whole assignment after
+ * each rebalance), {@code committed} (the offsets just committed, per partition), {@code exit}.
+ * Offsets are committed synchronously after every poll that consumed something.
+ */
+public final class SandboxConsumer {
+    private static final Map<String, String> ASSIGNORS = Map.of(
+            "range", "org.apache.kafka.clients.consumer.RangeAssignor",
+            "roundrobin", "org.apache.kafka.clients.consumer.RoundRobinAssignor",
+            "sticky", "org.apache.kafka.clients.consumer.StickyAssignor",
+            "cooperative-sticky", "org.apache.kafka.clients.consumer.CooperativeStickyAssignor");
+
+    private final ConcurrentLinkedQueue<String> commands = new ConcurrentLinkedQueue<>();
+    private final KafkaConsumer<byte[], byte[]> consumer;
+    private boolean paused;
+    private double rate;
+
+    private SandboxConsumer(Map<String, String> args) {
+        Properties props = new Properties();
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, required(args, "bootstrap"));
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, required(args, "group"));
+        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(required(args, "assignor")));
+        props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+        props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
+        props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+        if (args.containsKey("instance")) {
+            props.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, args.get("instance"));
+        }
+        if (args.containsKey("rack")) {
+            props.put(ConsumerConfig.CLIENT_RACK_CONFIG, args.get("rack"));
+        }
+        if (args.containsKey("client")) {
+            props.put(ConsumerConfig.CLIENT_ID_CONFIG, args.get("client"));
+        }
+        rate = Double.parseDouble(args.getOrDefault("rate", "0"));
+        consumer = new KafkaConsumer<>(props);
+        List<String> topics = Arrays.asList(required(args, "topics").split(","));
+        consumer.subscribe(topics, new ConsumerRebalanceListener() {
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                // called after every rebalance (with only the new partitions under cooperative
+                // rebalancing): report the whole assignment
+                print("assigned", assignmentJson());
+            }
+        });
+    }
+
+    private static String required(Map<String, String> args, String key) {
+        String value = args.get(key);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("missing argument " + key + "=...");
+        }
+        return value;
+    }
+
+    private static String assignor(String name) {
+        String cls = ASSIGNORS.get(name);
+        if (cls == null) {
+            throw new IllegalArgumentException("unknown assignor " + name + "; known: " + ASSIGNORS.keySet());
+        }
+        return cls;
+    }
+
+    private String assignmentJson() {
+        List<String> parts = new ArrayList<>();
+        for (TopicPartition tp : consumer.assignment()) {
+            parts.add("[\"" + tp.topic() + "\"," + tp.partition() + "]");
+        }
+        parts.sort(null);
+        return "\"partitions\":[" + String.join(",", parts) + "]";
+    }
+
+    private static synchronized void print(String event, String body) {
+        System.out.println("{\"event\":\"" + event + "\"" + (body.isEmpty() ? "" : "," + body) + "}");
+        System.out.flush();
+    }
+
+    private void readCommands() {
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    commands.add(line.trim());
+                }
+            } catch (Exception e) {
+                // stdin closed: treated as exit below
+            }
+            commands.add("exit");
+        });
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    /** Returns false when the consumer should leave. */
+    private boolean apply(String command) {
+        String[] words = command.split("\\s+");
+        switch (words[0]) {
+            case "exit":
+                return false;
+            case "pause":
+                paused = true;
+                consumer.pause(consumer.assignment());
+                break;
+            case "resume":
+                paused = false;
+                consumer.resume(consumer.assignment());
+                break;
+            case "rate":
+                rate = Double.parseDouble(words[1]);
+                break;
+            case "seek":
+                TopicPartition tp = new TopicPartition(words[1], Integer.parseInt(words[2]));
+                long offset = Long.parseLong(words[3]);
+                consumer.seek(tp, offset);
+                Map<TopicPartition, OffsetAndMetadata> rewound = Map.of(tp, new OffsetAndMetadata(offset));
+                consumer.commitSync(rewound);
+                print("committed", offsetsJson(rewound));
+                break;
+            default:
+                print("error", "\"message\":\"unknown command: " + words[0] + "\"");
+        }
+        return true;
+    }
+
+    private static String offsetsJson(Map<TopicPartition, OffsetAndMetadata> offsets) {
+        List<String> parts = new ArrayList<>();
+        for (Map.Entry<TopicPartition, OffsetAndMetadata> e : offsets.entrySet()) {
+            parts.add("[\"" + e.getKey().topic() + "\"," + e.getKey().partition() + "," + e.getValue().offset() + "]");
+        }
+        parts.sort(null);
+        return "\"offsets\":[" + String.join(",", parts) + "]";
+    }
+
+    private void run() throws InterruptedException {
+        readCommands();
+        try {
+            while (true) {
+                String command;
+                boolean keepGoing = true;
+                while ((command = commands.poll()) != null && keepGoing) {
+                    keepGoing = apply(command);
+                }
+                if (!keepGoing) {
+                    break;
+                }
+                if (paused) {
+                    consumer.pause(consumer.assignment()); // newly assigned partitions too
+                }
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                if (records.isEmpty()) {
+                    continue;
+                }
+                Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> record : records) {
+                    next.put(new TopicPartition(record.topic(), record.partition()),
+                            new OffsetAndMetadata(record.offset() + 1));
+                    if (rate > 0) {
+                        Thread.sleep((long) (1000.0 / rate));
+                    }
+                }
+                consumer.commitSync(next);
+                print("committed", offsetsJson(next));
+            }
+        } finally {
+            consumer.close(Duration.ofSeconds(10));
+            print("exit", "");
+        }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = new HashMap<>();
+        for (String arg : argv) {
+            int eq = arg.indexOf('=');
+            if (eq < 1) {
+                throw new IllegalArgumentException("arguments are key=value, got " + arg);
+            }
+            args.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        new SandboxConsumer(args).run();
+    }
+}

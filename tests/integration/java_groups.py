@@ -1,0 +1,94 @@
+"""Helpers for tests with real Java consumer groups on the sandbox."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+
+from kafka import KafkaProducer
+from kafka.admin import KafkaAdminClient, NewTopic
+
+from kafka_ops.groups_collector import GroupCollector, KafkaTarget
+from kafka_ops.groups_model import ConsumerGroup, GroupSnapshot
+from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox.java_consumer import JavaConsumer
+
+FAST = {"request_timeout_ms": 10_000}
+
+
+def make_topics(sandbox: SandboxCluster, partitions: dict[str, int], messages: int = 0) -> None:
+    """Create the topics (RF 1) and produce `messages` to every partition."""
+    admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, **FAST)
+    try:
+        admin.create_topics([NewTopic(t, num_partitions=n, replication_factor=1) for t, n in partitions.items()])
+    finally:
+        admin.close()
+    if messages:
+        produce(sandbox, {(t, p): messages for t, n in partitions.items() for p in range(n)})
+
+
+def produce(sandbox: SandboxCluster, counts: dict[tuple[str, int], int]) -> None:
+    producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, linger_ms=5)
+    try:
+        for (topic, partition), n in counts.items():
+            for _ in range(n):
+                producer.send(topic, b"m", partition=partition)
+        producer.flush(30)
+    finally:
+        producer.close()
+
+
+def collect(sandbox: SandboxCluster, include: str) -> GroupSnapshot:
+    return GroupCollector("sandbox", KafkaTarget(sandbox.bootstrap_servers, FAST), include=include).collect()
+
+
+def described(sandbox: SandboxCluster, group: str) -> ConsumerGroup | None:
+    snap = collect(sandbox, group)
+    return next(iter(snap.groups), None)
+
+
+def wait_settled(sandbox: SandboxCluster, group: str, consumers: Sequence[JavaConsumer], timeout_s: float = 90) -> None:
+    """Until the group is Stable with every consumer, and what each consumer holds is what the
+    coordinator records for it (by client id): every rebalance round is over."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        d = described(sandbox, group)
+        if d is not None and d.state == "Stable" and len(d.members) == len(consumers):
+            recorded = {m.client_id: m.assignment for m in d.members}
+            if all(recorded.get(c.name) == c.assignment for c in consumers):
+                return
+        if time.monotonic() > deadline:
+            held = {c.name: c.assignment for c in consumers}
+            raise AssertionError(f"group {group} did not settle: described {d}, consumers hold {held}")
+        time.sleep(0.5)
+
+
+@contextmanager
+def java_group(
+    sandbox: SandboxCluster,
+    group: str,
+    subscriptions: Sequence[Sequence[str]],
+    assignor: str,
+    log_dir: Path,
+    racks: Sequence[str | None] | None = None,
+) -> Iterator[list[JavaConsumer]]:
+    """Consumers `{group}-c0`, `-c1`, ... (one per subscription list), settled; closed at the end."""
+    with ExitStack() as stack:
+        consumers = [
+            stack.enter_context(
+                JavaConsumer(
+                    sandbox.bootstrap_servers,
+                    group,
+                    topics,
+                    assignor,
+                    client_id=f"{group}-c{i}",
+                    rack=racks[i] if racks else None,
+                    log_dir=log_dir,
+                )
+            )
+            for i, topics in enumerate(subscriptions)
+        ]
+        wait_settled(sandbox, group, consumers)
+        yield consumers
