@@ -50,3 +50,29 @@ class LakeError(KafkaOpsError):
 
 class SandboxError(KafkaOpsError):
     """The sandbox cluster could not be started, stopped or reached."""
+
+
+class PlanError(KafkaOpsError):
+    """A remediation request cannot be planned against this snapshot: the message names the
+    request field (`topics`, `brokers`, `replication_factor`, ...) and what to change."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+        self.problem = problem
+
+
+class AlertError(KafkaOpsError):
+    """An alert or the stored incident state is invalid (a notifier's connection is a `ConfigError`)."""
+
+
+class AlertDeliveryFailed(AlertError):
+    """A notifier could not deliver a notification (the message names the notifier and the HTTP
+    status or SMTP error, never the webhook URL or routing key). `unavailable`: the service did not
+    answer usefully even after retries (network error, 429, 5xx), so the rest of the run skips it.
+    `report` carries what a dispatch did anyway, when the whole dispatch is reported as failed."""
+
+    def __init__(self, message: str, *, unavailable: bool = False, report: object | None = None) -> None:
+        super().__init__(message)
+        self.unavailable = unavailable
+        self.report = report

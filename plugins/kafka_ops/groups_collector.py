@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,10 +42,29 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_BATCH_SIZE = 200
+RETRIES = 5
+RETRY_BACKOFF_S = 0.25  # then 0.5, 1, 2: about 4 s in all
 CONSUMER_PROTOCOL = "consumer"
 UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 # Errors that mean "the cluster cannot be talked to", as opposed to one broker answer's error.
 _UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError, OSError)
+
+
+def _retrying(call: Callable[[], T], attempts: int = RETRIES) -> T:
+    """`call()`, again after a pause while a coordinator answers a retriable error (its group
+    metadata still loading after a restart, or moved): those pass in seconds on a healthy cluster.
+    Connection losses are not retried here: they mean the cluster is unreachable."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except _UNREACHABLE:
+            raise
+        except KafkaError as e:
+            if not e.retriable or attempt == attempts - 1:
+                raise
+            log.info("retrying after %r (attempt %s of %s)", e, attempt + 1, attempts)
+            time.sleep(RETRY_BACKOFF_S * 2**attempt)
+    raise AssertionError("unreachable")
 
 
 class GroupsAdminClient(KafkaAdminClient):
@@ -197,7 +217,7 @@ class _Run:
 
     def _list_groups(self) -> list[str]:
         try:
-            listed = self.admin.list_groups()
+            listed = _retrying(self.admin.list_groups)
         except _UNREACHABLE:
             raise
         except KafkaError as e:
@@ -209,7 +229,7 @@ class _Run:
     ) -> Iterator[tuple[str, T]]:
         """`fetch(batch)`; if the batch fails, each group alone, failures becoming issues."""
         try:
-            yield from fetch(batch).items()
+            yield from _retrying(lambda: fetch(batch)).items()
             return
         except _UNREACHABLE:
             raise

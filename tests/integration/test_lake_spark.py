@@ -39,3 +39,12 @@ def test_spark_skips_uncommitted_snapshots(spark: SparkSession, tmp_path: Path) 
     (tmp_path / "snapshots" / "cluster=c1" / "dt=2026-11-21" / "s2.parquet").unlink()  # s2 never committed
     ids = {r.snapshot_id for r in read_table(spark, str(tmp_path), "brokers").collect()}
     assert ids == {"s1"}
+
+
+def test_spark_reads_a_table_never_written_as_empty(spark: SparkSession, tmp_path: Path) -> None:
+    lake = Lake(tmp_path)
+    lake.publish(snapshot_batch(small_snapshot("s1")))  # ZooKeeper tables only: no group table yet
+    members = read_table(spark, str(tmp_path), "group_members")
+    assert members.count() == 0
+    fields = {f.name: f.dataType for f in members.schema.fields}
+    assert fields["subscription"] == T.BinaryType() and fields["cluster"] == T.StringType()

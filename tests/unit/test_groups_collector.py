@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from kafka.errors import GroupAuthorizationFailedError
+from kafka.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError
 from kafka.structs import OffsetAndTimestamp, TopicPartition
 
-from kafka_ops.errors import ConfigError
+from kafka_ops import groups_collector
+from kafka_ops.errors import CollectionFailed, ConfigError
 from kafka_ops.groups_collector import GroupCollector, KafkaTarget
 from kafka_ops.groups_model import (
     Commit,
@@ -259,3 +260,40 @@ def test_one_refused_group_becomes_an_issue_and_the_rest_is_collected() -> None:
         ("a-stable", 0, True, 10),
         ("a-stable", 1, True, 20),
     ]
+
+
+class LoadingCoordinator(ScriptedAdmin):
+    """A coordinator still loading its group metadata (just restarted) for the first `loading` calls:
+    the sandbox shows it only by chance, right after __consumer_offsets is created."""
+
+    def __init__(self, loading: int) -> None:
+        super().__init__({"a-stable": raw_group("Stable")}, refused="d-secret")
+        self.loading = loading
+
+    def list_groups(self) -> list[dict[str, str]]:
+        if self.loading:
+            self.loading -= 1
+            raise CoordinatorLoadInProgressError("ListGroupsRequest failed")
+        return [{"group_id": "a-stable"}]
+
+
+def collect_from(admin: ScriptedAdmin) -> GroupSnapshot:
+    class Factory:
+        bootstrap_servers = "k1:9092"
+
+        def __call__(self) -> ScriptedAdmin:
+            return admin
+
+    return GroupCollector("c1", Factory()).collect()  # type: ignore[arg-type]
+
+
+def test_a_loading_coordinator_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(groups_collector, "RETRY_BACKOFF_S", 0.0)
+    snap = collect_from(LoadingCoordinator(loading=2))
+    assert [g.group_id for g in snap.groups] == ["a-stable"] and snap.issues == ()
+
+
+def test_a_coordinator_that_never_loads_fails_the_collection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(groups_collector, "RETRY_BACKOFF_S", 0.0)
+    with pytest.raises(CollectionFailed, match="cannot list the consumer groups of Kafka at k1:9092"):
+        collect_from(LoadingCoordinator(loading=groups_collector.RETRIES))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
@@ -12,10 +14,20 @@ if TYPE_CHECKING:
 
 def read_table(spark: SparkSession, root: str, table: str, committed_only: bool = True) -> DataFrame:
     """`table` as a DataFrame with `cluster` and `dt` as strings; by default only rows of
-    published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`)."""
+    published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`).
+    A documented table never written yet reads as empty (e.g. group tables of a lake that only
+    has ZooKeeper snapshots)."""
+    from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
+
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     path = f"{root.rstrip('/')}/{table}"
-    frame = spark.read.option("basePath", path).parquet(path)
+    try:
+        frame = spark.read.option("basePath", path).parquet(path)
+    except AnalysisException as e:
+        if table not in TABLES or e.getCondition() != "PATH_NOT_FOUND":
+            raise
+        empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
+        return spark.createDataFrame(empty.empty_table())
     if table in TABLES:
         frame = frame.select(*TABLES[table].names, "cluster", "dt")
     commit_table = commit_table_of(table)

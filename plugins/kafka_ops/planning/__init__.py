@@ -1,0 +1,41 @@
+"""Remediation planners: pure functions from a `ClusterSnapshot` and a request to a `Plan`.
+
+Plan, then apply: nothing here talks to a cluster. Each planner refuses a bad request with a
+`PlanError` naming the field, skips (and reports) partitions it must not touch, and returns a
+`Plan` that carries its base snapshot id, the exact current assignment of what it touches (the
+rollback) and Kafka-format files. One planner per module; `PLANNERS` is the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kafka_ops.planning.decommission import plan_decommission
+from kafka_ops.planning.leader_reorder import plan_leader_reorder
+from kafka_ops.planning.plan import BrokerLoad, Election, Move, Plan, PlanKind, Skip
+from kafka_ops.planning.preferred_election import plan_preferred_election
+from kafka_ops.planning.replica_balance import plan_replica_balance
+from kafka_ops.planning.replication_factor import plan_replication_factor
+
+PLANNERS: dict[PlanKind, Callable[..., Plan]] = {
+    "preferred_election": plan_preferred_election,
+    "replication_factor": plan_replication_factor,
+    "decommission": plan_decommission,
+    "replica_balance": plan_replica_balance,
+    "leader_reorder": plan_leader_reorder,
+}
+
+__all__ = [
+    "PLANNERS",
+    "BrokerLoad",
+    "Election",
+    "Move",
+    "Plan",
+    "PlanKind",
+    "Skip",
+    "plan_decommission",
+    "plan_leader_reorder",
+    "plan_preferred_election",
+    "plan_replica_balance",
+    "plan_replication_factor",
+]

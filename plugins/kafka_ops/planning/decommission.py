@@ -1,0 +1,124 @@
+"""Broker decommission: move every replica off the named brokers, and nothing else.
+
+Fewest moves: exactly one move per replica on a decommissioned broker, which is also the lower
+bound (each of those replicas must land somewhere new); no other replica is touched.
+
+Each replacement takes the slot of the replica it replaces, so the survivors keep their order
+and the preferred leader changes only where the decommissioned broker was the preferred leader.
+It goes to a live broker that is not decommissioned and does not hold the partition, chosen:
+
+1. to keep the partition on as many racks as possible, up to min(RF, racks) (the broker's own
+   rack always qualifies when it has another broker left; spread drops only when the last broker
+   of a rack leaves and no other rack is free);
+2. then the fewest replicas of this topic, the fewest replicas overall and, for the first slot,
+   the fewest preferred leaderships (the cluster stays even as it absorbs the replicas);
+3. then the first in Kafka's rack-alternated list after the partition's first replica.
+
+A broker that is no longer registered may be decommissioned (its replicas are rebuilt from the
+live ones) as long as it still holds replicas. Refused: an empty or duplicate list, a broker that
+is neither registered nor holding replicas, decommissioning every registered broker, and any
+partition that would need more brokers than would remain (lower its replication factor first).
+Skipped: partitions being reassigned, offline or without state, and topics being deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka_ops.errors import PlanError
+from kafka_ops.model import ClusterSnapshot, TopicPartition
+from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.placement import required_racks, rotation
+from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
+from kafka_ops.planning.requests import check_broker_ids
+from kafka_ops.planning.view import ClusterView
+
+
+def plan_decommission(
+    snapshot: ClusterSnapshot, brokers: Sequence[int], *, partition_sizes: PartitionSizes | None = None
+) -> Plan:
+    """Plan moving every replica off `brokers`."""
+    view = ClusterView(snapshot)
+    leaving = set(check_broker_ids("brokers", brokers))
+    holding = view.replica_counts()
+    unknown = sorted(b for b in leaving if b not in view.live and not holding[b])
+    if unknown:
+        raise PlanError(
+            "brokers",
+            f"broker(s) {unknown} are neither registered nor holding any replica in snapshot {view.snapshot_id}",
+        )
+    remaining = view.live - leaving
+    if not remaining:
+        raise PlanError("brokers", f"decommissioning every registered broker {sorted(view.live)} leaves none")
+    affected = [tp for tp, replicas in view.assignment.items() if leaving.intersection(replicas)]
+    reasons = {tp: view.blocking_reason(tp) for tp in affected}
+    skipped = [Skip(tp[0], tp[1], reason) for tp, reason in reasons.items() if reason is not None]
+    blocked = [tp for tp, reason in reasons.items() if reason is not None]
+    movable = [tp for tp, reason in reasons.items() if reason is None]
+    _check_room(view, movable, leaving, remaining)
+
+    layout = Layout(view)
+    positions = rotation(view.order)
+    left_behind = sum(len(leaving.intersection(view.assignment[tp])) for tp in blocked)
+    for tp in movable:
+        for old in [b for b in view.assignment[tp] if b in leaving]:
+            new = _replacement(view, layout, tp, old, leaving=leaving, remaining=remaining, positions=positions)
+            layout.replace(tp, old, new)
+    on_brokers = sum(holding[b] for b in leaving)
+    figures = {
+        "replicas_on_brokers": on_brokers,
+        "replicas_left_behind": left_behind,
+        "lower_bound_moves": on_brokers - left_behind,
+    }
+    request = {"brokers": sorted(leaving)}
+    return build_plan(
+        "decommission", view, request, layout.targets(), skipped=skipped, figures=figures,
+        partition_sizes=partition_sizes,
+    )  # fmt: skip
+
+
+def _check_room(
+    view: ClusterView, affected: list[TopicPartition], leaving: set[int], remaining: frozenset[int]
+) -> None:
+    for tp in affected:
+        replicas = view.assignment[tp]
+        kept = [b for b in replicas if b not in leaving]
+        free = remaining.difference(kept)
+        if len(replicas) - len(kept) > len(free):
+            raise PlanError(
+                "brokers",
+                f"{tp[0]}-{tp[1]} has {len(replicas)} replicas {list(replicas)} but only "
+                f"{len(remaining)} registered broker(s) would remain {sorted(remaining)}: "
+                "lower the topic's replication factor first, or decommission fewer brokers",
+            )
+
+
+def _replacement(
+    view: ClusterView,
+    layout: Layout,
+    tp: TopicPartition,
+    old: int,
+    *,
+    leaving: set[int],
+    remaining: frozenset[int],
+    positions: dict[int, int],
+) -> int:
+    replicas = layout.replicas[tp]
+    slot = replicas.index(old)
+    survivor_racks = {view.rack_of.get(b) for b in replicas if b not in leaving}
+    need = required_racks(len(replicas), view.racks_available)
+    anchor = positions.get(replicas[0], -1)
+    n = len(view.order)
+    topic = tp[0]
+
+    def key(b: int) -> tuple[int, int, int, int, int, int]:
+        return (
+            -min(len(survivor_racks) + (view.rack_of[b] not in survivor_racks), need),
+            layout.topic_count[(topic, b)],
+            layout.count[b],
+            layout.preferred[b] if slot == 0 else 0,
+            (positions[b] - anchor - 1) % n,
+            b,
+        )
+
+    return min((b for b in view.order if b in remaining and b not in replicas), key=key)

@@ -1,0 +1,107 @@
+"""Replication-factor change for chosen topics, up or down, with the fewest moves.
+
+Going up, every existing replica stays where it is and in its slot (so the preferred leader and
+the current leader do not change); only the missing replicas are added, at the end of the list,
+one move each. Each new replica goes to a live broker not already holding the partition:
+
+1. on a rack the partition does not use yet, while such a rack exists (Kafka's rule: no two
+   replicas of a partition in one rack while racks remain);
+2. then on the broker holding the fewest replicas of this topic (the topic stays spread like
+   Kafka's own per-topic round robin), then the fewest replicas overall;
+3. then the first in Kafka's rack-alternated broker list after the partition's first replica
+   (Kafka's walk: for a topic created on an empty cluster this gives what `kafka-topics` would).
+
+Going down, the current leader and the first replica are kept (no leadership moves) and
+replicas are dropped one at a time, choosing the drop that leaves the most racks covered (up to
+min(RF, racks)), then a replica on a broker that is not registered, then one outside the ISR,
+then one on the broker holding the most replicas, then the last in the list.
+
+Refused: a replication factor below 1 or above the number of live brokers, and unknown or
+duplicate topics or topics being deleted. Skipped: partitions being reassigned, offline or
+without state (nothing to copy from), and partitions already at the requested factor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kafka_ops.errors import PlanError
+from kafka_ops.model import ClusterSnapshot, TopicPartition
+from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.placement import required_racks, rotation, spread
+from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
+from kafka_ops.planning.requests import check_topics
+from kafka_ops.planning.view import ALREADY_AT_RF, ClusterView
+
+
+def plan_replication_factor(
+    snapshot: ClusterSnapshot,
+    topics: Sequence[str],
+    replication_factor: int,
+    *,
+    partition_sizes: PartitionSizes | None = None,
+) -> Plan:
+    """Plan the change of every partition of `topics` to `replication_factor` replicas."""
+    view = ClusterView(snapshot)
+    rf = replication_factor
+    if isinstance(rf, bool) or not isinstance(rf, int) or rf < 1:
+        raise PlanError("replication_factor", f"must be an integer of at least 1, got {rf!r}")
+    if rf > len(view.live):
+        raise PlanError(
+            "replication_factor",
+            f"{rf} is larger than the {len(view.live)} live (registered) brokers {sorted(view.live)}",
+        )
+    names = check_topics(view, topics)
+    layout = Layout(view)
+    positions = rotation(view.order)
+    skipped: list[Skip] = []
+    added = removed = 0
+    for topic in names:
+        for tp in view.partitions_of(topic):
+            reason = view.blocking_reason(tp)
+            if reason is None and len(layout.replicas[tp]) == rf:
+                reason = ALREADY_AT_RF
+            if reason is not None:
+                skipped.append(Skip(tp[0], tp[1], reason))
+                continue
+            while len(layout.replicas[tp]) < rf:
+                layout.append(tp, _new_replica(view, layout, tp, positions))
+                added += 1
+            while len(layout.replicas[tp]) > rf:
+                layout.remove(tp, _replica_to_drop(view, layout, tp, rf))
+                removed += 1
+    figures = {"replicas_added": added, "replicas_removed": removed, "lower_bound_moves": added}
+    request = {"topics": names, "replication_factor": rf}
+    return build_plan(
+        "replication_factor", view, request, layout.targets(),
+        skipped=skipped, figures=figures, partition_sizes=partition_sizes,
+    )  # fmt: skip
+
+
+def _new_replica(view: ClusterView, layout: Layout, tp: TopicPartition, positions: dict[int, int]) -> int:
+    replicas = layout.replicas[tp]
+    used_racks = {view.rack_of.get(b) for b in replicas}
+    candidates = [b for b in view.order if b not in replicas]
+    fresh = [b for b in candidates if view.rack_of[b] not in used_racks]
+    anchor = positions.get(replicas[0], -1) if replicas else -1
+    n = len(view.order)
+    topic = tp[0]
+    return min(
+        fresh or candidates,
+        key=lambda b: (layout.topic_count[(topic, b)], layout.count[b], (positions[b] - anchor - 1) % n, b),
+    )
+
+
+def _replica_to_drop(view: ClusterView, layout: Layout, tp: TopicPartition, rf: int) -> int:
+    replicas = layout.replicas[tp]
+    leader, isr = view.leader(tp), set(view.isr(tp))
+    protected = {replicas[0], leader}
+    candidates = [b for b in replicas if b not in protected] or [b for b in replicas if b != leader]
+    need = required_racks(rf, view.racks_available)
+
+    def key(b: int) -> tuple[int, bool, bool, int, int]:
+        left = [r for r in replicas if r != b]
+        return (-min(spread(left, view.rack_of), need), b in view.live, b in isr, -layout.count[b],
+                -replicas.index(b))  # fmt: skip
+
+    return min(candidates, key=key)

@@ -1,0 +1,114 @@
+"""A read-only view of a snapshot shaped for planning, and the reasons a partition is left alone.
+
+Rules every planner shares (a skipped partition is reported with the first reason that applies):
+
+* a topic marked for deletion (`/admin/delete_topics/<t>`) is never touched;
+* a partition being reassigned (`adding_replicas` / `removing_replicas` non-empty, or named in
+  `/admin/reassign_partitions`) is never touched: the controller would ignore or fight a second
+  reassignment, and its assignment is not final;
+* a partition without a state znode has no known leader or ISR;
+* an offline partition (no leader, or a leader that is not registered) has no replica to copy
+  from or to elect.
+
+"Live" means registered in `/brokers/ids` (the znode is ephemeral: a registered broker has a
+session with ZooKeeper). Only live brokers are ever chosen as targets.
+
+The reason texts for reassignment and the preferred replica match the `leader_balance`
+detector's `blocked_reason` values, so a finding and a plan explain a partition the same way.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kafka_ops.model import ClusterSnapshot, TopicPartition
+from kafka_ops.planning.placement import rack_alternated, rack_key
+
+TOPIC_DELETING = "topic is being deleted"
+REASSIGNING = "partition is being reassigned"
+NO_STATE = "partition has no state znode (no known leader or ISR)"
+OFFLINE = "partition is offline (no live leader)"
+PREFERRED_DOWN = "preferred replica is down"
+PREFERRED_NOT_IN_ISR = "preferred replica is not in the ISR"
+ELECTION_REQUESTED = "a preferred-leader election is already requested"
+ALREADY_AT_RF = "already at the requested replication factor"
+DEAD_REPLICA = "a replica is on a broker that is not registered (decommission it first)"
+CAP_RUN = "cap reached: max_elections"
+CAP_BROKER = "cap reached: max_per_broker"
+CAP_CHANGES = "cap reached: max_partitions"
+NO_TARGET = "no live broker can take the replica without breaking the rack spread"
+NO_LEADER_TARGET = "no other replica is live, in the ISR and below its leader target"
+
+NO_LEADER = -1
+
+
+class ClusterView:
+    """Assignment, liveness and racks of one snapshot, computed once.
+
+    `assignment` holds every partition's replicas without those a reassignment is still adding
+    (`ClusterSnapshot.replicas`), in replica order; partitions are iterated in (topic, partition)
+    order everywhere so that plans are deterministic whatever order the collector used.
+    """
+
+    def __init__(self, snapshot: ClusterSnapshot) -> None:
+        self.snapshot = snapshot
+        self.live: frozenset[int] = frozenset(snapshot.brokers)
+        self.racks: dict[int, str | None] = {b: snapshot.brokers[b].rack for b in sorted(snapshot.brokers)}
+        self.rack_of: dict[int, str] = {b: rack_key(b, r) for b, r in self.racks.items()}
+        self.order: list[int] = rack_alternated(self.racks)
+        self.racks_available = len(set(self.rack_of.values()))
+        self.assignment: dict[TopicPartition, tuple[int, ...]] = {}
+        reassigning: set[TopicPartition] = {(r.topic, r.partition) for r in snapshot.reassignment_requests}
+        for topic in sorted(snapshot.topics):
+            t = snapshot.topics[topic]
+            for partition in sorted(t.partitions):
+                self.assignment[(topic, partition)] = snapshot.replicas(topic, partition)
+                if t.adding_replicas.get(partition) or t.removing_replicas.get(partition):
+                    reassigning.add((topic, partition))
+        self.reassigning = frozenset(reassigning)
+        self.deleting = frozenset(snapshot.pending_topic_deletions)
+        self.leaders: dict[TopicPartition, int] = {tp: s.leader for tp, s in snapshot.partition_states.items()}
+
+    @property
+    def cluster(self) -> str:
+        return self.snapshot.cluster
+
+    @property
+    def snapshot_id(self) -> str:
+        return self.snapshot.snapshot_id
+
+    def partitions_of(self, topic: str) -> list[TopicPartition]:
+        return [(topic, p) for p in sorted(self.snapshot.topics[topic].partitions)]
+
+    def leader(self, tp: TopicPartition) -> int:
+        """The current leader; -1 when there is none or no state znode."""
+        return self.leaders.get(tp, NO_LEADER)
+
+    def isr(self, tp: TopicPartition) -> tuple[int, ...]:
+        state = self.snapshot.partition_states.get(tp)
+        return () if state is None else state.isr
+
+    def blocking_reason(self, tp: TopicPartition) -> str | None:
+        """Why no planner may touch this partition now, or None (see the module docstring)."""
+        if tp[0] in self.deleting:
+            return TOPIC_DELETING
+        if tp in self.reassigning:
+            return REASSIGNING
+        state = self.snapshot.partition_states.get(tp)
+        if state is None:
+            return NO_STATE
+        if state.leader == NO_LEADER or state.leader not in self.live:
+            return OFFLINE
+        return None
+
+    def replica_counts(self) -> Counter[int]:
+        """Replicas per broker over every partition (dead brokers included)."""
+        return Counter(b for replicas in self.assignment.values() for b in replicas)
+
+    def preferred_counts(self) -> Counter[int]:
+        """Partitions per preferred leader (first replica)."""
+        return Counter(replicas[0] for replicas in self.assignment.values() if replicas)
+
+    def leader_counts(self) -> Counter[int]:
+        """Partitions each broker leads now (from the state znodes)."""
+        return Counter(b for tp, b in self.leaders.items() if b != NO_LEADER and tp in self.assignment)
