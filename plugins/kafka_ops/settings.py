@@ -9,6 +9,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     name = "payments"
     zookeeper_conn_id = "zk_payments"
     kafka_conn_id = "kafka_payments"
+    alert_conn_ids = ["slack_payments", "pagerduty_payments"]   # optional, see alerting.registry
+    alert_reminder_minutes = 60
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
 
@@ -18,9 +20,11 @@ connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field, fields
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +49,37 @@ class ClusterConfig:
     groups_exclude: str | None = None
     """Skip consumer groups whose id fully matches this regex."""
     thresholds: Thresholds = field(default_factory=Thresholds)
+    alert_conn_ids: tuple[str, ...] = ()
+    """Airflow connections of this cluster's alert sinks (Slack, PagerDuty, e-mail, log file; see
+    `alerting.registry`). Empty: the log sink only, so alerts still leave a trail."""
+    alert_reminder_minutes: float = 60.0
+    """An incident still firing is sent again after this long without a notification."""
 
     def __post_init__(self) -> None:
         try:
             check_name("cluster name", self.name)
         except LakeError as e:
             raise ConfigError(str(e)) from None
+        self._check_alerting()
+
+    def _check_alerting(self) -> None:
+        where = f"cluster {self.name!r}"
+        ids = self.alert_conn_ids
+        if isinstance(ids, list):  # TOML arrays arrive as lists; the config stays hashable
+            object.__setattr__(self, "alert_conn_ids", ids := tuple(ids))
+        if not isinstance(ids, tuple) or not all(isinstance(i, str) and i.strip() == i and i for i in ids):
+            raise ConfigError(f"{where}: 'alert_conn_ids' must be a list of Airflow connection ids, got {ids!r}")
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"{where}: 'alert_conn_ids' names a connection twice: {list(ids)}")
+        minutes = self.alert_reminder_minutes
+        number = isinstance(minutes, int | float) and not isinstance(minutes, bool)
+        if not number or not math.isfinite(minutes) or minutes <= 0:
+            raise ConfigError(f"{where}: 'alert_reminder_minutes' must be a positive number, got {minutes!r}")
+        object.__setattr__(self, "alert_reminder_minutes", float(minutes))
+
+    @property
+    def alert_reminder(self) -> timedelta:
+        return timedelta(minutes=self.alert_reminder_minutes)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Run the analysis DAG with `dag.test()`: a real spark-submit of spark_jobs/cluster_health.py."""
+"""Run the analysis DAG with `dag.test()`: real spark-submits of both analysis jobs."""
 
 from __future__ import annotations
 
@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
+from kafka_ops.groups_tables import group_batch
 from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot_tables import snapshot_batch
-from tests.unit.snapshots import small_snapshot
+from tests.unit.snapshots import group_snapshot, small_snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 
 def test_analysis_dag_publishes_findings(dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A manual run: both jobs, for the one cluster with a ZooKeeper snapshot and a group collection."""
     lake = Lake(tmp_path / "lake")
     lake.publish(snapshot_batch(small_snapshot("s1", cluster="default")))
+    lake.publish(group_batch(group_snapshot("g1", cluster="default")))
     monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)
     monkeypatch.setenv("KAFKA_OPS_LAKE", str(tmp_path / "lake"))
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "spark", "host": "local[2]"}))
@@ -28,7 +31,9 @@ def test_analysis_dag_publishes_findings(dag_bag: DagBag, monkeypatch: pytest.Mo
 
     assert run.state == "success"
     runs = lake.read("analysis_runs", "default").to_pylist()
-    assert [r["snapshot_id"] for r in runs] == ["s1"]
+    assert sorted((r["source"], r["snapshot_id"]) for r in runs) == [("group_snapshots", "g1"), ("snapshots", "s1")]
+    groups = {r["group_id"]: r["status"] for r in lake.read("lag_status_groups", "default").to_pylist()}
+    assert groups == {"stable": "OK", "committer": "OK"}  # one collection: nothing to compare yet
     health = {(r["topic"], r["partition"]): r["status"] for r in lake.read("isr_health", "default").to_pylist()}
     assert health[("orders", 0)] == "under_replicated"
     assert health[("solo", 0)] == "offline"
@@ -45,3 +50,18 @@ def test_analysis_job_help_and_bad_arguments(tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode == 2 and "unknown detector(s) ['nope']" in bad.stderr
+
+
+def test_consumer_groups_job_names_a_missing_collection(tmp_path: Path) -> None:
+    job = Path(__file__).parents[2] / "spark_jobs" / "consumer_groups.py"
+    shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
+    assert "assignor_whatif" in shown.stdout and "lag_status" in shown.stdout
+    Lake(tmp_path).publish(snapshot_batch(small_snapshot("s1", cluster="x")))  # ZooKeeper only, no groups
+    missing = subprocess.run(
+        [sys.executable, str(job), "--lake", str(tmp_path), "--cluster", "x"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 2
+    assert "no committed batch of cluster 'x' in commit log 'group_snapshots'" in missing.stderr

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from kafka_ops.assignors import AssignorBridge
+from kafka_ops.group_whatif import Verdict, group_today, layout_of, what_if
+from kafka_ops.groups_model import ConsumerGroup
 from kafka_ops.sandbox import SandboxCluster
 from tests.integration.java_groups import collect, java_group, make_topics
 
@@ -47,3 +50,29 @@ def test_round_robin_with_unequal_subscriptions(healthy_sandbox: SandboxCluster,
     assert sorted(tp for part in held.values() for tp in part) == sorted(
         [(a, p) for p in range(3)] + [(b, p) for p in range(3)]
     )
+
+
+def predicted(sandbox: SandboxCluster, group: ConsumerGroup) -> Verdict:
+    """Kafka's own assignor, fed what the members really sent, on the sandbox's real layout."""
+    with AssignorBridge() as bridge:
+        _, (verdict,) = what_if(bridge, layout_of(sandbox.snapshot()), [group_today(group)], {})
+    return verdict
+
+
+@pytest.mark.parametrize("assignor", ["range", "roundrobin", "cooperative-sticky"])
+def test_what_if_predicts_the_real_assignment_exactly(
+    healthy_sandbox: SandboxCluster, run_id: str, tmp_path: Path, assignor: str
+) -> None:
+    """Racks on the consumers and on the replicas: Kafka's rack-aware (KIP-881) logic is in play."""
+    a, b = f"jp-{run_id}-a", f"jp-{run_id}-b"
+    make_topics(healthy_sandbox, {a: 5, b: 3})
+    group = f"jp-{run_id}-g"
+    subscriptions = [[a, b], [a, b], [a], [b]]
+    racks = ["rack-a", "rack-b", "rack-c", None]
+    with java_group(healthy_sandbox, group, subscriptions, assignor, tmp_path, racks) as consumers:
+        (g,) = collect(healthy_sandbox, group).groups
+        held = {c.name: c.assignment for c in consumers}
+    assert g.assignor == assignor and {m.client_id: m.assignment for m in g.members} == held
+    verdict = predicted(healthy_sandbox, g)
+    assert verdict.error is None
+    assert verdict.prediction_matches is True, f"Kafka's {assignor} would move {verdict.prediction_moves} partitions"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from kafka_ops.groups_model import Commit, ConsumerGroup, GroupIssue, GroupMember, GroupSnapshot, offset_rows
 from kafka_ops.model import (
     Broker,
     ClusterSnapshot,
@@ -74,3 +75,34 @@ def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnaps
     snap.pending_topic_deletions = ["old"]
     snap.preferred_election_requests = [("orders", 1)]
     return snap
+
+
+GROUPS_AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+GROUP_PARTITIONS = frozenset({("orders", 0), ("orders", 1), ("orders", 2)})
+GROUP_ENDS = {("orders", 0): 100, ("orders", 1): 50, ("orders", 2): 0}
+
+
+def group_snapshot(snapshot_id: str = "g1", cluster: str = "c1") -> GroupSnapshot:
+    """A Stable range group of two members (one static) with lag, plus an offsets-only group,
+    one offset on a deleted topic and one collection issue."""
+    members = (
+        GroupMember("m-a", None, "client-a", "/10.0.0.1", (("orders", 0), ("orders", 1))),
+        GroupMember("m-b", "static-b", "client-b", "/10.0.0.2", (("orders", 2),)),
+    )
+    committed = {("orders", 0): Commit(60), ("orders", 1): Commit(75), ("gone", 0): Commit(3)}
+    assigned = [("orders", 0), ("orders", 1), ("orders", 2)]
+    offsets = offset_rows("stable", committed, assigned, GROUP_PARTITIONS, GROUP_ENDS)
+    return GroupSnapshot(
+        cluster=cluster,
+        snapshot_id=snapshot_id,
+        captured_at=GROUPS_AT,
+        bootstrap_servers="k1:9092",
+        groups=(
+            ConsumerGroup("stable", "Stable", "consumer", "range", members),
+            ConsumerGroup("committer", "Empty", "", ""),
+        ),
+        offsets=tuple(offsets),
+        end_offsets=GROUP_ENDS,
+        issues=(GroupIssue("broken", "offsets", "GroupAuthorizationFailedError"),),
+        completed_at=GROUPS_AT,
+    )

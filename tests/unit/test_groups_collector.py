@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,9 +14,6 @@ from kafka_ops.errors import CollectionFailed, ConfigError
 from kafka_ops.groups_collector import GroupCollector, KafkaTarget
 from kafka_ops.groups_model import (
     Commit,
-    ConsumerGroup,
-    GroupIssue,
-    GroupMember,
     GroupOffset,
     GroupSnapshot,
     offset_rows,
@@ -25,9 +21,10 @@ from kafka_ops.groups_model import (
 from kafka_ops.groups_tables import group_batch, group_summary
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE, GROUP_TABLES, commit_table_of
 from kafka_ops.lake.store import Lake
+from tests.unit.snapshots import GROUP_ENDS, GROUP_PARTITIONS, GROUPS_AT, group_snapshot
 
-EXISTING = frozenset({("orders", 0), ("orders", 1), ("orders", 2)})
-ENDS = {("orders", 0): 100, ("orders", 1): 50, ("orders", 2): 0}
+EXISTING = GROUP_PARTITIONS
+ENDS = GROUP_ENDS
 
 
 def by_partition(rows: list[GroupOffset]) -> dict[tuple[str, int], GroupOffset]:
@@ -113,32 +110,6 @@ def test_target_repr_never_shows_options() -> None:
     assert "s3cr3t" not in repr(target) and "k1:9092" in repr(target)
 
 
-AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-
-
-def group_snapshot(snapshot_id: str = "g1") -> GroupSnapshot:
-    members = (
-        GroupMember("m-a", None, "client-a", "/10.0.0.1", (("orders", 0), ("orders", 1))),
-        GroupMember("m-b", "static-b", "client-b", "/10.0.0.2", (("orders", 2),)),
-    )
-    committed = {("orders", 0): Commit(60), ("orders", 1): Commit(75), ("gone", 0): Commit(3)}
-    offsets = offset_rows("stable", committed, [("orders", 0), ("orders", 1), ("orders", 2)], EXISTING, ENDS)
-    return GroupSnapshot(
-        cluster="c1",
-        snapshot_id=snapshot_id,
-        captured_at=AT,
-        bootstrap_servers="k1:9092",
-        groups=(
-            ConsumerGroup("stable", "Stable", "consumer", "range", members),
-            ConsumerGroup("committer", "Empty", "", ""),
-        ),
-        offsets=tuple(offsets),
-        end_offsets=ENDS,
-        issues=(GroupIssue("broken", "offsets", "GroupAuthorizationFailedError"),),
-        completed_at=AT,
-    )
-
-
 def test_every_group_table_matches_its_documented_schema() -> None:
     batch = group_batch(group_snapshot())
     assert set(batch.tables) == set(GROUP_TABLES)
@@ -192,7 +163,7 @@ def test_published_group_batch_is_read_back_without_touching_zookeeper_snapshots
     offsets = lake.read("group_offsets", "c1")
     assert offsets.num_rows == 4 and set(offsets.column("snapshot_id").to_pylist()) == {"g1"}
     ends = lake.read("partition_end_offsets", "c1")
-    assert ends.column("captured_at").to_pylist()[0] == AT
+    assert ends.column("captured_at").to_pylist()[0] == GROUPS_AT
     assert isinstance(lake.read("group_members", "c1").schema.field("assigned_partitions").type, pa.ListType)
 
 

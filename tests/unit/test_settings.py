@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError
 from kafka_ops.settings import ClusterConfig, load_settings
 
@@ -74,3 +78,50 @@ def test_thresholds_per_cluster(tmp_path: Path) -> None:
     assert settings.cluster("a").thresholds.stuck_reassignment_minutes == 5.0
     assert settings.cluster("a").thresholds.leader_imbalance_percent == 10.0
     assert settings.cluster("b").thresholds.stuck_reassignment_minutes == 60.0
+
+
+def test_alert_sinks_default_to_the_log_only() -> None:
+    cluster = ClusterConfig("a")
+    assert cluster.alert_conn_ids == ()
+    assert cluster.alert_reminder == timedelta(hours=1)
+
+
+def test_alert_settings_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nalert_conn_ids = ["slack_a", "pagerduty_a"]\n'
+                           'alert_reminder_minutes = 15\n[[clusters]]\nname = "b"\n')  # fmt: skip
+    settings = load_settings(path)
+    assert settings.cluster("a").alert_conn_ids == ("slack_a", "pagerduty_a")
+    assert settings.cluster("a").alert_reminder == timedelta(minutes=15)
+    assert settings.cluster("b").alert_conn_ids == ()
+    assert settings.cluster("b").alert_reminder_minutes == 60.0
+    hash(settings.cluster("a"))  # still a frozen, hashable config
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('alert_conn_ids = "slack_a"', r"cluster 'a': 'alert_conn_ids' must be a list of Airflow connection ids"),
+        ('alert_conn_ids = ["slack_a", 3]', r"'alert_conn_ids' must be a list"),
+        ('alert_conn_ids = [" slack_a"]', r"'alert_conn_ids' must be a list"),
+        ('alert_conn_ids = ["x", "x"]', r"'alert_conn_ids' names a connection twice"),
+        ("alert_reminder_minutes = 0", r"cluster 'a': 'alert_reminder_minutes' must be a positive number, got 0"),
+        ("alert_reminder_minutes = true", r"'alert_reminder_minutes' must be a positive number"),
+        ('alert_reminder_minutes = "60"', r"'alert_reminder_minutes' must be a positive number"),
+        ("alert_reminder_minutes = inf", r"'alert_reminder_minutes' must be a positive number"),
+        ('alert_conn_id = ["x"]', r"clusters\[0\]: unknown setting\(s\) \['alert_conn_id'\]"),
+    ],
+)
+def test_bad_alert_settings_name_the_key(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)
+
+
+def test_every_threshold_set_round_trips_through_json() -> None:
+    """The analysis DAG passes a cluster's thresholds to the Spark jobs as JSON of all fields."""
+    for thresholds in (Thresholds(), Thresholds(lag_allowed=5, skew_spread=3)):
+        assert Thresholds.from_mapping(json.loads(json.dumps(asdict(thresholds))), "--thresholds") == thresholds
+    with pytest.raises(ConfigError, match="'lag_allowed' must be a number >= 0"):
+        Thresholds.from_mapping({"lag_allowed": -1}, "--thresholds")
+    with pytest.raises(ConfigError, match="'skew_spread' must be a positive number"):
+        Thresholds.from_mapping({"skew_spread": 0}, "--thresholds")

@@ -8,10 +8,13 @@ stuck_reassignment_minutes = 120
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
+
+ZERO_ALLOWED = frozenset({"lag_allowed"})
 
 
 @dataclass(frozen=True)
@@ -25,15 +28,35 @@ class Thresholds:
     """Kafka's `leader.imbalance.per.broker.percentage` (ZooKeeper-mode controller rule)."""
     controller_elections_per_hour: float = 2.0
     """More controller elections than this in the last hour is churn."""
+    lag_window: float = 10.0
+    """lag_status: how many of a partition's latest samples (group collections where it has a
+    committed offset and a lag) Burrow's rules look at; `complete` = samples / lag_window. A
+    count: a fraction is truncated."""
+    lag_allowed: float = 0.0
+    """lag_status: a current lag (messages) at or below this is OK whatever the window shows.
+    The default, 0, is Burrow's (the only threshold that may be 0)."""
+    lag_time_points: float = 60.0
+    """lag_time: at most this many (end offset, time) points per partition, as Kafka Lag
+    Exporter's lookup table keeps (the newest ones). A count: a fraction is truncated."""
+    lag_seconds_warning: float = 300.0
+    """lag_time: a partition whose consumer is more than this many seconds behind is a warning."""
+    lag_seconds_critical: float = 1800.0
+    """lag_time: ... and more than this many seconds behind is critical."""
+    skew_spread: float = 2.0
+    """assignor_skew: a group whose members' partition counts differ by this much or more
+    (max - min) is skewed."""
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], where: str) -> Thresholds:
-        """Defaults overridden by `values`; unknown keys and non-positive numbers are refused."""
+        """Defaults overridden by `values`; unknown keys and non-positive numbers are refused
+        (`lag_allowed` may be 0). Every `Thresholds` round-trips through `asdict`."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown threshold(s) {unknown} (known: {sorted(known)})")
         for key, value in values.items():
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ConfigError(f"{where}: threshold {key!r} must be a positive number, got {value!r}")
+            number = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
+            if not number or value < 0 or (value == 0 and key not in ZERO_ALLOWED):
+                kind = "a number >= 0" if key in ZERO_ALLOWED else "a positive number"
+                raise ConfigError(f"{where}: threshold {key!r} must be {kind}, got {value!r}")
         return replace(cls(), **{k: float(v) for k, v in values.items()})

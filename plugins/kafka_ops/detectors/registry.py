@@ -1,13 +1,21 @@
-"""Every detector, by name. Adding one: a module in this package and a line here."""
+"""Every detector, by name. Adding one: a module in this package and a line here.
+
+`DETECTORS` run on ZooKeeper snapshots; `GROUP_DETECTORS` on group collections (their context is
+the latest group collection, their inputs the group tables).
+"""
 
 from __future__ import annotations
 
 from kafka_ops.analysis.detector import Detector
 from kafka_ops.detectors import (
+    assignor_skew,
+    assignor_whatif,
     broker_attribution,
     controller_health,
     isr_events,
     isr_health,
+    lag_status,
+    lag_time,
     leader_balance,
     reassignments,
     replica_placement,
@@ -23,5 +31,15 @@ DETECTORS: dict[str, Detector] = {
         replica_placement.DETECTOR,
         controller_health.DETECTOR,
         reassignments.DETECTOR,
+    )
+}
+
+GROUP_DETECTORS: dict[str, Detector] = {
+    d.name: d
+    for d in (
+        lag_status.DETECTOR,
+        lag_time.DETECTOR,
+        assignor_skew.DETECTOR,
+        assignor_whatif.DETECTOR,
     )
 }

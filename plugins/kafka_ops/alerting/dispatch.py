@@ -1,0 +1,185 @@
+"""`dispatch`: one run's alerting for one cluster, from firing alerts to delivered messages.
+
+Load the cluster's incident state, decide what is due (`incidents.decide`), deliver each
+notification through its notifier, record what was delivered (`incidents.record`) and save the
+state, whatever happened in between: the state is saved in a `finally`, so a crash halfway keeps
+every delivery that did happen and repeats only the others.
+
+The call must carry *every* alert of the cluster for this run, findings and pipeline failures
+alike: a key that is absent is taken as cleared and resolved (unless a `blind` alert fires).
+Runs for one cluster must not overlap (one document per cluster, last writer wins): wire one
+alerting task per cluster, in a DAG with `max_active_runs=1`.
+
+A notifier that is unavailable (network error, or still 429/5xx after its retries) is skipped
+for the rest of the run, so a dead Slack costs one timeout, not one per incident; its pending
+notifications are recorded as failed and retried next run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from kafka_ops.alerting.alert import Alert, Links, check_aware
+from kafka_ops.alerting.incidents import Action, ClusterState, Notification, Outcome, decide, record
+from kafka_ops.alerting.notifier import Notifier
+from kafka_ops.alerting.state_store import IncidentStore
+from kafka_ops.errors import AlertDeliveryFailed, AlertError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One notification a notifier did not deliver (retried next run)."""
+
+    key: str
+    action: Action
+    notifier: str
+    error: str
+
+
+@dataclass(frozen=True)
+class DispatchReport:
+    """What one dispatch did, as data (`to_dict()` for XCom). Keys, not alerts: the alerts' content
+    is in the notifications and the findings are in the lake.
+
+    * `opened` / `escalated` / `reminded` / `resolved`: keys whose notification reached at least
+      one notifier;
+    * `failed`: every failed delivery; `undelivered`: `action:key` that reached no notifier at all;
+    * `silent`: firing keys with nothing due (within the reminder interval);
+    * `held`: open incidents neither reminded nor resolved because a blind alert fired;
+    * `open_incidents`: the keys still open after this run (including pending resolves);
+    * `state_reset`: why the stored state was unreadable and set aside, if it was.
+    """
+
+    cluster: str
+    at: datetime
+    opened: tuple[str, ...] = ()
+    escalated: tuple[str, ...] = ()
+    reminded: tuple[str, ...] = ()
+    resolved: tuple[str, ...] = ()
+    failed: tuple[Failure, ...] = ()
+    undelivered: tuple[str, ...] = ()
+    silent: tuple[str, ...] = ()
+    held: tuple[str, ...] = ()
+    open_incidents: tuple[str, ...] = ()
+    state_reset: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready (times as ISO-8601 strings)."""
+        out = asdict(self)
+        out["at"] = self.at.isoformat()
+        return out
+
+
+def dispatch(
+    cluster: str,
+    alerts: Sequence[Alert],
+    now: datetime,
+    *,
+    lake_root: str,
+    notifiers: Sequence[Notifier],
+    reminder: timedelta,
+    run_links: Links | None = None,
+) -> DispatchReport:
+    """Send what is due for `cluster` at `now` (the run's time, not the wall clock) and return
+    what was done. `run_links` go on resolve messages (the run that saw the problem clear).
+
+    Raises `AlertDeliveryFailed` (carrying the report as `.report`) after saving the state when a
+    notification that was due reached no notifier at all: the task fails, so Airflow's own
+    failure alerting and retries take over. Partial failures only show in the report.
+    """
+    check_aware(now, "now")
+    if not notifiers:
+        raise AlertError(f"cluster {cluster!r}: no notifier configured, alerts would go nowhere")
+    names = [n.name for n in notifiers]
+    if len(set(names)) != len(names):
+        raise AlertError(f"cluster {cluster!r}: notifier names must be unique, got {names}")
+    store = IncidentStore(lake_root)
+    state, reset = store.load(cluster)
+    sinks = {n.name: n.min_severity for n in notifiers}
+    due = decide(alerts, state, now, reminder=reminder, sinks=sinks, run_links=run_links)
+    outcomes: list[Outcome] = []
+    try:
+        _deliver(due, {n.name: n for n in notifiers}, outcomes)
+    finally:
+        after = record(alerts, state, now, outcomes=outcomes, sinks=sinks)
+        store.save(after)
+    report = _report(cluster=cluster, now=now, alerts=alerts, before=state, after=after, outcomes=outcomes, reset=reset)
+    log.info(
+        "alerts for %s: opened %s, escalated %s, reminded %s, resolved %s, failed %d, silent %s, held %s",
+        cluster, report.opened, report.escalated, report.reminded, report.resolved, len(report.failed),
+        report.silent, report.held,
+    )  # fmt: skip
+    if report.undelivered:
+        raise AlertDeliveryFailed(
+            f"cluster {cluster!r}: no notifier delivered {list(report.undelivered)}: "
+            + "; ".join(f.error for f in report.failed),
+            report=report,
+        )
+    return report
+
+
+def _deliver(due: Sequence[Notification], notifiers: dict[str, Notifier], outcomes: list[Outcome]) -> None:
+    down: dict[str, str] = {}
+    for notification in due:
+        name = notification.sink
+        if name in down:
+            outcomes.append(Outcome(notification, f"skipped: {down[name]}"))
+            continue
+        try:
+            notifiers[name].send(notification)
+        except AlertDeliveryFailed as e:
+            log.error("alert %s %s via %s failed: %s", notification.action, notification.key, name, e)
+            outcomes.append(Outcome(notification, str(e)))
+            if e.unavailable:
+                down[name] = str(e)
+            continue
+        log.info(
+            "alert %s %s (%s) sent via %s", notification.action, notification.key, notification.alert.severity, name
+        )
+        outcomes.append(Outcome(notification))
+
+
+def _report(
+    *,
+    cluster: str,
+    now: datetime,
+    alerts: Sequence[Alert],
+    before: ClusterState,
+    after: ClusterState,
+    outcomes: Sequence[Outcome],
+    reset: str | None,
+) -> DispatchReport:
+    delivered: dict[str, set[str]] = {"open": set(), "escalate": set(), "remind": set(), "resolve": set()}
+    attempted: set[tuple[str, str]] = set()
+    for o in outcomes:
+        n = o.notification
+        label = "escalate" if n.escalated_from else n.action
+        attempted.add((label, n.key))
+        if o.delivered:
+            delivered[label].add(n.key)
+    firing = {a.key for a in alerts}
+    blind = any(a.blind for a in alerts)
+    return DispatchReport(
+        cluster=cluster,
+        at=now,
+        opened=tuple(sorted(delivered["open"])),
+        escalated=tuple(sorted(delivered["escalate"])),
+        reminded=tuple(sorted(delivered["remind"])),
+        resolved=tuple(sorted(delivered["resolve"])),
+        failed=tuple(
+            Failure(o.notification.key, o.notification.action, o.notification.sink, o.error or "")
+            for o in outcomes
+            if not o.delivered
+        ),
+        undelivered=tuple(sorted(f"{label}:{key}" for label, key in attempted if key not in delivered[label])),
+        silent=tuple(sorted(firing - {key for _, key in attempted})),
+        held=tuple(sorted(set(before.incidents) - firing)) if blind else (),
+        open_incidents=tuple(sorted(after.incidents)),
+        state_reset=reset,
+    )

@@ -1,0 +1,271 @@
+"""The incident state machine: which alerts are sent, to which notifier, and when (pure functions).
+
+Burrow's send-once / send-close behaviour, per (cluster, key) and per notifier (sink):
+
+* OPEN: a key fires and the sink was never told about it (a new incident, or a sink whose
+  earlier delivery failed, or a sink that does not take warnings and the alert just became
+  critical) → trigger.
+* OPEN, escalated: the key fires at a higher severity than the sink last heard (warning →
+  critical) → trigger again at once, marked with `escalated_from`.
+* REMIND: the key still fires and `reminder` has elapsed since the sink's last successful
+  notification → re-send, marked as a reminder.
+* RESOLVE: an open key no longer fires → a resolve to every sink that was told it opened.
+* Otherwise nothing: a key firing within the interval is silent, and a de-escalation (critical →
+  warning) is silent too (the next reminder carries the new severity).
+
+While a `blind` alert fires (the run could not look at the cluster, `alert.cannot_see_cluster`),
+incidents that are not firing are held: neither reminded nor resolved, since "not seen" is not
+"cleared".
+
+A sink counts as notified only once its delivery succeeded (`record`); a failed delivery is
+recorded with its error and decided again on the next run, so a failing notifier delays a
+message but never loses it. An incident is forgotten once every sink that heard it opened has
+heard it resolved; one whose open never reached any sink is forgotten silently when it clears.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Literal
+
+from kafka_ops.alerting.alert import Alert, Links, Severity, check_aware, rank
+from kafka_ops.errors import AlertError
+
+Action = Literal["open", "remind", "resolve"]
+DEDUP_PREFIX = "kafka-ops"
+MAX_DEDUP_CHARS = 255  # PagerDuty's limit on dedup_key
+MAX_ERROR_CHARS = 500
+
+
+def dedup_key(cluster: str, key: str) -> str:
+    """`kafka-ops/<cluster>/<key>`: the same for a trigger, its reminders and its resolve.
+
+    A key too long for PagerDuty's 255 characters keeps its head and gets a hash of the whole, so
+    it stays stable and distinct.
+    """
+    full = f"{DEDUP_PREFIX}/{cluster}/{key}"
+    if len(full) <= MAX_DEDUP_CHARS:
+        return full
+    digest = hashlib.sha256(full.encode()).hexdigest()[:16]
+    return f"{full[: MAX_DEDUP_CHARS - len(digest) - 1]}#{digest}"
+
+
+@dataclass(frozen=True)
+class SinkState:
+    """What one sink (notifier) last heard of an incident."""
+
+    notified_at: datetime | None = None
+    """Last successful open or reminder; None while the sink has not heard the incident opened."""
+    severity: Severity | None = None
+    """The severity of that delivery (an escalation above it is sent at once)."""
+    failures: int = 0
+    """Failed deliveries in a row (open, reminder or resolve); reset by a success."""
+    last_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Incident:
+    """One open (cluster, key). `cleared_at` is set once the key stopped firing while resolves
+    to some sinks are still pending."""
+
+    key: str
+    severity: Severity
+    title: str
+    since: datetime
+    opened_at: datetime
+    cleared_at: datetime | None = None
+    sinks: Mapping[str, SinkState] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ClusterState:
+    """Every incident of one cluster, by key: what `IncidentStore` keeps as one JSON document."""
+
+    cluster: str
+    incidents: Mapping[str, Incident] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One message for one sink. For a resolve, `alert` is rebuilt from the incident (title,
+    severity, since) with the run's links; `at` is the run's time."""
+
+    action: Action
+    sink: str
+    alert: Alert
+    at: datetime
+    opened_at: datetime
+    escalated_from: Severity | None = None
+
+    @property
+    def cluster(self) -> str:
+        return self.alert.cluster
+
+    @property
+    def key(self) -> str:
+        return self.alert.key
+
+    @property
+    def reminder(self) -> bool:
+        return self.action == "remind"
+
+    @property
+    def dedup_key(self) -> str:
+        return dedup_key(self.alert.cluster, self.alert.key)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A delivery attempt: `error` is None when the sink accepted the notification."""
+
+    notification: Notification
+    error: str | None = None
+
+    @property
+    def delivered(self) -> bool:
+        return self.error is None
+
+
+def decide(
+    firing: Sequence[Alert],
+    state: ClusterState,
+    now: datetime,
+    *,
+    reminder: timedelta,
+    sinks: Mapping[str, Severity],
+    run_links: Links | None = None,
+) -> list[Notification]:
+    """The notifications due at `now` (see the module docstring for the rules).
+
+    `sinks` maps each configured notifier's name to the lowest severity it takes. Order: opens
+    (critical first), reminders, then resolves, each by key.
+    """
+    _check_inputs(firing, state, now, reminder)
+    firing_keys = {a.key for a in firing}
+    blind = any(a.blind for a in firing)
+    due: list[Notification] = []
+    for alert in sorted(firing, key=lambda a: (-rank(a.severity), a.key)):
+        incident = state.incidents.get(alert.key)
+        opened_at = incident.opened_at if incident else now
+        for sink, floor in sinks.items():
+            if rank(alert.severity) < rank(floor):
+                continue
+            heard = incident.sinks.get(sink, SinkState()) if incident else SinkState()
+            if heard.notified_at is None or heard.severity is None:
+                due.append(Notification("open", sink, alert, now, opened_at))
+            elif rank(alert.severity) > rank(heard.severity):
+                due.append(Notification("open", sink, alert, now, opened_at, escalated_from=heard.severity))
+            elif now - heard.notified_at >= reminder:
+                due.append(Notification("remind", sink, alert, now, opened_at))
+    if blind:
+        return _ordered(due)
+    for key, incident in sorted(state.incidents.items()):
+        if key in firing_keys:
+            continue
+        cleared = _as_alert(state.cluster, incident, run_links or Links())
+        for sink, heard in sorted(incident.sinks.items()):
+            if heard.notified_at is not None and sink in sinks:
+                due.append(Notification("resolve", sink, cleared, now, incident.opened_at))
+    return _ordered(due)
+
+
+def record(
+    firing: Sequence[Alert],
+    state: ClusterState,
+    now: datetime,
+    *,
+    outcomes: Iterable[Outcome],
+    sinks: Iterable[str],
+) -> ClusterState:
+    """The state after this run's deliveries: `state` plus the firing alerts plus `outcomes`.
+
+    Only delivered notifications mark a sink as notified (or resolved); a failed one is recorded
+    with its error so `decide` repeats it next run. A notification that was decided but never
+    attempted (the run crashed first) is simply absent from `outcomes` and is decided again.
+    Sinks that are no longer configured are dropped: nothing can be sent to them.
+    """
+    configured = set(sinks)
+    by_key: dict[str, list[Outcome]] = {}
+    for outcome in outcomes:
+        by_key.setdefault(outcome.notification.key, []).append(outcome)
+    firing_by_key = {a.key: a for a in firing}
+    blind = any(a.blind for a in firing)
+    incidents: dict[str, Incident] = {}
+    for key in sorted(set(state.incidents) | set(firing_by_key)):
+        old = state.incidents.get(key)
+        heard = {s: h for s, h in (old.sinks.items() if old else ()) if s in configured}
+        for outcome in by_key.get(key, ()):
+            sink = outcome.notification.sink
+            heard[sink] = _after(heard.get(sink, SinkState()), outcome)
+            if outcome.notification.action == "resolve" and outcome.delivered:
+                del heard[sink]
+        alert = firing_by_key.get(key)
+        if alert is not None:
+            incidents[key] = _firing(alert, old, heard, now)
+        elif old is not None and blind:
+            incidents[key] = replace(old, sinks=heard)
+        elif old is not None:
+            pending = {s: h for s, h in heard.items() if h.notified_at is not None}
+            if pending:  # some resolves have not been delivered yet: keep them due
+                incidents[key] = replace(old, cleared_at=old.cleared_at or now, sinks=pending)
+    return ClusterState(state.cluster, incidents)
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def _check_inputs(firing: Sequence[Alert], state: ClusterState, now: datetime, reminder: timedelta) -> None:
+    check_aware(now, "now")
+    if reminder <= timedelta(0):
+        raise AlertError(f"the reminder interval must be positive, got {reminder}")
+    seen: set[str] = set()
+    for alert in firing:
+        if alert.cluster != state.cluster:
+            raise AlertError(f"alert {alert.key!r} is for cluster {alert.cluster!r}, not {state.cluster!r}")
+        if alert.key in seen:
+            raise AlertError(f"cluster {state.cluster!r}: two firing alerts share the key {alert.key!r}")
+        seen.add(alert.key)
+
+
+def _ordered(due: list[Notification]) -> list[Notification]:
+    order = {"open": 0, "remind": 1, "resolve": 2}
+    return sorted(due, key=lambda n: (order[n.action], -rank(n.alert.severity), n.key, n.sink))
+
+
+def _after(heard: SinkState, outcome: Outcome) -> SinkState:
+    if not outcome.delivered:
+        error = (outcome.error or "failed")[:MAX_ERROR_CHARS]
+        return replace(heard, failures=heard.failures + 1, last_error=error)
+    n = outcome.notification
+    if n.action == "resolve":
+        return SinkState()
+    return SinkState(notified_at=n.at, severity=n.alert.severity)
+
+
+def _firing(alert: Alert, old: Incident | None, heard: dict[str, SinkState], now: datetime) -> Incident:
+    if old is None:
+        return Incident(alert.key, alert.severity, alert.title, alert.since, opened_at=now, sinks=heard)
+    # firing again before every resolve was delivered: the incident simply stays open
+    return Incident(
+        alert.key,
+        alert.severity,
+        alert.title,
+        since=min(old.since, alert.since),
+        opened_at=old.opened_at,
+        cleared_at=None,
+        sinks=heard,
+    )
+
+
+def _as_alert(cluster: str, incident: Incident, links: Links) -> Alert:
+    return Alert(
+        cluster=cluster,
+        key=incident.key,
+        severity=incident.severity,
+        title=incident.title,
+        since=incident.since,
+        links=links,
+    )

@@ -1,0 +1,186 @@
+"""`IncidentStore`: each cluster's incidents as one small JSON document under the lake root.
+
+The document lives at `<lake_root>/_alerting/<cluster>.json` and goes through pyarrow's
+filesystem, so a lake on `s3a://`, `gs://` or `hdfs://` keeps its alert state next to its data.
+A save writes `<cluster>.json.tmp` and then moves it over the document: a single rename on a
+local or HDFS filesystem, a whole-object write on object stores, so a reader (the next run) sees
+the old state or the new one, never half of one. A writer that dies before the move leaves the
+old document in place and a stale `.tmp` that the next save overwrites.
+
+A document that cannot be parsed (edited by hand, a different tool) is moved aside to
+`<cluster>.json.corrupt-<time>` and the cluster starts from no incidents: every firing alert is
+sent again (PagerDuty folds it into the open incident by its dedup key), which is noisy but never
+silent. The reason is returned so the dispatch reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from kafka_ops.alerting.alert import SEVERITIES, Severity, check_aware, check_key
+from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
+from kafka_ops.errors import AlertError, LakeError
+from kafka_ops.lake.names import check_name
+from kafka_ops.lake.store import Lake
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+DIRECTORY = "_alerting"
+
+
+class IncidentStore:
+    """Load and save `ClusterState` documents under a lake root (a local path or a filesystem URL)."""
+
+    def __init__(self, lake_root: str | os.PathLike[str]) -> None:
+        lake = Lake(lake_root)  # the lake's own URL handling (s3a:// → s3://, local paths); no I/O
+        self.fs: pafs.FileSystem = lake.fs
+        self.root = lake.root
+        self.directory = f"{lake.base.rstrip('/')}/{DIRECTORY}"
+
+    def __repr__(self) -> str:
+        return f"IncidentStore({self.root!r})"
+
+    def path(self, cluster: str) -> str:
+        return f"{self.directory}/{check_name('cluster name', cluster)}.json"
+
+    def load(self, cluster: str) -> tuple[ClusterState, str | None]:
+        """The cluster's state (empty if never saved) and, if the document was unreadable and set
+        aside, why. A document written by a newer format is refused rather than overwritten."""
+        path = self.path(cluster)
+        try:
+            if self.fs.get_file_info(path).type == pafs.FileType.NotFound:
+                return ClusterState(cluster), None
+            with self.fs.open_input_stream(path) as f:
+                raw = f.read()
+        except OSError as e:
+            raise LakeError(f"cannot read the alert state {path}: {e}") from e
+        try:
+            return _decode(cluster, raw), None
+        except _Unreadable as e:
+            aside = f"{path}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"  # wall clock: when it was set aside
+            self.fs.move(path, aside)
+            reason = f"alert state {path} was unreadable ({e}); moved to {aside} and started afresh"
+            log.error("%s", reason)
+            return ClusterState(cluster), reason
+
+    def save(self, state: ClusterState) -> None:
+        """Write the whole document atomically (temporary file, then move)."""
+        path = self.path(state.cluster)
+        tmp = f"{path}.tmp"
+        content = json.dumps(_encode(state), indent=1, sort_keys=True).encode()
+        try:
+            self.fs.create_dir(self.directory, recursive=True)
+            with self.fs.open_output_stream(tmp) as out:
+                out.write(content)
+            self._publish(tmp, path)
+        except OSError as e:
+            raise LakeError(f"cannot write the alert state {path}: {e}") from e
+
+    def _publish(self, tmp: str, path: str) -> None:
+        self.fs.move(tmp, path)
+
+
+class _Unreadable(Exception):  # an internal signal: never escapes `load`
+    pass
+
+
+# -- the JSON document ----------------------------------------------------------------------------
+
+
+def _encode(state: ClusterState) -> dict[str, Any]:
+    return {
+        "format": FORMAT,
+        "cluster": state.cluster,
+        "incidents": [
+            {
+                "key": i.key,
+                "severity": i.severity,
+                "title": i.title,
+                "since": i.since.isoformat(),
+                "opened_at": i.opened_at.isoformat(),
+                "cleared_at": _time_or_none(i.cleared_at),
+                "sinks": {
+                    name: {
+                        "notified_at": _time_or_none(s.notified_at),
+                        "severity": s.severity,
+                        "failures": s.failures,
+                        "last_error": s.last_error,
+                    }
+                    for name, s in sorted(i.sinks.items())
+                },
+            }
+            for _, i in sorted(state.incidents.items())
+        ],
+    }
+
+
+def _decode(cluster: str, raw: bytes) -> ClusterState:
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise _Unreadable(f"not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise _Unreadable("not a JSON object")
+    if isinstance(doc.get("format"), int) and doc["format"] > FORMAT:
+        raise AlertError(
+            f"alert state for cluster {cluster!r} has format {doc['format']}, newer than this code ({FORMAT}); "
+            "upgrade kafka-ops on every worker"
+        )
+    if doc.get("format") != FORMAT or doc.get("cluster") != cluster or not isinstance(doc.get("incidents"), list):
+        raise _Unreadable(f"expected format {FORMAT} for cluster {cluster!r} with a list of incidents")
+    try:
+        incidents = [_incident(entry) for entry in doc["incidents"]]
+    except (KeyError, TypeError, ValueError, AlertError) as e:
+        raise _Unreadable(f"bad incident: {type(e).__name__}: {e}") from None
+    return ClusterState(cluster, {i.key: i for i in incidents})
+
+
+def _incident(entry: Mapping[str, Any]) -> Incident:
+    key = check_key(entry["key"], "stored incident")
+    title = entry["title"]
+    if not isinstance(title, str) or not title.strip():
+        raise ValueError(f"incident {key!r} has no title")
+    return Incident(
+        key=key,
+        severity=_severity(entry["severity"]),
+        title=title,
+        since=_time(entry["since"]),
+        opened_at=_time(entry["opened_at"]),
+        cleared_at=_time(entry["cleared_at"]) if entry.get("cleared_at") else None,
+        sinks={str(name): _sink(s) for name, s in dict(entry.get("sinks") or {}).items()},
+    )
+
+
+def _sink(entry: Mapping[str, Any]) -> SinkState:
+    failures = entry.get("failures", 0)
+    if not isinstance(failures, int) or failures < 0:
+        raise ValueError(f"failures {failures!r}")
+    return SinkState(
+        notified_at=_time(entry["notified_at"]) if entry.get("notified_at") else None,
+        severity=_severity(entry["severity"]) if entry.get("severity") else None,
+        failures=failures,
+        last_error=str(entry["last_error"]) if entry.get("last_error") else None,
+    )
+
+
+def _severity(value: Any) -> Severity:
+    for severity in SEVERITIES:
+        if value == severity:
+            return severity
+    raise ValueError(f"severity {value!r}")
+
+
+def _time(value: Any) -> datetime:
+    return check_aware(datetime.fromisoformat(value), "stored time")
+
+
+def _time_or_none(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

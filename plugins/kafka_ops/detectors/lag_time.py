@@ -1,0 +1,195 @@
+"""Consumer lag in time, by Kafka Lag Exporter's lookup table.
+
+Kafka Lag Exporter (`seglo/kafka-lag-exporter`, `LookupTable.scala`, `MemoryTable`) keeps, per
+partition, a table of (end offset, time) points and estimates when the message at a group's
+committed offset was produced; lag in seconds = now - that time. Here a point is a
+`partition_end_offsets` row (end_offset, captured_at) of a group collection in the window, added
+in (captured_at, snapshot_id) order the way `MemoryTable.addPoint` adds them:
+
+* a point whose time is not after the previous collection's is out of order and skipped (KLE
+  compares with the last point kept; collections share a capture time only by accident);
+* a point whose end offset is below the table's newest is not monotonic and skipped (a
+  recreated topic is ignored until its end offset passes the old one);
+* flat lines are compressed: while the end offset does not move, only the first and the latest
+  point of the run are kept (the right-hand side moves out), so a quiet producer neither fills
+  the table nor hides when the flat stretch began;
+* at most `thresholds.lag_time_points` points (KLE's default 60), the newest.
+
+Lookup of a committed offset c, as `MemoryTable.lookup`, for every (group, topic, partition) of
+the latest collection ("now" = its capture time):
+
+* `no_commit`: the group has no committed offset (lag_seconds null);
+* `caught_up`: c >= the newest point's offset, lag_seconds 0. KLE only checks c == newest: above
+  it (our `committed_above_end`, lag clamped to 0) it would extrapolate into the future and
+  report a negative lag;
+* `too_few_points`: fewer than two points, or c below a table whose points all share one offset
+  (lag_seconds null). KLE divides by zero there and reports -inf/+inf seconds; with no slope
+  there is no rate to extrapolate with, so we report nothing rather than an infinity;
+* `interpolated`: the newest pair of neighbouring points l, r with l.o <= c <= r.o (on a flat
+  stretch that is the right-hand side, so its latest time): t = r.t - (r.o - c)·(r.t - l.t)/(r.o - l.o);
+* `extrapolated`: c is below the oldest point; the same formula with the oldest and newest points.
+
+Interpolation cannot divide by zero: a pair with l.o == r.o == c is only the newest pair
+containing c when r is the newest point, and then c is caught up.
+
+Findings table `lag_time_partitions`: snapshot_id, group_id, topic, partition, committed_offset,
+end_offset, lag (messages, from `group_offsets`), lag_seconds (double, null when not computable),
+method (above), points (in the table), severity (critical above `thresholds.lag_seconds_critical`,
+warning above `lag_seconds_warning`, info when lag_seconds is null, else ok).
+
+Findings table `lag_time_groups`, one row per group of the latest collection's offsets:
+snapshot_id, group_id, max_lag_seconds, max_lag_topic and max_lag_partition (the partition with
+it, ties to the smallest topic and partition; null when no partition has a lag in seconds),
+total_lag (messages), partitions, severity (the worst partition's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
+
+TP = ["topic", "partition"]
+KEY = ["group_id", *TP]
+SEVERITIES = ("ok", "info", "warning", "critical")
+
+
+def lookup_tables(end_offsets: DataFrame, limit: int) -> DataFrame:
+    """Pure: KLE's table per partition from the window's partition_end_offsets: topic, partition,
+    `points` (how many), `oldest` and `newest` (struct<o, t>: offset, capture time in µs) and
+    `pairs` (array<struct<idx, l_o, l_t, r_o, r_t>>: every two neighbouring points, idx = the
+    right one's position, 2 for the oldest pair)."""
+    order = Window.partitionBy(*TP).orderBy("captured_at", "snapshot_id")
+    in_time = (
+        end_offsets.select(*TP, "captured_at", "snapshot_id", "end_offset",
+                           F.lag("captured_at").over(order).alias("previous_at"))
+        .where(F.col("previous_at").isNull() | (F.col("captured_at") > F.col("previous_at")))
+    )  # fmt: skip
+    # the table's newest offset is the highest accepted so far, and a rejected one is lower than it
+    high = F.max("end_offset").over(order.rowsBetween(Window.unboundedPreceding, -1))
+    accepted = in_time.select("*", high.alias("high")).where(
+        F.col("high").isNull() | (F.col("end_offset") >= F.col("high"))
+    )
+    same = F.col("end_offset")
+    inside_flat_run = F.coalesce((F.lag(same).over(order) == same) & (F.lead(same).over(order) == same), F.lit(False))
+    newest_first = Window.partitionBy(*TP).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))
+    kept = (
+        accepted.select("*", inside_flat_run.alias("inside"))
+        .where(~F.col("inside"))
+        .select(*TP, "captured_at", "snapshot_id", "end_offset", F.row_number().over(newest_first).alias("age"))
+        .where(F.col("age") <= limit)
+    )
+    point = F.struct(F.col("end_offset").alias("o"), F.unix_micros("captured_at").alias("t"))
+    in_order = Window.partitionBy(*TP).orderBy(F.desc("age"))
+    pairs = kept.select(
+        *TP, "age", point.alias("point"),
+        F.struct(
+            F.row_number().over(in_order).alias("idx"),
+            F.lag(point).over(in_order)["o"].alias("l_o"), F.lag(point).over(in_order)["t"].alias("l_t"),
+            point["o"].alias("r_o"), point["t"].alias("r_t"),
+        ).alias("pair"),
+    )  # fmt: skip
+    return pairs.groupBy(*TP).agg(
+        F.count("*").cast("int").alias("points"),
+        F.max_by("point", "age").alias("oldest"),
+        F.min_by("point", "age").alias("newest"),
+        F.collect_list(F.when(F.col("pair.l_o").isNotNull(), F.col("pair"))).alias("pairs"),
+    )
+
+
+def _severity(context: Context) -> Column:
+    seconds = F.col("lag_seconds")
+    return (
+        F.when(seconds.isNull(), "info")
+        .when(seconds > context.thresholds.lag_seconds_critical, "critical")
+        .when(seconds > context.thresholds.lag_seconds_warning, "warning")
+        .otherwise("ok")
+    )
+
+
+def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Context) -> DataFrame:
+    """Pure: the window's group_offsets and partition_end_offsets → `lag_time_partitions`."""
+    tables = lookup_tables(end_offsets, int(context.thresholds.lag_time_points))
+    c = F.col("committed_offset")
+    # the newest pair of neighbours around c (structs compare by idx first)
+    around = F.array_max(F.filter("pairs", lambda p: (p["l_o"] <= c) & (c <= p["r_o"])))
+    found = (
+        latest(offsets, context)
+        .join(tables, TP, "left")
+        .select("*", F.coalesce(F.col("points"), F.lit(0)).alias("n"), around.alias("around"))
+    )
+    left_o = F.coalesce(F.col("around.l_o"), F.col("oldest.o"))
+    left_t = F.coalesce(F.col("around.l_t"), F.col("oldest.t"))
+    right_o = F.coalesce(F.col("around.r_o"), F.col("newest.o"))
+    right_t = F.coalesce(F.col("around.r_t"), F.col("newest.t"))
+    method = (
+        F.when(c.isNull(), "no_commit")
+        .when((F.col("n") >= 1) & (c >= F.col("newest.o")), "caught_up")
+        .when((F.col("n") < 2) | (F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o"))),
+              "too_few_points")
+        .when(F.col("around").isNotNull(), "interpolated")
+        .otherwise("extrapolated")
+    )  # fmt: skip
+    now = F.unix_micros(F.lit(context.captured_at))
+    # t(c) = r.t - (r.o - c)·(r.t - l.t)/(r.o - l.o), in µs; lag = now - t(c), in seconds
+    span = (right_o - c).cast("double") * (right_t - left_t).cast("double") / (right_o - left_o).cast("double")
+    estimated = ((now - right_t).cast("double") + span) / 1e6
+    seconds = (
+        F.when(F.col("method") == "caught_up", F.lit(0.0))
+        .when(F.col("method").isin("interpolated", "extrapolated"), estimated)
+        .otherwise(F.lit(None).cast("double"))
+    )
+    return (
+        found.withColumn("method", method)
+        .withColumn("lag_seconds", seconds)
+        .select(
+            F.lit(context.snapshot_id).alias("snapshot_id"),
+            *KEY, "committed_offset", "end_offset", "lag", "lag_seconds", "method",
+            F.col("n").alias("points"),
+            _severity(context).alias("severity"),
+        )
+    )  # fmt: skip
+
+
+def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
+    """Pure: `lag_time_partitions` → `lag_time_groups`."""
+    rank = F.create_map(*(F.lit(v) for i, s in enumerate(SEVERITIES) for v in (s, i)))[F.col("severity")]
+    # the largest lag in seconds, ties to the smallest (topic, partition)
+    at_max = F.when(
+        F.col("lag_seconds").isNotNull(),
+        F.struct((-F.col("lag_seconds")).alias("minus_seconds"), "topic", "partition"),
+    )
+    rolled = partitions.groupBy("group_id").agg(
+        F.min(at_max).alias("at_max"),
+        F.sum("lag").alias("total_lag"),
+        F.count("*").cast("int").alias("partitions"),
+        F.max(rank).alias("worst"),
+    )
+    return rolled.select(
+        F.lit(context.snapshot_id).alias("snapshot_id"),
+        "group_id",
+        (-F.col("at_max.minus_seconds")).alias("max_lag_seconds"),
+        F.col("at_max.topic").alias("max_lag_topic"),
+        F.col("at_max.partition").alias("max_lag_partition"),
+        "total_lag",
+        "partitions",
+        F.create_map(*(F.lit(v) for i, s in enumerate(SEVERITIES) for v in (i, s)))[F.col("worst")].alias("severity"),
+    )
+
+
+def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
+    partitions = detect_partitions(inputs["group_offsets"], inputs["partition_end_offsets"], context)
+    return {"lag_time_partitions": partitions, "lag_time_groups": detect_groups(partitions, context)}
+
+
+DETECTOR = Detector(
+    name="lag_time",
+    tables=("group_offsets", "partition_end_offsets"),
+    detect=_detect,
+    outputs=("lag_time_partitions", "lag_time_groups"),
+    source=GROUP_COMMIT_TABLE,
+)

@@ -1,0 +1,257 @@
+"""What would Kafka's other assignors give this group? A what-if on the group's real members.
+
+For each Stable consumer group, two questions, both answered by kafka-clients' own assignors
+(`kafka_ops.assignors`, through a JVM):
+
+* **Prediction**: run the group's own assignor on exactly the JoinGroup metadata its members
+  sent (subscriptions, owned partitions, generations, racks, user data). It reproduces today's
+  assignment unless the inputs moved since the last rebalance (partitions added, a member's
+  metadata no longer matching): then `prediction_matches` is false and the next rebalance will
+  move partitions.
+* **What-if**: for each of `range`, `roundrobin`, `sticky`, `cooperative-sticky`, the assignment
+  the same members would get if they rejoined with that assignor while holding today's
+  assignment (`Member.rejoining`: what kafka-clients 3.9 sends), settled through a cooperative
+  group's follow-up rebalances. Rack-aware where members and replicas have racks.
+
+A switch is recommended only when materially better than today: partitions-per-member spread
+(max - min) lower by at least `min_improvement`, or the lag spread between members at most half
+of today's with no worse partition spread. Among those: lowest spread, then lag spread, then
+fewest partitions changing owner, then the least disruptive assignor (cooperative first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kafka_ops.assignors import (
+    ASSIGNORS,
+    AssignFailure,
+    AssignorBridge,
+    AssignorName,
+    AssignResult,
+    ClusterLayout,
+    GroupInput,
+    Member,
+)
+from kafka_ops.errors import KafkaOpsError
+from kafka_ops.groups_model import ConsumerGroup, TopicPartition
+from kafka_ops.model import ClusterSnapshot
+
+PREFERENCE: tuple[AssignorName, ...] = ("cooperative-sticky", "sticky", "roundrobin", "range")
+"""Tie-break among equally good assignors: cooperative rebalancing never stops the whole group."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberToday:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    subscription: bytes
+    assignment: tuple[TopicPartition, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupToday:
+    """A Stable consumer group as collected: its assignor (selected protocol) and members."""
+
+    group_id: str
+    assignor: str
+    members: tuple[MemberToday, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """How evenly an assignment spreads partitions and lag over the members."""
+
+    min_partitions: int
+    max_partitions: int
+    lag_spread: int
+
+    @property
+    def spread(self) -> int:
+        return self.max_partitions - self.min_partitions
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """One assignor's what-if for one group (`error` set when Kafka's assignor refused it)."""
+
+    group_id: str
+    assignor: str
+    is_current: bool
+    spread: Spread | None
+    moved_partitions: int | None
+    rebalance_rounds: int | None
+    revoked_partitions: int | None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Per group: today's spread, whether Kafka reproduces today's assignment, the advice."""
+
+    group_id: str
+    assignor: str
+    members: int
+    today: Spread
+    prediction_matches: bool | None
+    prediction_moves: int | None
+    recommended: str | None
+    reason: str
+    error: str | None = None
+
+
+def layout_of(snapshot: ClusterSnapshot) -> ClusterLayout:
+    """The partition layout a group leader would see: replicas and broker racks."""
+    return ClusterLayout(
+        brokers={b.broker_id: b.rack for b in snapshot.brokers.values()},
+        topics={t.topic: tuple(t.partitions[p] for p in sorted(t.partitions)) for t in snapshot.topics.values()},
+    )
+
+
+def group_today(group: ConsumerGroup) -> GroupToday:
+    """A collected group as the what-if takes it (members without metadata get empty bytes)."""
+    members = tuple(
+        MemberToday(m.member_id, m.group_instance_id, m.client_id, m.subscription or b"", m.assignment)
+        for m in group.members
+    )
+    return GroupToday(group.group_id, group.assignor, members)
+
+
+def spread_of(assignment: Mapping[str, Sequence[TopicPartition]], lags: Mapping[TopicPartition, int]) -> Spread:
+    counts = [len(tps) for tps in assignment.values()]
+    member_lags = [sum(lags.get(tp, 0) for tp in tps) for tps in assignment.values()]
+    return Spread(
+        min(counts, default=0), max(counts, default=0), max(member_lags, default=0) - min(member_lags, default=0)
+    )
+
+
+def moved(before: Mapping[str, Sequence[TopicPartition]], after: Mapping[str, Sequence[TopicPartition]]) -> int:
+    """Partitions whose owner differs (a partition unassigned before and assigned after counts)."""
+    owner = {tp: m for m, tps in before.items() for tp in tps}
+    return sum(1 for m, tps in after.items() for tp in tps if owner.get(tp) != m)
+
+
+def what_if(
+    bridge: AssignorBridge,
+    layout: ClusterLayout,
+    groups: Sequence[GroupToday],
+    lags: Mapping[str, Mapping[TopicPartition, int]],
+    min_improvement: int = 2,
+) -> tuple[list[Outcome], list[Verdict]]:
+    """Outcomes (group x assignor) and one verdict per group; `lags` is group → partition → lag."""
+    decoded: dict[str, tuple[Member, ...]] = {}
+    verdicts: dict[str, Verdict] = {}
+    for g in groups:
+        today = {m.member_id: m.assignment for m in g.members}
+        try:
+            decoded[g.group_id] = tuple(
+                Member.from_subscription(m.member_id, m.group_instance_id, m.subscription) for m in g.members
+            )
+        except KafkaOpsError as e:
+            spread = spread_of(today, lags.get(g.group_id, {}))
+            verdicts[g.group_id] = Verdict(g.group_id, g.assignor, len(g.members), spread, None, None, None, "", str(e))
+    ready = [g for g in groups if g.group_id in decoded]
+    predictions = _predictions(bridge, layout, ready, decoded)
+    outcomes: list[Outcome] = []
+    for name in ASSIGNORS:
+        jobs = [(_rejoining(g, decoded[g.group_id], name), name) for g in ready]
+        results = bridge.assign_many(layout, jobs) if jobs else []
+        for g, result in zip(ready, results, strict=True):
+            outcomes.append(_outcome(g, name, result, lags.get(g.group_id, {})))
+    for g in ready:
+        mine = [o for o in outcomes if o.group_id == g.group_id]
+        verdicts[g.group_id] = _verdict(g, mine, predictions.get(g.group_id), lags.get(g.group_id, {}), min_improvement)
+    return outcomes, [verdicts[g.group_id] for g in groups]
+
+
+def _predictions(
+    bridge: AssignorBridge,
+    layout: ClusterLayout,
+    groups: Sequence[GroupToday],
+    decoded: Mapping[str, tuple[Member, ...]],
+) -> dict[str, AssignResult | AssignFailure]:
+    """Each group's own assignor on the metadata its members really sent."""
+    out: dict[str, AssignResult | AssignFailure] = {}
+    for name in ASSIGNORS:
+        mine = [g for g in groups if g.assignor == name]
+        jobs = [(GroupInput(decoded[g.group_id], g.group_id), name) for g in mine]
+        for g, result in zip(mine, bridge.assign_many(layout, jobs) if jobs else [], strict=True):
+            out[g.group_id] = result
+    return out
+
+
+def _rejoining(g: GroupToday, members: Sequence[Member], assignor: AssignorName) -> GroupInput:
+    generation = max((m.generation for m in members), default=-1) + 1
+    return GroupInput(
+        tuple(
+            Member.rejoining(
+                m.member_id,
+                m.topics,
+                assignor,
+                today.assignment,
+                max(generation, 1),
+                group_instance_id=m.group_instance_id,
+                rack=m.rack,
+            )
+            for m, today in zip(members, g.members, strict=True)
+        ),
+        g.group_id,
+    )
+
+
+def _outcome(
+    g: GroupToday, name: str, result: AssignResult | AssignFailure, lags: Mapping[TopicPartition, int]
+) -> Outcome:
+    current = g.assignor == name
+    if isinstance(result, AssignFailure):
+        return Outcome(g.group_id, name, current, None, None, None, None, result.message)
+    today = {m.member_id: m.assignment for m in g.members}
+    after = {m: tuple(result.assignment.get(m, ())) for m in today}
+    revoked = sum(len(tps) for tps in result.revoked.values())
+    return Outcome(g.group_id, name, current, spread_of(after, lags), moved(today, after), len(result.rounds), revoked)
+
+
+def _verdict(
+    g: GroupToday,
+    outcomes: Sequence[Outcome],
+    prediction: AssignResult | AssignFailure | None,
+    lags: Mapping[TopicPartition, int],
+    min_improvement: int,
+) -> Verdict:
+    today = {m.member_id: m.assignment for m in g.members}
+    now = spread_of(today, lags)
+    matches: bool | None = None
+    moves: int | None = None
+    if isinstance(prediction, AssignResult):
+        predicted = {m: tuple(prediction.assignment.get(m, ())) for m in today}
+        moves = moved(today, predicted)
+        matches = all(sorted(predicted[m]) == sorted(today[m]) for m in today)
+    better = [
+        o
+        for o in outcomes
+        if o.spread is not None
+        and not o.is_current
+        and (
+            o.spread.spread <= now.spread - min_improvement
+            or (now.lag_spread > 0 and o.spread.lag_spread * 2 <= now.lag_spread and o.spread.spread <= now.spread)
+        )
+    ]
+    if not better:
+        return Verdict(
+            g.group_id, g.assignor, len(g.members), now, matches, moves, None, "no assignor does materially better"
+        )
+    best = min(
+        better,
+        key=lambda o: (o.spread.spread, o.spread.lag_spread, o.moved_partitions, PREFERENCE.index(o.assignor)),  # type: ignore[union-attr]
+    )
+    assert best.spread is not None
+    reason = (
+        f"switch {g.group_id} from {g.assignor or 'unknown'} to {best.assignor}: partitions per member max-min "
+        f"{now.spread} -> {best.spread.spread}, lag spread {now.lag_spread:,} -> {best.spread.lag_spread:,}; "
+        f"{best.moved_partitions} partitions change owner"
+    )
+    if best.assignor == "cooperative-sticky" and g.assignor in {"range", "roundrobin", "sticky"}:
+        reason += " (upgrade in two rolling bounces, KIP-429: first list both assignors, then drop the old one)"
+    return Verdict(g.group_id, g.assignor, len(g.members), now, matches, moves, best.assignor, reason)

@@ -1,0 +1,76 @@
+"""Lake-shaped group tables for the group detectors' tests (see `kafka_ops.lake.schema.GROUP_TABLES`):
+only the columns the detectors use, typed as the lake stores them."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.testing import assertDataFrameEqual
+
+from kafka_ops.analysis.detector import Context
+from kafka_ops.analysis.thresholds import Thresholds
+from tests.unit.detectors.frames import AT
+
+GROUPS = (
+    "snapshot_id string, captured_at timestamp, group_id string, state string, protocol_type string, "
+    "assignor string, member_count int"
+)
+MEMBERS = (
+    "snapshot_id string, captured_at timestamp, group_id string, member_id string, group_instance_id string, "
+    "client_id string, host string, assigned_partitions array<struct<topic: string, partition: int>>"
+)
+OFFSETS = (
+    "snapshot_id string, captured_at timestamp, group_id string, topic string, partition int, "
+    "committed_offset long, end_offset long, lag long, no_commit boolean, committed_above_end boolean, "
+    "topic_deleted boolean"
+)
+END_OFFSETS = "snapshot_id string, captured_at timestamp, topic string, partition int, end_offset long"
+
+Row = tuple[Any, ...]
+
+
+def minutes_ago(minutes: float) -> datetime:
+    return AT - timedelta(minutes=minutes)
+
+
+def sid(minutes: float) -> str:
+    """The id of the collection captured `minutes` before AT ("now" is "m0")."""
+    return f"m{minutes:g}"
+
+
+def context(thresholds: Thresholds | None = None) -> Context:
+    """The latest group collection: captured at AT, id "m0"."""
+    return Context("c1", sid(0), AT, thresholds or Thresholds())
+
+
+def offset(group: str, topic: str, p: int, committed: int | None, end: int | None, minutes: float = 0) -> Row:
+    """A group_offsets row, lag and flags computed as `groups_model.offset_rows` does."""
+    above = committed is not None and end is not None and committed > end
+    lag = None if committed is None or end is None else max(end - committed, 0)
+    return (sid(minutes), minutes_ago(minutes), group, topic, p, committed, end, lag, committed is None, above, False)
+
+
+def group(group_id: str, state: str = "Stable", assignor: str = "range", members: int = 1, minutes: float = 0) -> Row:
+    return (sid(minutes), minutes_ago(minutes), group_id, state, "consumer", assignor, members)
+
+
+def member(
+    group_id: str, member_id: str, assigned: list[tuple[str, int]], *, instance: str | None = None,
+    client: str = "client", host: str = "/10.0.0.1", minutes: float = 0,
+) -> Row:  # fmt: skip
+    parts = [{"topic": t, "partition": p} for t, p in assigned]
+    return (sid(minutes), minutes_ago(minutes), group_id, member_id, instance, client, host, parts)
+
+
+def end_offset(topic: str, p: int, end: int, minutes: float = 0) -> Row:
+    return (sid(minutes), minutes_ago(minutes), topic, p, end)
+
+
+def frame(spark: SparkSession, schema: str, rows: list[Row]) -> DataFrame:
+    return spark.createDataFrame(rows, schema)
+
+
+def expect(spark: SparkSession, result: DataFrame, rows: list[Row]) -> None:
+    assertDataFrameEqual(result, spark.createDataFrame(rows, result.schema))

@@ -1,0 +1,214 @@
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors.lag_status import DETECTOR
+from tests.unit.detectors.group_frames import (
+    AT,
+    GROUPS,
+    MEMBERS,
+    OFFSETS,
+    Row,
+    context,
+    expect,
+    frame,
+    group,
+    member,
+    minutes_ago,
+    offset,
+)
+
+Series = list[tuple[float, int, int]]
+"""(minutes before now, committed offset, end offset) per collection."""
+
+# lag 50, 50, 100, 150, 200: the offset stopped moving 30 minutes ago, the window spans 10
+STOPPED: Series = [(40, 100, 150), (30, 200, 250), (20, 200, 300), (10, 200, 350), (0, 200, 400)]
+
+
+def history(group_id: str, topic: str, p: int, series: Series) -> list[Row]:
+    return [offset(group_id, topic, p, committed, end, minutes) for minutes, committed, end in series]
+
+
+def detect(
+    spark: SparkSession, offsets: list[Row], groups: list[Row] | None = None, members: list[Row] | None = None,
+    thresholds: Thresholds | None = None,
+) -> tuple[DataFrame, DataFrame]:  # fmt: skip
+    inputs = {
+        "group_offsets": frame(spark, OFFSETS, offsets),
+        "group_members": frame(spark, MEMBERS, members or []),
+        "consumer_groups": frame(spark, GROUPS, groups or []),
+    }
+    found = DETECTOR.detect(inputs, context(thresholds))
+    return found["lag_status_partitions"], found["lag_status_groups"]
+
+
+def statuses(
+    spark: SparkSession, series: Series, groups: list[Row] | None = None, members: list[Row] | None = None,
+    thresholds: Thresholds | None = None,
+) -> DataFrame:  # fmt: skip
+    """Status, samples and complete of one partition ("g", "t", 0)."""
+    partitions, _ = detect(spark, history("g", "t", 0, series), groups, members, thresholds)
+    return partitions.select("status", "severity", "samples", "complete")
+
+
+def test_stop_full_row(spark: SparkSession) -> None:
+    # an Empty group that stopped committing: no member, STOP
+    partitions, groups = detect(spark, history("g", "t", 0, STOPPED), [group("g", "Empty", "", 0)])
+    expect(spark, partitions, [
+        ("m0", "g", "t", 0, "STOP", 200, 400, 200, 50, 200, 5, 0.5, minutes_ago(30), None, "critical"),
+    ])  # fmt: skip
+    expect(spark, groups, [
+        ("m0", "g", "Empty", "ERR", 1, 200, "t", 0, 200, 0, 0, 1, 0, 0, 0.5, "critical",
+         "1 partition STOP: no new commit for 30 min while lag grew to 200"),
+    ])  # fmt: skip
+
+
+def test_stall_when_a_live_member_owns_the_stopped_partition(spark: SparkSession) -> None:
+    stable = [group("g", "Stable", "range", 1)]
+    owner = [member("g", "c-1", [("t", 0)])]
+    partitions, groups = detect(spark, history("g", "t", 0, STOPPED), stable, owner)
+    expect(spark, partitions.select("status", "owner", "severity"), [("STALL", "c-1", "critical")])
+    expect(spark, groups.select("status", "stall_partitions", "cause"), [
+        ("ERR", 1, "1 partition STALL: assigned to a live member but no new commit for 30 min while lag grew to 200"),
+    ])  # fmt: skip
+
+
+def test_assigned_in_a_group_that_is_not_stable_is_stop(spark: SparkSession) -> None:
+    # the assignment is stale (a rebalance is under way): membership does not vouch for a live consumer
+    rebalancing = [group("g", "PreparingRebalance", "range", 1)]
+    owner = [member("g", "c-1", [("t", 0)])]
+    partitions, _ = detect(spark, history("g", "t", 0, STOPPED), rebalancing, owner)
+    expect(spark, partitions.select("status", "owner"), [("STOP", "c-1")])
+
+
+def test_warn_lag_never_decreases(spark: SparkSession) -> None:
+    # a new offset in every collection, lag 100, 110, 120
+    found = statuses(spark, [(20, 100, 200), (10, 150, 260), (0, 200, 320)])
+    expect(spark, found, [("WARN", "warning", 3, 0.3)])
+
+
+def test_ok_when_lag_decreases_somewhere(spark: SparkSession) -> None:
+    # lag 100, 120, 90
+    found = statuses(spark, [(20, 100, 200), (10, 150, 270), (0, 250, 340)])
+    expect(spark, found, [("OK", "ok", 3, 0.3)])
+
+
+def test_rewind(spark: SparkSession) -> None:
+    # the offset went back from 200 to 100 and moves on: lag 100, 250, 250
+    found = statuses(spark, [(20, 200, 300), (10, 100, 350), (0, 150, 400)])
+    expect(spark, found, [("REWIND", "critical", 3, 0.3)])
+
+
+def test_rewind_group_cause(spark: SparkSession) -> None:
+    offsets = history("g", "t", 0, [(20, 200, 300), (10, 100, 350), (0, 150, 400)])
+    offsets += history("g", "t", 1, STOPPED)
+    _, found = detect(spark, offsets, [group("g", "Empty", "", 0)])
+    expect(spark, found.select("status", "stop_partitions", "rewind_partitions", "severity", "cause"), [
+        ("ERR", 1, 1, "critical", "1 partition REWIND: the committed offset went backwards, lag up to 250"),
+    ])  # fmt: skip
+
+
+def test_stop_comes_before_rewind(spark: SparkSession) -> None:
+    # went back to 100 thirty minutes ago and stayed there: it rewound, but it has stopped since
+    found = statuses(spark, [(40, 200, 300), (30, 100, 300), (20, 100, 350), (10, 100, 400), (0, 100, 450)])
+    expect(spark, found, [("STOP", "critical", 5, 0.5)])
+
+
+def test_a_stop_is_a_stop_even_after_catching_up(spark: SparkSession) -> None:
+    # caught up 30 minutes ago, then nothing more committed while lag grew
+    found = statuses(spark, [(30, 100, 100), (20, 100, 150), (10, 100, 200), (0, 100, 250)])
+    expect(spark, found, [("STOP", "critical", 4, 0.4)])
+
+
+def test_lag_zero_in_any_sample_is_ok(spark: SparkSession) -> None:
+    # still committing, lag never falling, but it was caught up 30 minutes ago
+    found = statuses(spark, [(30, 100, 100), (20, 150, 250), (10, 200, 350), (0, 250, 450)])
+    expect(spark, found, [("OK", "ok", 4, 0.4)])
+
+
+def test_allowed_lag(spark: SparkSession) -> None:
+    assert statuses(spark, STOPPED).first()["status"] == "STOP"
+    found = statuses(spark, STOPPED, thresholds=Thresholds(lag_allowed=200))
+    expect(spark, found, [("OK", "ok", 5, 0.5)])
+    found = statuses(spark, STOPPED, thresholds=Thresholds(lag_allowed=199))
+    expect(spark, found, [("STOP", "critical", 5, 0.5)])
+
+
+def test_fewer_than_two_samples_is_ok_and_incomplete(spark: SparkSession) -> None:
+    # the older row carries no commit: no sample
+    offsets = [offset("g", "t", 0, None, 300, 10), offset("g", "t", 0, 100, 400)]
+    partitions, _ = detect(spark, offsets)
+    expect(spark, partitions, [
+        ("m0", "g", "t", 0, "OK", 100, 400, 300, 300, 300, 1, 0.1, AT, None, "ok"),
+    ])  # fmt: skip
+
+
+def test_stall_when_every_commit_is_the_same_offset(spark: SparkSession) -> None:
+    # Burrow's own STALL rule: two collections at the same capture time ("a" sorts before "m0"),
+    # one offset; the window spans no time, so the STOP rule cannot fire
+    offsets = [("a", AT, *offset("g", "t", 0, 100, 200)[2:]), offset("g", "t", 0, 100, 200)]
+    partitions, _ = detect(spark, offsets)
+    expect(spark, partitions.select("status", "samples", "last_commit_at"), [("STALL", 2, AT)])
+
+
+def test_only_the_window_counts(spark: SparkSession) -> None:
+    # caught up thirty minutes ago, then committing but falling behind: OK over 5 samples, WARN over 4
+    series: Series = [(30, 100, 100), (20, 150, 250), (10, 200, 350), (5, 250, 450), (0, 300, 550)]
+    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_window=5)), [("OK", "ok", 5, 1.0)])
+    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_window=4)), [("WARN", "warning", 4, 1.0)])
+
+
+def test_partitions_not_in_the_latest_collection_or_without_lag_are_not_reported(spark: SparkSession) -> None:
+    offsets = [
+        *history("g", "gone", 0, [(20, 100, 200), (10, 100, 300)]),  # no longer committed
+        offset("g", "new", 0, None, 50),  # assigned, never committed
+        offset("g", "t", 0, 100, 150, 10),
+        offset("g", "t", 0, 100, None),  # end offset unknown now
+    ]
+    partitions, groups = detect(spark, offsets, [group("g", "Stable", "range", 1)])
+    assert partitions.count() == 0
+    expect(spark, groups, [
+        ("m0", "g", "Stable", "OK", 0, 0, None, None, None, 0, 0, 0, 0, 0, None, "ok",
+         "no committed partition with a known lag"),
+    ])  # fmt: skip
+
+
+def test_group_roll_up(spark: SparkSession) -> None:
+    offsets = [
+        # g: OK (caught up), WARN (lag 100, 110, 120) and two STOP partitions: ERR
+        *history("g", "a", 0, [(20, 100, 150), (10, 150, 150), (0, 200, 210)]),
+        *history("g", "a", 1, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
+        *history("g", "b", 0, STOPPED),
+        *history("g", "b", 1, [(40, 1000, 1100), (30, 1200, 1300), (20, 1200, 2000), (10, 1200, 3000),
+                               (0, 1200, 5200)]),
+        # w: a WARN partition, and a partition seen for the first time (complete 0.1)
+        *history("w", "a", 0, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
+        offset("w", "a", 1, 10, 20),
+    ]  # fmt: skip
+    groups = [group("g", "Empty", "", 0), group("w", "Stable", "range", 1), group("idle", "Empty", "", 0)]
+    _, found = detect(spark, offsets, groups)
+    expect(spark, found, [
+        ("m0", "g", "Empty", "ERR", 4, 4330, "b", 1, 4000, 1, 1, 2, 0, 0, 0.3, "critical",
+         "2 partitions STOP: no new commit for 30 min while lag grew to 4,000"),
+        ("m0", "w", "Stable", "WARN", 2, 130, "a", 0, 120, 1, 1, 0, 0, 0, 0.1, "warning",
+         "1 partition WARN: lag never decreased from one commit to the next, lag up to 120"),
+        ("m0", "idle", "Empty", "OK", 0, 0, None, None, None, 0, 0, 0, 0, 0, None, "ok",
+         "no committed partition with a known lag"),
+    ])  # fmt: skip
+
+
+def test_ok_group_cause(spark: SparkSession) -> None:
+    offsets = history("g", "a", 0, [(10, 100, 150), (0, 150, 150)]) + history("g", "a", 1, [(0, 5, 1005)])
+    _, found = detect(spark, offsets, [group("g")])
+    expect(spark, found.select("status", "max_lag", "complete", "cause"), [
+        ("OK", 1000, 0.1, "2 partitions OK: total lag 1,000"),
+    ])  # fmt: skip
+
+
+def test_empty_input(spark: SparkSession) -> None:
+    partitions, groups = detect(spark, [])
+    assert partitions.count() == 0 and groups.count() == 0
+    for found in (partitions, groups):
+        assert {"snapshot_id", "severity"} <= set(found.columns)
+        assert not {"cluster", "dt"} & set(found.columns)

@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors.lag_time import DETECTOR
+from tests.unit.detectors.group_frames import END_OFFSETS, OFFSETS, Row, context, end_offset, expect, frame, offset
+
+# end offsets of t/0, 30, 20, 10 and 0 minutes ago: 100, 100 and 50 messages a minute
+STEADY = [end_offset("t", 0, end, minutes) for minutes, end in ((30, 1000), (20, 2000), (10, 4000), (0, 5000))]
+
+
+def detect(
+    spark: SparkSession, offsets: list[Row], ends: list[Row], thresholds: Thresholds | None = None
+) -> tuple[DataFrame, DataFrame]:
+    inputs = {"group_offsets": frame(spark, OFFSETS, offsets), "partition_end_offsets": frame(spark, END_OFFSETS, ends)}
+    found = DETECTOR.detect(inputs, context(thresholds))
+    return found["lag_time_partitions"], found["lag_time_groups"]
+
+
+def seconds(spark: SparkSession, offsets: list[Row], ends: list[Row]) -> DataFrame:
+    partitions, _ = detect(spark, offsets, ends)
+    return partitions.select("group_id", "lag_seconds", "method", "points", "severity")
+
+
+def test_interpolation_between_two_points(spark: SparkSession) -> None:
+    offsets = [offset("mid", "t", 0, 3000, 5000), offset("left", "t", 0, 2000, 5000)]
+    partitions, _ = detect(spark, offsets, STEADY)
+    expect(spark, partitions, [
+        # 3000 lies between 2000 (20 min ago) and 4000 (10 min ago): written 15 minutes ago
+        ("m0", "mid", "t", 0, 3000, 5000, 2000, 900.0, "interpolated", 4, "warning"),
+        # 2000 is the right end of one pair and the left end of the newer one: the newer wins
+        ("m0", "left", "t", 0, 2000, 5000, 3000, 1200.0, "interpolated", 4, "warning"),
+    ])  # fmt: skip
+
+
+def test_extrapolation_below_the_oldest_point(spark: SparkSession) -> None:
+    # oldest (1000, 30 min ago) to newest (5000, now): 4000 messages in 1800 s; 500 is 4500 back
+    found = seconds(spark, [offset("g", "t", 0, 500, 5000)], STEADY)
+    expect(spark, found, [("g", 2025.0, "extrapolated", 4, "critical")])
+
+
+def test_caught_up(spark: SparkSession) -> None:
+    offsets = [offset("at", "t", 0, 5000, 5000), offset("above", "t", 0, 5100, 5000)]
+    expect(spark, seconds(spark, offsets, STEADY), [
+        ("at", 0.0, "caught_up", 4, "ok"),
+        ("above", 0.0, "caught_up", 4, "ok"),
+    ])  # fmt: skip
+
+
+def test_too_few_points_and_no_commit(spark: SparkSession) -> None:
+    offsets = [
+        offset("one", "u", 0, 50, 100),  # one point
+        offset("none", "v", 0, 50, None),  # no end offset ever read
+        offset("fresh", "u", 0, 100, 100),  # one point, but caught up with it
+        offset("never", "t", 0, None, 5000),  # assigned, never committed
+    ]
+    ends = [*STEADY, end_offset("u", 0, 100)]
+    expect(spark, seconds(spark, offsets, ends), [
+        ("one", None, "too_few_points", 1, "info"),
+        ("none", None, "too_few_points", 0, "info"),
+        ("fresh", 0.0, "caught_up", 1, "ok"),
+        ("never", None, "no_commit", 4, "info"),
+    ])  # fmt: skip
+
+
+def test_flat_line(spark: SparkSession) -> None:
+    # the end offset stays at 200 from 30 to 10 minutes ago: the table keeps 200 at 30 and at 10
+    # minutes ago (the middle point goes), so 4 points
+    ends = [end_offset("f", 0, end, minutes) for minutes, end in ((40, 100), (30, 200), (20, 200), (10, 200), (0, 300))]
+    offsets = [offset("on", "f", 0, 200, 300), offset("before", "f", 0, 150, 300)]
+    expect(spark, seconds(spark, offsets, ends), [
+        # 200 sits on the flat stretch: its right-hand end (10 minutes ago) and the point after
+        # it give 300 - (300-200)·600/100 s = 10 minutes ago
+        ("on", 600.0, "interpolated", 4, "warning"),
+        # 150: halfway between 100 (40 min ago) and 200 (30 min ago)
+        ("before", 2100.0, "interpolated", 4, "critical"),
+    ])  # fmt: skip
+
+
+def test_only_flat_table_has_no_slope(spark: SparkSession) -> None:
+    # every point at 500: KLE divides by zero (infinite lag); no estimate here
+    ends = [end_offset("q", 0, 500, minutes) for minutes in (20, 10, 0)]
+    offsets = [offset("below", "q", 0, 400, 500), offset("at", "q", 0, 500, 500)]
+    expect(spark, seconds(spark, offsets, ends), [
+        ("below", None, "too_few_points", 2, "info"),
+        ("at", 0.0, "caught_up", 2, "ok"),
+    ])  # fmt: skip
+
+
+def test_out_of_order_and_non_monotonic_points_are_skipped(spark: SparkSession) -> None:
+    # 25 min ago the end offset fell to 10 (topic recreated): ignored, as is a second collection
+    # captured at the same time as the one 20 minutes ago ("m20" sorts before "z")
+    ends = [
+        end_offset("t", 0, 1000, 30), end_offset("t", 0, 10, 25), end_offset("t", 0, 2000, 20),
+        ("z", end_offset("t", 0, 3000, 20)[1], "t", 0, 3000), end_offset("t", 0, 4000, 10), end_offset("t", 0, 5000, 0),
+    ]  # fmt: skip
+    expect(spark, seconds(spark, [offset("g", "t", 0, 3000, 5000)], ends), [("g", 900.0, "interpolated", 4, "warning")])
+
+
+def test_only_the_newest_points_are_used(spark: SparkSession) -> None:
+    # 62 collections a minute apart: 0 and 10 at 61 and 60 minutes ago, then 1000 + 100 a minute
+    ends = [end_offset("t", 0, 0, 61), end_offset("t", 0, 10, 60)]
+    ends += [end_offset("t", 0, 1000 + (59 - m) * 100, m) for m in range(60)]
+    # with the newest 60 points, 500 is below the table: extrapolated from 1000 (59 min ago) and
+    # 6900 (now): 6400 messages back at 5900 per 3540 s. (The two oldest would interpolate it.)
+    expect(
+        spark, seconds(spark, [offset("g", "t", 0, 500, 6900)], ends), [("g", 3840.0, "extrapolated", 60, "critical")]
+    )
+    partitions, _ = detect(spark, [offset("g", "t", 0, 500, 6900)], ends, Thresholds(lag_time_points=62))
+    expect(spark, partitions.select("method", "points"), [("interpolated", 62)])
+
+
+def test_severity_thresholds(spark: SparkSession) -> None:
+    thresholds = Thresholds(lag_seconds_warning=900, lag_seconds_critical=2000)
+    offsets = [
+        offset("mid", "t", 0, 3000, 5000),
+        offset("old", "t", 0, 2000, 5000),
+        offset("ancient", "t", 0, 500, 5000),
+    ]
+    partitions, _ = detect(spark, offsets, STEADY, thresholds)
+    expect(
+        spark, partitions.select("group_id", "severity"), [("mid", "ok"), ("old", "warning"), ("ancient", "critical")]
+    )
+
+
+def test_groups(spark: SparkSession) -> None:
+    offsets = [
+        offset("g", "t", 0, 3000, 5000),  # 900 s
+        offset("g", "u", 0, 50, 100),  # too few points
+        offset("g", "u", 1, 70, 100),  # too few points
+        offset("h", "t", 0, 5000, 5000),  # caught up
+        offset("x", "u", 0, 80, 100),  # too few points only
+    ]
+    _, groups = detect(spark, offsets, [*STEADY, end_offset("u", 0, 100)])
+    expect(spark, groups, [
+        ("m0", "g", 900.0, "t", 0, 2080, 3, "warning"),
+        ("m0", "h", 0.0, "t", 0, 0, 1, "ok"),
+        ("m0", "x", None, None, None, 20, 1, "info"),
+    ])  # fmt: skip
+
+
+def test_empty_input(spark: SparkSession) -> None:
+    partitions, groups = detect(spark, [], [])
+    assert partitions.count() == 0 and groups.count() == 0
+    for found in (partitions, groups):
+        assert {"snapshot_id", "severity"} <= set(found.columns)
+        assert not {"cluster", "dt"} & set(found.columns)
