@@ -76,3 +76,56 @@ class AlertDeliveryFailed(AlertError):
         super().__init__(message)
         self.unavailable = unavailable
         self.report = report
+
+
+class ValidationFailed(KafkaOpsError):
+    """Data did not meet its declared expectations; `failed` names them (stable expectation names,
+    see `kafka_ops.validation.suites`)."""
+
+    def __init__(self, message: str, failed: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.failed = failed
+
+
+class SnapshotUntrusted(ValidationFailed):
+    """A snapshot batch failed integrity validation, or was never validated: nothing may act on it.
+    The message names the cluster, the snapshot and the failed expectations."""
+
+    def __init__(self, cluster: str, snapshot_id: str, failed: tuple[str, ...], problem: str) -> None:
+        super().__init__(f"snapshot {snapshot_id} of cluster {cluster} is untrusted: {problem}", failed)
+        self.cluster = cluster
+        self.snapshot_id = snapshot_id
+
+
+class HealthGateFailed(ValidationFailed):
+    """A health gate failed at a severity the caller refuses; the message names the gates, their
+    severity and cause."""
+
+
+# -- remediation executor (kafka_ops.remediation) -------------------------------------------------
+
+
+class RemediationError(KafkaOpsError):
+    """Applying a remediation plan to a cluster did not go as planned."""
+
+
+class RemediationRefused(RemediationError):
+    """A safety check refused to write (writes disabled, untrusted or stale base snapshot, a
+    reassignment in flight, a recent controller change, offline partitions, ...). Nothing was
+    written to the cluster; the message names the check, the partitions and what to do."""
+
+    def __init__(self, plan_id: str | None, check: str, problem: str) -> None:
+        super().__init__(f"{f'plan {plan_id}: ' if plan_id else ''}refused ({check}): {problem}")
+        self.plan_id = plan_id
+        self.check = check
+        self.problem = problem
+
+
+class RemediationFailed(RemediationError):
+    """A write was rejected, or the cluster did not end up as planned; the message names the plan,
+    the batch and the partitions. The execution's progress is kept, so a later run resumes."""
+
+
+class ReassignmentStuck(RemediationFailed):
+    """A submitted batch made no progress (no ISR change) for longer than allowed. It is still in
+    flight: its throttles are kept; run again to keep waiting, or cancel the plan."""

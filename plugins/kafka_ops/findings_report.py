@@ -1,6 +1,7 @@
 """A plain-text digest of one cluster's latest findings, for terminals (CLI, demo).
 
 Reads only published findings (`analysis_runs` commit log) from the lake; no Spark needed.
+Shows the latest analysis of each source: ZooKeeper snapshots, then consumer-group collections.
 """
 
 from __future__ import annotations
@@ -18,16 +19,31 @@ _RANK = {"critical": 0, "warning": 1, "info": 2}
 
 
 def render_findings(lake: Lake, cluster: str, snapshot_id: str | None = None) -> str:
-    """What is wrong, where, and what to do, for the latest analysed snapshot (or `snapshot_id`)."""
+    """What is wrong, where, and what to do: the latest analysis of each source (ZooKeeper
+    snapshots, then consumer-group collections), or the analysis of batch `snapshot_id`."""
     runs = lake.read("analysis_runs", cluster).to_pylist()
     if snapshot_id is not None:
         runs = [r for r in runs if r["snapshot_id"] == snapshot_id]
     if not runs:
         raise LakeError(f"no published findings for cluster {cluster!r} in {lake.root}")
-    run = max(runs, key=lambda r: (r["captured_at"], r["analysed_at"]))
+    latest: dict[str, Row] = {}
+    for run in runs:
+        source = run["source"] or "snapshots"
+        if source not in latest or (run["captured_at"], run["analysed_at"]) > _run_order(latest[source]):
+            latest[source] = run
+    blocks = [_render_run(lake, cluster, latest[s]) for s in sorted(latest, key=lambda s: s != "snapshots")]
+    return "\n\n".join(blocks)
+
+
+def _run_order(run: Row) -> tuple[Any, Any]:
+    return run["captured_at"], run["analysed_at"]
+
+
+def _render_run(lake: Lake, cluster: str, run: Row) -> str:
     sid = run["snapshot_id"]
+    what = "consumer groups, collection" if run["source"] == "group_snapshots" else "snapshot"
     counts: dict[str, dict[str, int]] = json.loads(run["findings"])
-    lines = [f"findings for cluster {cluster}, snapshot {sid} (captured {run['captured_at']:%Y-%m-%d %H:%M:%S} UTC)"]
+    lines = [f"findings for cluster {cluster}, {what} {sid} (captured {run['captured_at']:%Y-%m-%d %H:%M:%S} UTC)"]
     for table in sorted(counts):
         shown = ", ".join(f"{n} {s}" for s, n in counts[table].items() if n and s != "ok") or "all ok"
         lines.append(f"  {table:<30} {shown}")
@@ -109,6 +125,29 @@ def _reassignment(r: Row) -> str:
     return f"{_tp(r):<22} {r['replicas']} -> {r['target_replicas']}: {state}"
 
 
+def _lag_group(r: Row) -> str:
+    return f"{r['severity']:<8} group {r['group_id']} ({r['state'] or 'not described'}): {r['status']}, {r['cause']}"
+
+
+def _lag_time(r: Row) -> str | None:
+    unknown = f"; {r['unknown_partitions']} lagging partitions with no estimate" if r["unknown_partitions"] else ""
+    if r["max_lag_seconds"] is None:
+        return f"{r['severity']:<8} group {r['group_id']}: time behind unknown{unknown}" if unknown else None
+    where = f"{r['max_lag_topic']}-{r['max_lag_partition']}"
+    bound = "at least " if r["max_is_lower_bound"] else ""
+    return f"{r['severity']:<8} group {r['group_id']}: {bound}{r['max_lag_seconds']:,.0f} s behind on {where}{unknown}"
+
+
+def _skew(r: Row) -> str:
+    return f"{r['severity']:<8} group {r['group_id']} ({r['assignor']}): {r['cause']}"
+
+
+def _recommendation(r: Row) -> str | None:
+    if r["error"]:
+        return f"group {r['group_id']}: {r['error']}"
+    return f"group {r['group_id']}: {r['reason']}" if r["reason"] else None
+
+
 _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Which broker is sick", "broker_attribution", _broker),
     ("Partitions at risk", "isr_health", _isr_health),
@@ -121,4 +160,8 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Rack spread", "replica_placement_partitions", _rack),
     ("Controller", "controller_health", _controller),
     ("Reassignments", "reassignments_in_flight", _reassignment),
+    ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),
+    ("Time behind (interpolated on end-offset history)", "lag_time_groups", _lag_time),
+    ("Assignor skew", "assignor_skew_groups", _skew),
+    ("Assignor what-if (Kafka's own assignors on the real members)", "assignor_recommendations", _recommendation),
 ]

@@ -11,6 +11,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     kafka_conn_id = "kafka_payments"
     alert_conn_ids = ["slack_payments", "pagerduty_payments"]   # optional, see alerting.registry
     alert_reminder_minutes = 60
+    writes_enabled = false          # the remediation executor refuses to write unless true
+    remediation_backend = "admin_api"   # or "zookeeper" (see ClusterConfig.remediation_backend)
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
 
@@ -26,7 +28,7 @@ import tomllib
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError, LakeError
@@ -34,6 +36,8 @@ from kafka_ops.lake.names import check_name
 
 DEFAULT_LAKE = "var/lake"
 DEFAULT_SCHEDULE = "*/5 * * * *"
+RemediationBackend = Literal["admin_api", "zookeeper"]
+REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class ClusterConfig:
     zookeeper_conn_id: str = "zookeeper_default"
     kafka_conn_id: str = "kafka_default"
     writes_enabled: bool = False
+    """The remediation executor writes to this cluster only when this is true (dry-run otherwise)."""
     groups_include: str | None = None
     """Collect only consumer groups whose id fully matches this regex (default: all)."""
     groups_exclude: str | None = None
@@ -54,6 +59,12 @@ class ClusterConfig:
     `alerting.registry`). Empty: the log sink only, so alerts still leave a trail."""
     alert_reminder_minutes: float = 60.0
     """An incident still firing is sent again after this long without a notification."""
+    remediation_backend: RemediationBackend = "admin_api"
+    """How the remediation executor writes. "admin_api": Kafka's Admin API (AlterPartitionReassignments,
+    ElectLeaders, IncrementalAlterConfigs), the supported interface, which can also cancel a
+    reassignment. "zookeeper": the `/admin/reassign_partitions` and `/admin/preferred_replica_election`
+    znodes and the `/config` entity znodes, as Kafka's ZooKeeper-mode tools wrote them (for clusters
+    whose brokers cannot be reached with admin rights); it cannot cancel."""
 
     def __post_init__(self) -> None:
         try:
@@ -61,6 +72,18 @@ class ClusterConfig:
         except LakeError as e:
             raise ConfigError(str(e)) from None
         self._check_alerting()
+        self._check_remediation()
+
+    def _check_remediation(self) -> None:
+        # strict: the string "false" from a hand-edited file must never enable writes
+        where = f"cluster {self.name!r}"
+        if not isinstance(self.writes_enabled, bool):
+            raise ConfigError(f"{where}: 'writes_enabled' must be true or false, got {self.writes_enabled!r}")
+        if self.remediation_backend not in REMEDIATION_BACKENDS:
+            raise ConfigError(
+                f"{where}: 'remediation_backend' must be one of {list(REMEDIATION_BACKENDS)}, "
+                f"got {self.remediation_backend!r}"
+            )
 
     def _check_alerting(self) -> None:
         where = f"cluster {self.name!r}"

@@ -3,6 +3,7 @@ stop and rewind; real collections into a lake; the Spark group detectors' findin
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from contextlib import ExitStack
@@ -92,6 +93,9 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
         "ok": "OK", "slow": "WARN", "stopped": "ERR", "paused": "ERR", "rewound": "ERR"
     }  # fmt: skip
     assert groups["stopped"]["state"] == "Empty" and groups["paused"]["state"] == "Stable"
+    assert re.fullmatch(
+        r"1 partition STOP: no new commit for \d+ s while lag grew to [\d,]+", str(groups["stopped"]["cause"])
+    )
 
     # time lag: the committed offset was the end offset somewhere between two collections
     times = rows("lag_time_partitions")

@@ -6,13 +6,14 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pyarrow.dataset as ds
 import pytest
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.store import STAGING, Lake
+from kafka_ops.lake.store import STAGING, STALE_STAGING_S, Lake
 from kafka_ops.snapshot_tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
@@ -111,14 +112,33 @@ def test_writer_killed_while_staging_leaves_nothing_visible(lake: Lake) -> None:
     assert not any((Path(lake.base) / STAGING).iterdir())
 
 
+def age_staging(lake: Lake, seconds: float) -> None:
+    """Make every staged file look `seconds` old: its writer died that long ago."""
+    then = time.time() - seconds
+    for path in (Path(lake.base) / STAGING).rglob("*"):
+        os.utime(path, (then, then))
+
+
 def test_writer_killed_while_placing_is_rolled_forward(lake: Lake) -> None:
     run_crashing_publish(lake, "placing")
     assert lake.snapshots().num_rows == 0  # not committed: readers see nothing
     assert lake.read("brokers").num_rows == 0
+    age_staging(lake, STALE_STAGING_S + 1)
     lake.publish(snapshot_batch(small_snapshot("s2")))  # the next publish recovers first
     assert sorted(lake.snapshots().column("snapshot_id").to_pylist()) == ["crashed", "s2"]
     assert lake.read("partitions", snapshot_ids=["crashed"]).num_rows == 4
     assert lake.read("brokers", snapshot_ids=["crashed"]).num_rows == 2
+
+
+def test_a_publish_leaves_a_live_writers_staging_alone(lake: Lake) -> None:
+    """Two writers at once (the snapshot DAG and the remediation audit): neither takes over or
+    deletes the other's batch while it is being staged or placed."""
+    run_crashing_publish(lake, "staging")  # a batch staged a moment ago, by a writer still running
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    assert [p.name for p in (Path(lake.base) / STAGING).iterdir()] == ["crashed"]
+    age_staging(lake, STALE_STAGING_S + 1)  # ...until it has been idle long enough to be dead
+    lake.publish(snapshot_batch(small_snapshot("s2")))
+    assert not any((Path(lake.base) / STAGING).iterdir())
 
 
 def test_commit_logs_by_name(tmp_path: Path) -> None:

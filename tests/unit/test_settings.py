@@ -125,3 +125,34 @@ def test_every_threshold_set_round_trips_through_json() -> None:
         Thresholds.from_mapping({"lag_allowed": -1}, "--thresholds")
     with pytest.raises(ConfigError, match="'skew_spread' must be a positive number"):
         Thresholds.from_mapping({"skew_spread": 0}, "--thresholds")
+
+
+def test_remediation_settings_default_to_dry_run_through_the_admin_api() -> None:
+    cluster = ClusterConfig("a")
+    assert cluster.writes_enabled is False
+    assert cluster.remediation_backend == "admin_api"
+
+
+def test_remediation_settings_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nwrites_enabled = true\nremediation_backend = "zookeeper"\n'
+                           '[[clusters]]\nname = "b"\n')  # fmt: skip
+    settings = load_settings(path)
+    assert settings.cluster("a").writes_enabled is True
+    assert settings.cluster("a").remediation_backend == "zookeeper"
+    assert settings.cluster("b").writes_enabled is False
+    assert settings.cluster("b").remediation_backend == "admin_api"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('writes_enabled = "false"', r"cluster 'a': 'writes_enabled' must be true or false, got 'false'"),
+        ("writes_enabled = 1", r"'writes_enabled' must be true or false, got 1"),
+        ('remediation_backend = "zk"', r"'remediation_backend' must be one of \['admin_api', 'zookeeper'\], got 'zk'"),
+        ('remediation_backend = "ADMIN_API"', r"'remediation_backend' must be one of"),
+    ],
+)
+def test_bad_remediation_settings_name_the_key(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)

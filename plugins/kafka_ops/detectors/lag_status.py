@@ -179,6 +179,15 @@ def _plural(count: Column, word: str) -> Column:
     return F.concat(count.cast("string"), F.when(count == 1, f" {word}").otherwise(f" {word}s"))
 
 
+def _duration(seconds: Column) -> Column:
+    """ "45 s", "25 min", "3.5 h": whole seconds below a minute, whole minutes below two hours."""
+    return (
+        F.when(seconds < 60, F.concat(F.floor(seconds).cast("string"), F.lit(" s")))
+        .when(seconds < 7200, F.concat(F.floor(seconds / 60).cast("string"), F.lit(" min")))
+        .otherwise(F.concat(F.format_number(seconds / 3600, 1), F.lit(" h")))
+    )
+
+
 def _cause() -> Column:
     """One line about the group's worst kind of partition (`head_*` columns: see `detect_groups`)."""
     head = F.concat(_plural(F.col("head_count"), "partition"), F.lit(" "), F.col("head"), F.lit(": "))
@@ -187,7 +196,7 @@ def _cause() -> Column:
         F.concat(F.lit("with lag at "), lag)
     )
     up_to = F.concat(F.lit("lag up to "), lag)
-    idle = F.concat(F.floor(F.col("head_idle_seconds") / 60).cast("string"), F.lit(" min "))
+    idle = F.concat(_duration(F.col("head_idle_seconds")), F.lit(" "))
     return (
         F.when(F.col("partition_count") == 0, F.lit("no committed partition with a known lag"))
         .when(F.col("head") == "OK", F.concat(head, F.lit("total lag "), F.format_number(F.col("total_lag"), 0)))

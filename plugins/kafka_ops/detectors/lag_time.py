@@ -22,9 +22,11 @@ the latest collection ("now" = its capture time):
 * `caught_up`: c >= the newest point's offset, lag_seconds 0. KLE only checks c == newest: above
   it (our `committed_above_end`, lag clamped to 0) it would extrapolate into the future and
   report a negative lag;
-* `too_few_points`: fewer than two points, or c below a table whose points all share one offset
-  (lag_seconds null). KLE divides by zero there and reports -inf/+inf seconds; with no slope
-  there is no rate to extrapolate with, so we report nothing rather than an infinity;
+* `too_few_points`: fewer than two points (lag_seconds null);
+* `at_least`: c below a table whose points all share one offset: the producer has been idle for
+  the whole table, so the message at c is older than the oldest point. KLE divides by zero there
+  and reports -inf/+inf seconds; with no slope there is no rate to extrapolate with, but
+  now - (oldest point's time) is a true lower bound, and that is what lag_seconds holds;
 * `interpolated`: the newest pair of neighbouring points l, r with l.o <= c <= r.o (on a flat
   stretch that is the right-hand side, so its latest time): t = r.t - (r.o - c)·(r.t - l.t)/(r.o - l.o);
 * `extrapolated`: c is below the oldest point; the same formula with the oldest and newest points.
@@ -40,7 +42,9 @@ warning above `lag_seconds_warning`, info when lag_seconds is null, else ok).
 Findings table `lag_time_groups`, one row per group of the latest collection's offsets:
 snapshot_id, group_id, max_lag_seconds, max_lag_topic and max_lag_partition (the partition with
 it, ties to the smallest topic and partition; null when no partition has a lag in seconds),
-total_lag (messages), partitions, severity (the worst partition's).
+max_is_lower_bound (that partition's figure is an `at_least` bound), total_lag (messages),
+partitions, unknown_partitions (partitions with lag but no lag_seconds), severity (the worst
+partition's).
 """
 
 from __future__ import annotations
@@ -129,8 +133,8 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     method = (
         F.when(c.isNull(), "no_commit")
         .when((F.col("n") >= 1) & (c >= F.col("newest.o")), "caught_up")
-        .when((F.col("n") < 2) | (F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o"))),
-              "too_few_points")
+        .when(F.col("n") < 2, "too_few_points")
+        .when(F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o")), "at_least")
         .when(F.col("around").isNotNull(), "interpolated")
         .otherwise("extrapolated")
     )  # fmt: skip
@@ -141,6 +145,7 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     seconds = (
         F.when(F.col("method") == "caught_up", F.lit(0.0))
         .when(F.col("method").isin("interpolated", "extrapolated"), estimated)
+        .when(F.col("method") == "at_least", (now - F.col("oldest.t")).cast("double") / 1e6)
         .otherwise(F.lit(None).cast("double"))
     )
     return (
@@ -161,12 +166,14 @@ def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
     # the largest lag in seconds, ties to the smallest (topic, partition)
     at_max = F.when(
         F.col("lag_seconds").isNotNull(),
-        F.struct((-F.col("lag_seconds")).alias("minus_seconds"), "topic", "partition"),
+        F.struct((-F.col("lag_seconds")).alias("minus_seconds"), "topic", "partition", "method"),
     )
+    unknown = F.col("lag_seconds").isNull() & (F.coalesce(F.col("lag"), F.lit(0)) > 0)
     rolled = partitions.groupBy("group_id").agg(
         F.min(at_max).alias("at_max"),
         F.sum("lag").alias("total_lag"),
         F.count("*").cast("int").alias("partitions"),
+        F.count(F.when(unknown, 1)).cast("int").alias("unknown_partitions"),
         F.max(rank).alias("worst"),
     )
     return rolled.select(
@@ -175,8 +182,10 @@ def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
         (-F.col("at_max.minus_seconds")).alias("max_lag_seconds"),
         F.col("at_max.topic").alias("max_lag_topic"),
         F.col("at_max.partition").alias("max_lag_partition"),
+        (F.col("at_max.method") == "at_least").alias("max_is_lower_bound"),
         "total_lag",
         "partitions",
+        "unknown_partitions",
         F.create_map(*(F.lit(v) for i, s in enumerate(SEVERITIES) for v in (i, s)))[F.col("worst")].alias("severity"),
     )
 

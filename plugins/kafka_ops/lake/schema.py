@@ -9,7 +9,8 @@ Every row carries `snapshot_id` and `captured_at`. Snapshot tables come in two b
 published on its own (so a Kafka outage never blocks ZooKeeper snapshots, nor the reverse)
 with its own commit log: ZooKeeper metadata (`ZOOKEEPER_TABLES`, committed by `snapshots`) and
 consumer groups (`GROUP_TABLES`, committed by `group_snapshots`). A snapshot exists for
-readers only once its commit row is there (see `lake.store`).
+readers only once its commit row is there (see `lake.store`). Findings are committed by
+`analysis_runs`; integrity validations of snapshot batches by `snapshot_validations`.
 """
 
 from __future__ import annotations
@@ -224,14 +225,93 @@ ANALYSIS_RUNS = _schema(
     "{table: {severity: rows}}. Findings tables' schemas are documented by their detectors "
     "(kafka_ops.detectors.*).",
 )
-TABLES: dict[str, pa.Schema] = {**SNAPSHOT_TABLES, ANALYSIS_COMMIT_TABLE: ANALYSIS_RUNS}
-COMMIT_TABLES = frozenset({COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE})
+VALIDATION_COMMIT_TABLE = "snapshot_validations"
+SNAPSHOT_VALIDATIONS = _schema(
+    pa.field("validated_at", TS),
+    pa.field("source", pa.string()),
+    pa.field("trusted", pa.bool_()),
+    pa.field("failed", pa.list_(pa.string())),
+    pa.field("details", pa.string()),
+    pa.field("data_docs", pa.string()),
+    pa.field("suite_version", pa.string()),
+    doc="Commit log of integrity validations (its own batches, `<snapshot_id>.validation`): one row "
+    "per validated batch. `snapshot_id`/`captured_at` are the validated batch's, from the commit log "
+    "named in `source` (`snapshots` or `group_snapshots`); `trusted` is false when any integrity "
+    "expectation failed, and nothing may act on an untrusted batch (nor on one with no row here); "
+    "`failed` names the failed expectations; `details` is JSON {expectation: {severity, meaning, "
+    "count, rows}} plus what was observed; `data_docs` is the Data Docs page of the validation "
+    "(a local path, null when none was built); `suite_version` is `kafka_ops.validation.suites."
+    "SUITE_VERSION`. Re-validating a batch replaces its row.",
+)
+# -- remediation (kafka_ops.remediation) ----------------------------------------------------------
+# Each table below is its own commit log: every row is published as its own batch, so a row is
+# visible exactly when its file is in place. `snapshot_id` / `captured_at` are those of the plan's
+# base snapshot (the ZooKeeper snapshot it was computed from).
+
+REMEDIATION_PLANS_TABLE = "remediation_plans"
+REMEDIATION_AUDIT_TABLE = "remediation_audit"
+REMEDIATION_TABLES: dict[str, pa.Schema] = {
+    REMEDIATION_PLANS_TABLE: _schema(
+        pa.field("plan_id", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("created_at", TS, nullable=False),
+        pa.field("created_by", pa.string()),
+        pa.field("partitions", pa.int32()),
+        pa.field("moves", pa.int32()),
+        pa.field("elections", pa.int32()),
+        pa.field("request", pa.string()),
+        pa.field("document", pa.string()),
+        pa.field("plan", pa.string()),
+        pa.field("reassignment", pa.string()),
+        pa.field("rollback", pa.string()),
+        pa.field("election", pa.string()),
+        doc="One row per saved remediation plan (batch `<plan_id>`). `request`: the planner request "
+        "(JSON); `document`: `Plan.to_document()` for review; `plan`: the complete plan the executor "
+        "loads (JSON, see kafka_ops.remediation.store); `reassignment` / `rollback` / `election`: "
+        "Kafka's own file formats (`kafka-reassign-partitions`, `kafka-leader-election`), also written "
+        "as plain files under `<lake>/_plans/<cluster>/<plan_id>/`.",
+    ),
+    REMEDIATION_AUDIT_TABLE: _schema(
+        pa.field("event_id", pa.string(), nullable=False),
+        pa.field("at", TS, nullable=False),
+        pa.field("plan_id", pa.string(), nullable=False),
+        pa.field("kind", pa.string()),
+        pa.field("batch", pa.int32()),
+        pa.field("action", pa.string(), nullable=False),
+        pa.field("backend", pa.string()),
+        pa.field("actor", pa.string()),
+        pa.field("run_id", pa.string()),
+        pa.field("outcome", pa.string(), nullable=False),
+        pa.field("partitions", pa.int32()),
+        pa.field("detail", pa.string()),
+        doc="Append-only audit of every executor step that writes to a cluster, or refuses to: one row "
+        "per event (batch `<event_id>`). `action`: set_throttle, reassign, elect, remove_throttle, "
+        "cancel, verify, refuse, resume, wait; `batch`: the reassignment batch or election chunk "
+        "(null for the whole plan); `actor` / `run_id`: who ran it (Airflow user, DAG run); "
+        "`outcome`: ok, failed, refused, kept, stuck, already_applied, in_flight, ...; `detail`: what, "
+        "in words.",
+    ),
+}
+
+
+TABLES: dict[str, pa.Schema] = {
+    **SNAPSHOT_TABLES,
+    ANALYSIS_COMMIT_TABLE: ANALYSIS_RUNS,
+    VALIDATION_COMMIT_TABLE: SNAPSHOT_VALIDATIONS,
+    **REMEDIATION_TABLES,
+}
+COMMIT_TABLES = frozenset(
+    {COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE, VALIDATION_COMMIT_TABLE, *REMEDIATION_TABLES}
+)
 
 
 def commit_table_of(table: str) -> str:
-    """The commit log that says which rows of `table` are published."""
+    """The commit log that says which rows of `table` are published (a commit log commits itself);
+    findings tables, which are not declared here, are committed by `analysis_runs`."""
     if table in GROUP_TABLES:
         return GROUP_COMMIT_TABLE
+    if table == VALIDATION_COMMIT_TABLE or table in REMEDIATION_TABLES:
+        return table
     return COMMIT_TABLE if table in ZOOKEEPER_TABLES else ANALYSIS_COMMIT_TABLE
 
 

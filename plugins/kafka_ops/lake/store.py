@@ -9,9 +9,10 @@ Publishing a batch (one snapshot's tables) takes three steps:
 3. commit: the commit-table row (e.g. `snapshots`) is moved into place last.
 
 A batch exists for `Lake` readers once its commit row does. A writer killed after staging is
-rolled forward by `recover()` (run before every publish); one killed while staging leaves no
-manifest and its files are deleted. On object stores (`s3a://`, `gs://`) moves are copies,
-and the commit row is still what makes a batch visible.
+rolled forward by `recover()` (run before every publish, on staging folders idle for
+`STALE_STAGING_S`); one killed while staging leaves no manifest and its files are deleted.
+On object stores (`s3a://`, `gs://`) moves are copies, and the commit row is still what makes
+a batch visible.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 import pyarrow as pa
 import pyarrow.dataset as ds
@@ -36,6 +37,8 @@ log = logging.getLogger(__name__)
 
 STAGING = "_staging"
 MANIFEST = "_manifest.json"
+STALE_STAGING_S = 300.0
+"""A staging folder idle this long belongs to a dead writer (a live one writes every few seconds)."""
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
 
@@ -85,7 +88,7 @@ class Lake:
         check_name("batch id", batch.batch_id)
         if batch.commit_table not in batch.tables:
             raise LakeError(f"batch {batch.batch_id} has no {batch.commit_table!r} commit row")
-        self.recover()
+        self.recover(older_than_s=STALE_STAGING_S)
         staging = f"{self.base}/{STAGING}/{batch.batch_id}"
         self.fs.create_dir(staging, recursive=True)
         moves = []
@@ -103,14 +106,22 @@ class Lake:
         _write_atomically(self.fs, f"{staging}/{MANIFEST}", json.dumps({"moves": moves}).encode())
         self._place(staging, moves)
 
-    def recover(self) -> list[str]:
-        """Finish publishes that were fully staged; delete ones that were not. Returns batch ids."""
+    def recover(self, older_than_s: float = 0.0) -> list[str]:
+        """Finish publishes that were fully staged; delete ones that were not. Returns batch ids.
+
+        Only staging folders untouched for `older_than_s` seconds are handled: `publish` passes
+        `STALE_STAGING_S`, so a writer never takes over (or deletes) a batch another live writer
+        is staging or placing at the same moment (the snapshot DAG, the group collection and the
+        remediation audit publish concurrently)."""
         root = f"{self.base}/{STAGING}"
         if self.fs.get_file_info(root).type != pafs.FileType.Directory:
             return []
         handled = []
+        now = datetime.now(UTC)
         for info in self.fs.get_file_info(pafs.FileSelector(root)):
             if info.type != pafs.FileType.Directory:
+                continue
+            if older_than_s > 0 and (now - self._last_touched(info)).total_seconds() < older_than_s:
                 continue
             manifest = f"{info.path}/{MANIFEST}"
             if self.fs.get_file_info(manifest).type == pafs.FileType.File:
@@ -123,6 +134,15 @@ class Lake:
                 self.fs.delete_dir(info.path)
             handled.append(info.base_name)
         return handled
+
+    def _last_touched(self, folder: pafs.FileInfo) -> datetime:
+        """The newest modification time in a staging folder (now, when the store keeps none)."""
+        times = [f.mtime for f in self.fs.get_file_info(pafs.FileSelector(folder.path, recursive=True))]
+        known = [t for t in [*times, folder.mtime] if t is not None]
+        if not known:
+            return datetime.now(UTC)
+        newest = max(known)
+        return newest if newest.tzinfo else newest.replace(tzinfo=UTC)
 
     def _place(self, staging: str, moves: Iterable[tuple[str, str]]) -> None:
         for src, dst in moves:

@@ -1,0 +1,640 @@
+"""Apply a remediation plan to a live cluster: checked, batched, throttled, verified, resumable.
+
+`execute(plan, ...)`:
+
+1. The plan is stored in the lake (`store.save_plan`, idempotent), then preflight (`preflight`):
+   every safety check on the settings, the base snapshot's validation and a fresh full read of
+   the cluster. A refusal is recorded in the audit table and raised as `RemediationRefused`;
+   nothing is written to the cluster.
+2. Reassignments, one batch at a time (`batching`; the split is fixed on the first run). For each
+   batch not yet done, on a fresh read of its partitions, the resume rule (`progress.decide`)
+   says: skip, mark done without a write (already at target), wait (already in flight: never
+   resubmitted), or submit. Submitting sets the throttles first (brokers' leader/follower
+   `replication.throttled.rate` on every source and destination, the topics'
+   `leader/follower.replication.throttled.replicas` lists as `kafka-reassign-partitions
+   --throttle` computes them), then writes the reassignment. The executor then waits until the
+   batch is complete (nothing of it in flight, replicas = target, every target replica in the
+   ISR) or stuck (no ISR or assignment change for `stuck_after_s`: `ReassignmentStuck`, the batch
+   stays in flight and a later run resumes waiting, or `cancel` stops it), and verifies it.
+3. Elections, in chunks: only partitions not already led by their preferred replica are asked
+   for; the leaders are then checked against the plan.
+4. Verification of the whole plan on a fresh read, then the plan is `done`.
+5. Always (also on failure or interruption): throttles are removed, unless a reassignment is
+   still in flight anywhere in the cluster (Kafka's own tool keeps them then too; removing them
+   would let a stuck or slow copy saturate the brokers); kept throttles stay recorded in the
+   progress document, and the next run or `cancel` removes them.
+
+Every write, refusal and resume decision is an audit row (who, what, when, plan id, batch,
+outcome). Progress is written before and after each write (see `progress`), so a run killed at
+any point is resumed by the next run without applying a batch twice.
+
+`cancel(plan_id, ...)` stops the plan's in-flight reassignments (Admin API: replicas `None`;
+ZooKeeper mode cannot cancel and says what to do), marks the plan cancelled so it is never
+resumed, and removes its throttles. Batches already completed stay applied: the plan's
+`rollback.json` puts them back.
+
+Time: `clock` (wall seconds) and `sleep` are injectable; the controller-change check compares
+ZooKeeper's znode times with `clock`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from kafka_ops.errors import (
+    ConfigError,
+    KafkaOpsError,
+    ReassignmentStuck,
+    RemediationFailed,
+    RemediationRefused,
+)
+from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot, TopicPartition
+from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
+from kafka_ops.remediation.backends import BROKER_THROTTLES, FOLLOWER_RATE, LEADER_RATE, Backend
+from kafka_ops.remediation.batching import chunk_elections, split_moves
+from kafka_ops.remediation.live import LiveReader, assigned, batch_progress, in_flight, tp_text
+from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted
+from kafka_ops.remediation.progress import Progress, Step, decide
+from kafka_ops.remediation.store import AuditLog, load_plan, read_progress, save_plan, write_progress
+from kafka_ops.settings import ClusterConfig
+from kafka_ops.zk_collector import ZooKeeperTarget
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How the executor paces itself; every field is validated (a `ConfigError` names it).
+
+    `throttle_bytes_per_s`: the replication throttle per broker (None: no throttle).
+    `stuck_after_s` must exceed the time to copy the largest moving partition at the throttled
+    rate: only ISR and assignment changes count as progress, not bytes copied.
+    `controller_quiet_s`: refuse when the controller changed more recently than this.
+    `allow_offline`: run even though some partitions are offline.
+    """
+
+    batch_max_partitions: int = 10
+    batch_max_moves_per_broker: int = 5
+    throttle_bytes_per_s: int | None = 50_000_000
+    stuck_after_s: float = 900.0
+    poll_s: float = 5.0
+    election_batch_size: int = 100
+    election_timeout_s: float = 60.0
+    controller_quiet_s: float = 300.0
+    allow_offline: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("batch_max_partitions", "batch_max_moves_per_broker", "election_batch_size"):
+            _positive_int(name, getattr(self, name))
+        if self.throttle_bytes_per_s is not None:
+            _positive_int("throttle_bytes_per_s", self.throttle_bytes_per_s)
+        for name in ("stuck_after_s", "poll_s", "election_timeout_s"):
+            _number(name, getattr(self, name), allow_zero=False)
+        _number("controller_quiet_s", self.controller_quiet_s, allow_zero=True)
+        if not isinstance(self.allow_offline, bool):
+            raise ConfigError(f"allow_offline must be true or false, got {self.allow_offline!r}")
+
+
+@dataclass
+class ExecutionReport:
+    """What one run did; `summary()` is small enough for XCom."""
+
+    plan_id: str
+    cluster: str
+    status: Literal["done", "already_done", "nothing_to_do"]
+    batches: int = 0
+    submitted: list[int] = field(default_factory=list)
+    resumed: list[int] = field(default_factory=list)
+    election_chunks_submitted: list[int] = field(default_factory=list)
+    elections_refused: dict[str, str] = field(default_factory=dict)
+    throttles_removed: bool = False
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class CancelReport:
+    plan_id: str
+    cluster: str
+    cancelled: list[str]
+    still_in_flight: list[str]
+    batches_applied: list[int]
+    throttles_removed: bool
+    note: str
+
+    def summary(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def execute(
+    plan: Plan,
+    *,
+    lake: Lake,
+    cluster_config: ClusterConfig,
+    backend: Backend,
+    zookeeper: ZooKeeperTarget,
+    actor: str,
+    trusted: TrustCheck,
+    options: ExecutionOptions | None = None,
+    run_id: str | None = None,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> ExecutionReport:
+    """Apply `plan` (see the module docstring). `zookeeper` is where live state is read, whatever
+    back end writes; `actor` / `run_id` say who runs it (Airflow user, DAG run) for the audit;
+    `trusted(lake, cluster, snapshot_id)` raises unless the base snapshot passed integrity
+    validation (the DAG passes `kafka_ops.validation.integrity.require_trusted`)."""
+    run = _Run(
+        plan,
+        lake=lake,
+        config=cluster_config,
+        backend=backend,
+        reader=LiveReader(plan.cluster, zookeeper),
+        actor=actor,
+        run_id=run_id,
+        options=options or ExecutionOptions(),
+        clock=clock,
+        sleep=sleep,
+    )
+    return run.execute(trusted)
+
+
+def cancel(
+    plan_id: str,
+    *,
+    lake: Lake,
+    cluster_config: ClusterConfig,
+    backend: Backend,
+    zookeeper: ZooKeeperTarget,
+    actor: str,
+    run_id: str | None = None,
+    wait_s: float = 60.0,
+    poll_s: float = 1.0,
+    clock: Callable[[], float] = time.time,
+    sleep: Callable[[float], None] = time.sleep,
+) -> CancelReport:
+    """Cancel plan `plan_id` of `cluster_config`'s cluster (see the module docstring)."""
+    plan = load_plan(lake, cluster_config.name, plan_id)
+    run = _Run(
+        plan,
+        lake=lake,
+        config=cluster_config,
+        backend=backend,
+        reader=LiveReader(plan.cluster, zookeeper),
+        actor=actor,
+        run_id=run_id,
+        options=ExecutionOptions(poll_s=poll_s),
+        clock=clock,
+        sleep=sleep,
+    )
+    return run.cancel(wait_s)
+
+
+class _Run:
+    """One run of the executor on one plan."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        lake: Lake,
+        config: ClusterConfig,
+        backend: Backend,
+        reader: LiveReader,
+        actor: str,
+        run_id: str | None,
+        options: ExecutionOptions,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        if not isinstance(actor, str) or not actor.strip():
+            raise ConfigError(f"actor must name who runs the executor (Airflow user or DAG run), got {actor!r}")
+        self.plan = plan
+        self.lake = lake
+        self.config = config
+        self.backend = backend
+        self.reader = reader
+        self.options = options
+        self.clock = clock
+        self.sleep = sleep
+        self.actor = actor
+        self.label = actor if run_id is None else f"{actor} ({run_id})"
+        self.audit = AuditLog(lake, plan, backend.name, actor, run_id)
+        self.moves = {(m.topic, m.partition): m for m in plan.reassignments}
+        self.elections = {(e.topic, e.partition): e for e in plan.elections}
+        self.started = clock()
+        self.progress: Progress = read_progress(lake, plan.cluster, plan.plan_id) or self._new_progress()
+        self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
+
+    def _new_progress(self) -> Progress:
+        o = self.options
+        batches = split_moves(self.plan.reassignments, o.batch_max_partitions, o.batch_max_moves_per_broker)
+        chunks = chunk_elections(self.plan.elections, o.election_batch_size)
+        return Progress(
+            plan_id=self.plan.plan_id,
+            cluster=self.plan.cluster,
+            backend=self.backend.name,
+            batches=[Step(i, tuple((m.topic, m.partition) for m in b)) for i, b in enumerate(batches)],
+            elections=[Step(i, tuple((e.topic, e.partition) for e in c)) for i, c in enumerate(chunks)],
+        )
+
+    def _save(self) -> None:
+        write_progress(self.lake, self.progress)
+
+    # -- execute ------------------------------------------------------------------------------------
+
+    def execute(self, trusted: TrustCheck) -> ExecutionReport:
+        if self.progress.status == "done":
+            self.report.status = "already_done"
+            return self.report
+        if self.plan.is_empty:
+            self.report.status = "nothing_to_do"
+            return self.report
+        # stored first, so that even a refusal's audit row names a plan one can look up
+        save_plan(self.lake, self.plan, created_by=self.actor)
+        self._preflight(trusted)
+        self.progress.status = "running"
+        self.progress.message = None
+        self.progress.runs.append(self.label)
+        self._save()
+        error: BaseException | None = None
+        try:
+            for step in self.progress.batches:
+                self._batch(step)
+            refused: dict[TopicPartition, str] = {}
+            for chunk in self.progress.elections:
+                refused.update(self._election(chunk))
+            self.report.elections_refused = {f"{t}-{p}": why for (t, p), why in sorted(refused.items())}
+            self._verify_plan(refused)
+            self.progress.status = "done"
+        except BaseException as e:  # recorded in the progress document, then re-raised as is
+            error = e
+            self.progress.status = "stuck" if isinstance(e, ReassignmentStuck) else "failed"
+            self.progress.message = f"{type(e).__name__}: {e}"
+            raise
+        finally:
+            self._finish(error)
+        self.report.seconds = round(self.clock() - self.started, 3)
+        return self.report
+
+    def _preflight(self, trusted: TrustCheck) -> None:
+        try:
+            check_offline_config(self.plan, self.config, self.progress)
+            check_trusted(self.plan, self.lake, trusted)
+            live = self.reader.full()
+            check_live(
+                self.plan,
+                live,
+                reported_in_flight=self.backend.reassignments_in_flight(),
+                controller_quiet_s=self.options.controller_quiet_s,
+                allow_offline=self.options.allow_offline,
+                now_ms=int(self.clock() * 1000),
+            )
+        except RemediationRefused as e:
+            self.audit.record("refuse", "refused", detail=str(e))
+            raise
+
+    def _finish(self, error: BaseException | None) -> None:
+        """Remove throttles when allowed, and always save the progress; a cleanup failure never hides
+        the error that ended the run."""
+        try:
+            self.report.throttles_removed = self._remove_throttles()
+        except KafkaOpsError as e:
+            if error is None:
+                raise
+            log.error("plan %s: could not remove the throttles after %r: %s", self.plan.plan_id, error, e)
+        finally:
+            self._save()
+
+    # -- reassignment batches ------------------------------------------------------------------------
+
+    def _batch(self, step: Step) -> None:
+        if step.state == "done":
+            return
+        moves = [self.moves[tp] for tp in step.partitions]
+        live = self.reader.topics({m.topic for m in moves})
+        try:
+            decision = decide(self.plan.plan_id, step, moves, live)
+        except RemediationRefused as e:
+            self.audit.record("refuse", "refused", batch=step.index, partitions=len(moves), detail=str(e))
+            raise
+        if decision.action == "submit":
+            self._submit(step, decision.submit)
+            self.report.submitted.append(step.index)
+        else:
+            outcome = "in_flight" if decision.action == "wait" else "already_applied"
+            self.audit.record("resume", outcome, batch=step.index, partitions=len(moves), detail=decision.reason)
+            self.report.resumed.append(step.index)
+        self._wait(step, moves)
+        self.audit.record(
+            "verify",
+            "ok",
+            batch=step.index,
+            partitions=len(moves),
+            detail="every partition at its target replicas, all in the ISR",
+        )
+        step.state = "done"
+        step.done_at = _now()
+        self._save()
+
+    def _submit(self, step: Step, moves: Sequence[Move]) -> None:
+        self._set_throttles(step, moves)
+        step.state = "submitting"
+        step.submitted_by = self.label
+        self._save()
+        targets = {(m.topic, m.partition): m.target for m in moves}
+        detail = json.dumps({f"{t}-{p}": list(r) for (t, p), r in targets.items()})
+        try:
+            self.backend.reassign(targets)
+        except RemediationRefused as e:
+            refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
+            self.audit.record("reassign", "refused", batch=step.index, partitions=len(moves), detail=str(refusal))
+            raise refusal from e
+        except KafkaOpsError as e:
+            self.audit.record("reassign", "failed", batch=step.index, partitions=len(moves), detail=f"{e}; {detail}")
+            raise
+        self.audit.record("reassign", "ok", batch=step.index, partitions=len(moves), detail=detail)
+        step.state = "submitted"
+        step.submitted_at = _now()
+        self._save()
+
+    def _set_throttles(self, step: Step, moves: Sequence[Move]) -> None:
+        rate = self.options.throttle_bytes_per_s
+        if rate is None or not any(m.added for m in moves):
+            return
+        wanted = dataclasses.replace(self.plan, reassignments=tuple(moves)).throttles()
+        topics = {t: {k: v for k, v in c.items() if v} for t, c in wanted["topics"].items()}
+        brokers = {int(b): dict.fromkeys((LEADER_RATE, FOLLOWER_RATE), str(rate)) for b in wanted["brokers"]}
+        # recorded before the write: a crash right after it must not leave a throttle nobody knows about
+        self.progress.throttled_topics = sorted(set(self.progress.throttled_topics) | set(topics))
+        self.progress.throttled_brokers = sorted(set(self.progress.throttled_brokers) | set(brokers))
+        self._save()
+        detail = f"{rate} B/s on brokers {sorted(brokers)}; throttled replicas: " + json.dumps(topics, sort_keys=True)
+        try:
+            self.backend.set_configs(topics, brokers)
+        except KafkaOpsError as e:
+            self.audit.record(
+                "set_throttle", "failed", batch=step.index, partitions=len(moves), detail=f"{e}; {detail}"
+            )
+            raise
+        self.audit.record("set_throttle", "ok", batch=step.index, partitions=len(moves), detail=detail)
+
+    def _wait(self, step: Step, moves: Sequence[Move]) -> ClusterSnapshot:
+        """Poll until the batch is complete; `ReassignmentStuck` after `stuck_after_s` without progress."""
+        topics = {m.topic for m in moves}
+        signature: tuple[object, ...] | None = None
+        changed_at = self.clock()
+        while True:
+            live = self.reader.topics(topics)
+            progress = batch_progress(moves, live)
+            if progress.complete:
+                return live
+            if progress.signature != signature:
+                signature, changed_at = progress.signature, self.clock()
+            elif self.clock() - changed_at >= self.options.stuck_after_s:
+                waiting = "; ".join(progress.waiting[:5]) + (" ..." if len(progress.waiting) > 5 else "")
+                self.audit.record("wait", "stuck", batch=step.index, partitions=len(moves), detail=waiting)
+                raise ReassignmentStuck(
+                    f"plan {self.plan.plan_id} batch {step.index}: no progress for {self.options.stuck_after_s:g}s "
+                    f"({waiting}). It is still in flight with its throttles: run the executor again to keep "
+                    "waiting, or cancel the plan"
+                )
+            self.sleep(self.options.poll_s)
+
+    # -- elections ----------------------------------------------------------------------------------
+
+    def _preferred(self, tp: TopicPartition) -> int:
+        move = self.moves.get(tp)
+        return move.target[0] if move is not None else self.elections[tp].preferred
+
+    def _election(self, step: Step) -> dict[TopicPartition, str]:
+        """Elect the chunk's partitions not yet led by their preferred replica; returns the refused."""
+        if step.state == "done":
+            return {}
+        chosen: list[Election] = [self.elections[tp] for tp in step.partitions]
+        topics = {e.topic for e in chosen}
+        live = self._wait_for_no_pending_election(topics)
+        todo = [tp for tp in step.partitions if _leader(live, tp) != self._preferred(tp)]
+        refused: dict[TopicPartition, str] = {}
+        if not todo:
+            outcome = "not_needed" if step.state == "pending" else "already_applied"
+            self.audit.record(
+                "resume" if step.state != "pending" else "elect",
+                outcome,
+                batch=step.index,
+                partitions=len(chosen),
+                detail="every partition is led by its preferred replica",
+            )
+        else:
+            step.state = "submitting"
+            step.submitted_by = self.label
+            self._save()
+            try:
+                refused = self.backend.elect_preferred(todo)
+            except RemediationRefused as e:
+                refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
+                self.audit.record("elect", "refused", batch=step.index, partitions=len(todo), detail=str(refusal))
+                raise refusal from e
+            except KafkaOpsError as e:
+                self.audit.record("elect", "failed", batch=step.index, partitions=len(todo), detail=str(e))
+                raise
+            detail = tp_text(todo) + (f"; refused: {_reasons(refused)}" if refused else "")
+            self.audit.record(
+                "elect", "partial" if refused else "ok", batch=step.index, partitions=len(todo), detail=detail
+            )
+            self.report.election_chunks_submitted.append(step.index)
+            step.state = "submitted"
+            step.submitted_at = _now()
+            self._save()
+            self._wait_for_leaders([tp for tp in todo if tp not in refused], topics)
+        step.state = "done"
+        step.done_at = _now()
+        self._save()
+        return refused
+
+    def _wait_for_no_pending_election(self, topics: set[str]) -> ClusterSnapshot:
+        deadline = self.clock() + self.options.election_timeout_s
+        while True:
+            live = self.reader.topics(topics)
+            if not live.preferred_election_requests:
+                return live
+            if self.clock() >= deadline:
+                raise RemediationFailed(
+                    f"plan {self.plan.plan_id}: /admin/preferred_replica_election still lists "
+                    f"{tp_text(live.preferred_election_requests)} after {self.options.election_timeout_s:g}s: "
+                    "is the controller alive?"
+                )
+            self.sleep(self.options.poll_s)
+
+    def _wait_for_leaders(self, partitions: list[TopicPartition], topics: set[str]) -> None:
+        """Until each partition is led by its preferred replica, or the election timeout (the final
+        verification then names the partitions that were not)."""
+        deadline = self.clock() + self.options.election_timeout_s
+        while partitions:
+            live = self.reader.topics(topics)
+            if all(_leader(live, tp) == self._preferred(tp) for tp in partitions) or self.clock() >= deadline:
+                return
+            self.sleep(self.options.poll_s)
+
+    # -- verification and throttles -------------------------------------------------------------------
+
+    def _verify_plan(self, refused: dict[TopicPartition, str]) -> None:
+        topics = {m.topic for m in self.plan.reassignments} | {e.topic for e in self.plan.elections}
+        live = self.reader.topics(topics)
+        moving = in_flight(live)
+        problems = []
+        for tp, m in self.moves.items():
+            replicas = assigned(live, tp)
+            if tp in moving or replicas != m.target:
+                problems.append(f"{tp[0]}-{tp[1]} has replicas {list(replicas or ())}, planned {list(m.target)}")
+        for tp in self.elections:
+            leader, preferred = _leader(live, tp), self._preferred(tp)
+            if leader != preferred:
+                why = f" ({refused[tp]})" if tp in refused else ""
+                problems.append(f"{tp[0]}-{tp[1]} is led by {leader}, planned {preferred}{why}")
+        if problems:
+            detail = "; ".join(problems[:10]) + (f" (and {len(problems) - 10} more)" if len(problems) > 10 else "")
+            self.audit.record("verify", "failed", partitions=len(problems), detail=detail)
+            raise RemediationFailed(f"plan {self.plan.plan_id} did not end as planned: {detail}")
+        self.audit.record(
+            "verify",
+            "ok",
+            partitions=len(self.moves) + len(self.elections),
+            detail="final assignment and leaders equal the plan",
+        )
+
+    def _remove_throttles(self) -> bool:
+        """Remove every throttle this execution set, unless a reassignment is in flight anywhere.
+        Returns True when none is left."""
+        p = self.progress
+        if not p.throttled_topics and not p.throttled_brokers:
+            return True
+        live = self.reader.full()
+        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
+        if moving:
+            self.audit.record(
+                "remove_throttle",
+                "kept",
+                partitions=len(moving),
+                detail=f"a reassignment is still in flight ({tp_text(moving)}): the throttles stay until "
+                "it finishes; run the executor again, or cancel the plan, to remove them",
+            )
+            return False
+        topics = {t: (LEADER_THROTTLED, FOLLOWER_THROTTLED) for t in p.throttled_topics if t in live.topics}
+        brokers = {b: BROKER_THROTTLES for b in p.throttled_brokers}
+        detail = f"brokers {sorted(brokers)}, topics {sorted(topics)}"
+        try:
+            self.backend.delete_configs(topics, brokers)
+        except KafkaOpsError as e:
+            self.audit.record("remove_throttle", "failed", detail=f"{e}; {detail}")
+            raise
+        self.audit.record("remove_throttle", "ok", detail=detail)
+        p.throttled_topics, p.throttled_brokers = [], []
+        self._save()
+        return True
+
+    # -- cancel ---------------------------------------------------------------------------------------
+
+    def cancel(self, wait_s: float) -> CancelReport:
+        p = self.progress
+        try:
+            if p.status == "done":
+                raise RemediationRefused(
+                    self.plan.plan_id,
+                    "cancel",
+                    "the plan already completed; to undo it, apply its rollback.json as a new plan",
+                )
+            if not self.config.writes_enabled:
+                raise RemediationRefused(
+                    self.plan.plan_id, "writes enabled", f"writes are disabled for cluster {self.config.name!r}"
+                )
+        except RemediationRefused as e:
+            self.audit.record("refuse", "refused", detail=str(e))
+            raise
+        live = self.reader.full()
+        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
+        ours = sorted(tp for tp, m in self.moves.items() if moving.get(tp) == m.target)
+        if ours:
+            try:
+                refused = self.backend.cancel(ours)
+            except RemediationRefused as e:
+                refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
+                self.audit.record("cancel", "refused", partitions=len(ours), detail=str(refusal))
+                raise refusal from e
+            self.audit.record(
+                "cancel",
+                "partial" if refused else "ok",
+                partitions=len(ours),
+                detail=tp_text(ours) + (f"; refused: {_reasons(refused)}" if refused else ""),
+            )
+        still = self._wait_until_stopped(ours, wait_s)
+        p.status = "cancelled"
+        p.message = f"cancelled by {self.label} at {_now()}"
+        self._save()
+        removed = self._remove_throttles()
+        applied = [s.index for s in p.batches if s.state == "done"]
+        note = (
+            f"batches {applied} were completed and stay applied: apply the plan's rollback.json to undo them"
+            if applied
+            else "no batch was completed"
+        )
+        return CancelReport(
+            self.plan.plan_id,
+            self.plan.cluster,
+            [f"{t}-{q}" for t, q in ours],
+            [f"{t}-{q}" for t, q in still],
+            applied,
+            removed,
+            note,
+        )
+
+    def _wait_until_stopped(self, partitions: list[TopicPartition], wait_s: float) -> list[TopicPartition]:
+        deadline = self.clock() + wait_s
+        topics = {t for t, _ in partitions}
+        while partitions:
+            moving = in_flight(self.reader.topics(topics))
+            partitions = [tp for tp in partitions if tp in moving]
+            if not partitions or self.clock() >= deadline:
+                break
+            self.sleep(self.options.poll_s)
+        return partitions
+
+
+def _leader(live: ClusterSnapshot, tp: TopicPartition) -> int:
+    state = live.partition_states.get(tp)
+    return -1 if state is None else state.leader
+
+
+def _reasons(refused: dict[TopicPartition, str]) -> str:
+    return "; ".join(f"{t}-{p}: {why}" for (t, p), why in sorted(refused.items())[:10])
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def _positive_int(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _number(name: str, value: object, *, allow_zero: bool) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+        or (value == 0 and not allow_zero)
+    ):
+        raise ConfigError(f"{name} must be a number {'>= 0' if allow_zero else '> 0'} (seconds), got {value!r}")

@@ -1,0 +1,181 @@
+"""The safety checks that must all pass before the executor writes anything to a cluster.
+
+Each check raises `RemediationRefused` naming the check, what it found and what to do; the
+executor records the refusal in the audit table and writes nothing to the cluster. In order
+(cheap, offline checks first, so a disabled cluster is never even read):
+
+1. the plan belongs to the configured cluster;
+2. writes are enabled for the cluster (`ClusterConfig.writes_enabled`, false by default);
+3. the plan was not cancelled (a cancelled plan is never resumed: make a new one);
+4. the plan's base snapshot passed integrity validation: `trusted(lake, cluster, snapshot_id)`
+   raises a `KafkaOpsError` when it did not (the DAG passes
+   `kafka_ops.validation.integrity.require_trusted`; tests pass a stub);
+5. no controller change in the last `controller_quiet_s` seconds (a new controller is still
+   loading state and re-sending LeaderAndIsr; a reassignment or election started now races it);
+6. no offline partition anywhere, unless explicitly allowed (a cluster that has lost partitions
+   needs an operator, not more data movement);
+7. no reassignment in flight anywhere except this plan's own partitions on their way to their
+   planned targets, and no election pending in `/admin/preferred_replica_election`;
+8. the live assignment still equals the plan's base for every partition the plan touches:
+   "cluster changed since plan <id>: <topic>-<p> is now [..], the plan was based on [..]". A
+   partition already at its target, or on its way there, passes (a resumed execution, or an
+   operator who ran the plan's own file); for an election, the partition's first replica must
+   still be the preferred leader the plan elects;
+9. every broker that still has to receive a replica is registered (a replica on a dead broker
+   never joins the ISR, and the batch would hang).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from kafka_ops.errors import KafkaOpsError, RemediationRefused
+from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot, TopicPartition
+from kafka_ops.planning.plan import Plan
+from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight, tp_text
+from kafka_ops.remediation.progress import Progress, drift_message
+from kafka_ops.settings import ClusterConfig
+
+TrustCheck = Callable[[Lake, str, str], None]
+"""`trusted(lake, cluster, snapshot_id)`: returns if the snapshot passed integrity validation,
+raises a `KafkaOpsError` (e.g. `SnapshotUntrusted`) saying why not otherwise."""
+
+
+def check_offline_config(plan: Plan, config: ClusterConfig, progress: Progress | None) -> None:
+    """Checks 1-3: nothing but the plan, the settings and the progress document."""
+    if plan.cluster != config.name:
+        raise RemediationRefused(
+            plan.plan_id, "cluster", f"the plan is for cluster {plan.cluster!r}, the settings are for {config.name!r}"
+        )
+    if not config.writes_enabled:
+        raise RemediationRefused(
+            plan.plan_id,
+            "writes enabled",
+            f"writes are disabled for cluster {config.name!r} (dry-run): set writes_enabled = true for it in the "
+            "kafka-ops settings to let the executor write",
+        )
+    if progress is not None and progress.status == "cancelled":
+        raise RemediationRefused(
+            plan.plan_id, "not cancelled", f"plan {plan.plan_id} was cancelled ({progress.message}); make a new plan"
+        )
+
+
+def check_trusted(plan: Plan, lake: Lake, trusted: TrustCheck) -> None:
+    """Check 4."""
+    try:
+        trusted(lake, plan.cluster, plan.snapshot_id)
+    except KafkaOpsError as e:
+        raise RemediationRefused(
+            plan.plan_id, "base snapshot trusted", f"the plan's base snapshot {plan.snapshot_id} is not trusted: {e}"
+        ) from e
+
+
+def check_controller_stable(plan: Plan, live: ClusterSnapshot, quiet_s: float, now_ms: int) -> None:
+    """Check 5."""
+    if live.controller is None:
+        raise RemediationRefused(
+            plan.plan_id, "controller stable", "the cluster has no active controller (/controller)"
+        )
+    changed = controller_changed_at_ms(live)
+    if changed is not None and now_ms - changed < quiet_s * 1000:
+        ago = max(0.0, (now_ms - changed) / 1000)
+        raise RemediationRefused(
+            plan.plan_id,
+            "controller stable",
+            f"the controller changed {ago:.0f}s ago (now broker {live.controller.broker_id}, epoch "
+            f"{live.controller_epoch}); wait until it has been stable for {quiet_s:g}s",
+        )
+
+
+def check_no_offline(plan: Plan, live: ClusterSnapshot, allow_offline: bool) -> None:
+    """Check 6."""
+    offline = live.offline()
+    if offline and not allow_offline:
+        raise RemediationRefused(
+            plan.plan_id,
+            "no offline partitions",
+            f"{len(offline)} partition(s) are offline: {tp_text(offline)}; bring them back first, or allow offline "
+            "partitions explicitly for this run",
+        )
+
+
+def check_base(plan: Plan, live: ClusterSnapshot) -> None:
+    """Check 8."""
+    moving = in_flight(live)
+    drifted = [m for m in plan.reassignments if classify(m, live, moving) not in ("base", "target", "in_flight")]
+    if drifted:
+        raise RemediationRefused(plan.plan_id, "live assignment equals the plan's base",
+                                 drift_message(plan.plan_id, drifted, live))  # fmt: skip
+    reassigned = {(m.topic, m.partition): m.target for m in plan.reassignments}
+    changed = []
+    for e in plan.elections:
+        tp = (e.topic, e.partition)
+        replicas = assigned(live, tp)
+        expected = reassigned[tp][0] if tp in reassigned else e.preferred
+        if replicas is None or not replicas or replicas[0] != expected:
+            changed.append(f"{e.topic}-{e.partition} has replicas {list(replicas or ())}, the plan elects {expected}")
+    if changed:
+        more = f" (and {len(changed) - 10} more)" if len(changed) > 10 else ""
+        raise RemediationRefused(
+            plan.plan_id,
+            "live assignment equals the plan's base",
+            f"cluster changed since plan {plan.plan_id}: " + "; ".join(changed[:10]) + more
+            + ". Make a new plan from a fresh snapshot",
+        )  # fmt: skip
+
+
+def check_nothing_else_in_flight(
+    plan: Plan, live: ClusterSnapshot, reported: Mapping[TopicPartition, tuple[int, ...]]
+) -> None:
+    """Check 7. `reported`: what the back end itself lists in flight (Admin API)."""
+    ours = {(m.topic, m.partition): m.target for m in plan.reassignments}
+    moving = {**reported, **in_flight(live)}
+    foreign = {tp: target for tp, target in moving.items() if ours.get(tp) != target}
+    if foreign:
+        first = sorted(foreign)[:5]
+        shown = ", ".join(f"{t}-{p} → {list(foreign[(t, p)])}" for t, p in first)
+        more = f" (and {len(foreign) - 5} more)" if len(foreign) > 5 else ""
+        raise RemediationRefused(
+            plan.plan_id,
+            "no reassignment in flight",
+            f"a reassignment is already in flight: {shown}{more}; wait for it to finish or cancel it",
+        )
+    if live.preferred_election_requests:
+        raise RemediationRefused(
+            plan.plan_id,
+            "no reassignment in flight",
+            f"a preferred-leader election is pending in /admin/preferred_replica_election for "
+            f"{tp_text(live.preferred_election_requests)}; wait for the controller to finish it",
+        )
+
+
+def check_targets_registered(plan: Plan, live: ClusterSnapshot) -> None:
+    """Check 9."""
+    moving = in_flight(live)
+    pending = [m for m in plan.reassignments if classify(m, live, moving) != "target"]
+    dead = sorted({b for m in pending for b in m.added if b not in live.brokers})
+    if dead:
+        raise RemediationRefused(
+            plan.plan_id,
+            "target brokers registered",
+            f"broker(s) {dead} would receive replicas but are not registered (registered: {sorted(live.brokers)}); "
+            "start them or make a new plan",
+        )
+
+
+def check_live(
+    plan: Plan,
+    live: ClusterSnapshot,
+    *,
+    reported_in_flight: Mapping[TopicPartition, tuple[int, ...]],
+    controller_quiet_s: float,
+    allow_offline: bool,
+    now_ms: int,
+) -> None:
+    """Checks 5-9 on a fresh, full read of the cluster."""
+    check_controller_stable(plan, live, controller_quiet_s, now_ms)
+    check_no_offline(plan, live, allow_offline)
+    check_nothing_else_in_flight(plan, live, reported_in_flight)
+    check_base(plan, live)
+    check_targets_registered(plan, live)

@@ -1,0 +1,253 @@
+"""The pandas frames the suites validate: lake rows plus one column per list-spanning rule.
+
+A derived column is named after its check (`suites.Check.name`) and holds `OK`, or one sentence
+saying what is wrong with that row and naming the brokers involved; the suite expects `OK`
+everywhere. Computing the rule here, row by row, keeps the failing rows' keys (topic, partition,
+broker, group) in the validation result and in Data Docs, which a set-valued rule expressed across
+list columns inside Great Expectations would lose.
+
+Pure functions of pyarrow tables: no lake, no clock, no Great Expectations.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from kafka_ops.validation import suites as s
+from kafka_ops.validation.suites import OK
+
+
+def _ints(values: Iterable[Any] | None) -> list[int]:
+    return [int(v) for v in values] if values is not None else []
+
+
+# -- ZooKeeper snapshot -----------------------------------------------------------------------------
+
+
+def snapshot_partitions(partitions: pa.Table, brokers: pa.Table, reassignments: pa.Table) -> pd.DataFrame:
+    """One row per partition of the snapshot: topic, partition, leader, replicas, isr, has_state and
+    the `SNAPSHOT_PARTITIONS` check columns.
+
+    Partitions without a state znode (`has_state` false) have no leader or ISR to judge: only their
+    replica list is checked (their missing state is a collection issue, counted elsewhere).
+    """
+    registered = {int(b) for b in brokers.column("broker_id").to_pylist()}
+    rows = partitions.select(
+        ["topic", "partition", "replicas", "adding_replicas", "removing_replicas", "has_state", "leader", "isr"]
+    ).to_pylist()
+    moving = {r["topic"] for r in reassignments.select(["topic"]).to_pylist()}
+    moving |= {r["topic"] for r in rows if r["adding_replicas"] or r["removing_replicas"]}
+    rf_rule = _replication_factor_rule(rows, moving)
+    out = []
+    for r in rows:
+        replicas, isr = _ints(r["replicas"]), _ints(r["isr"])
+        leader = r["leader"] if r["has_state"] else None
+        out.append(
+            {
+                "topic": r["topic"],
+                "partition": int(r["partition"]),
+                "leader": leader,
+                "replicas": replicas,
+                "isr": isr if r["has_state"] else None,
+                "has_state": bool(r["has_state"]),
+                s.ISR_SUBSET_OF_REPLICAS.name: _isr_subset(replicas, isr) if r["has_state"] else OK,
+                s.LEADER_IN_ISR.name: _leader_in_isr(leader, isr) if r["has_state"] else OK,
+                s.NO_DUPLICATE_REPLICAS.name: _no_duplicates(replicas, isr),
+                s.ONE_REPLICATION_FACTOR_PER_TOPIC.name: rf_rule(r["topic"], len(replicas)),
+                s.REPLICAS_REGISTERED_OR_REPORTED.name: _registered_or_reported(
+                    replicas, isr, leader, registered, has_state=bool(r["has_state"])
+                ),
+            }
+        )
+    return _frame(out, ["topic", "partition", "leader", "replicas", "isr", "has_state"], s.SNAPSHOT_PARTITIONS)
+
+
+def _isr_subset(replicas: list[int], isr: list[int]) -> str:
+    outside = sorted(set(isr) - set(replicas))
+    if not outside:
+        return OK
+    return f"ISR {isr} has broker {_join(outside)}, which is not among the replicas {replicas}"
+
+
+def _leader_in_isr(leader: int | None, isr: list[int]) -> str:
+    if leader is None or leader == -1 or leader in isr:
+        return OK
+    return f"leader {leader} is not in the ISR {isr}"
+
+
+def _no_duplicates(replicas: list[int], isr: list[int]) -> str:
+    problems = []
+    for what, ids in (("replicas", replicas), ("ISR", isr)):
+        if len(set(ids)) == len(ids):
+            continue
+        twice = sorted(b for b, n in Counter(ids).items() if n > 1)
+        if twice:
+            problems.append(f"{what} {ids} name broker {_join(twice)} more than once")
+    return "; ".join(problems) or OK
+
+
+def _replication_factor_rule(rows: Sequence[Mapping[str, Any]], moving: set[str]) -> Any:
+    """(topic, rf) → check value: a partition whose RF differs from its topic's most common RF fails
+    (ties: the higher RF counts as the topic's); topics with a reassignment in flight are exempt."""
+    counts: dict[str, Counter[int]] = {}
+    for r in rows:
+        if r["topic"] not in moving:
+            counts.setdefault(r["topic"], Counter())[len(r["replicas"] or ())] += 1
+    usual = {t: max(c.items(), key=lambda kv: (kv[1], kv[0]))[0] for t, c in counts.items()}
+
+    def rule(topic: str, rf: int) -> str:
+        if topic in moving or rf == usual[topic]:
+            return OK
+        c = counts[topic]
+        return (
+            f"{rf} replica{'' if rf == 1 else 's'}, while {c[usual[topic]]} of the {sum(c.values())} partitions "
+            f"of {topic} have {usual[topic]} (no reassignment in flight)"
+        )
+
+    return rule
+
+
+def _registered_or_reported(
+    replicas: list[int], isr: list[int], leader: int | None, registered: set[int], *, has_state: bool
+) -> str:
+    invalid = sorted({r for r in replicas if r < 0})
+    if invalid:
+        return f"replica id {_join(invalid)} is not a broker id (replicas {replicas})"
+    if not has_state or leader is None or leader == -1 or leader not in registered:
+        return OK  # no state, or offline: the detectors report the partition either way
+    hidden = sorted({r for r in replicas if r not in registered and r in isr})
+    if not hidden:
+        return OK
+    return f"broker {_join(hidden)} is not registered, yet in the ISR {isr} under live leader {leader}"
+
+
+def snapshot_summary(
+    commit: Mapping[str, Any], previous: Mapping[str, Any] | None, collection_issues: int
+) -> pd.DataFrame:
+    """One row: the snapshot's controller epoch against the previous snapshot's, and its count of
+    collection issues. A previous snapshot of another Kafka cluster (both cluster ids known and
+    different: the chroot was recreated) is no comparison: its epoch is left null."""
+    same = previous is not None and not (
+        previous.get("kafka_cluster_id") and commit.get("kafka_cluster_id")
+        and previous["kafka_cluster_id"] != commit["kafka_cluster_id"]
+    )  # fmt: skip
+    row = {
+        "snapshot_id": commit["snapshot_id"],
+        "controller_epoch": commit.get("controller_epoch"),
+        "previous_snapshot_id": previous["snapshot_id"] if previous is not None else None,
+        "previous_controller_epoch": previous.get("controller_epoch") if previous is not None and same else None,
+        "collection_issues": collection_issues,
+    }
+    frame = pd.DataFrame([row])
+    for column in ("controller_epoch", "previous_controller_epoch", "collection_issues"):
+        frame[column] = frame[column].astype("Int64")
+    return frame
+
+
+# -- consumer-group collection ----------------------------------------------------------------------
+
+
+def group_offsets(offsets: pa.Table) -> pd.DataFrame:
+    """One row per group offset, with `end_offset_unless_flagged`: the end offset, or null where the
+    row is flagged `committed_above_end` (such a commit is expected above the end)."""
+    frame = offsets.select(
+        ["group_id", "topic", "partition", "committed_offset", "end_offset", "committed_above_end"]
+    ).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
+    flagged = frame["committed_above_end"].fillna(False).astype(bool)
+    frame["end_offset_unless_flagged"] = frame["end_offset"].mask(flagged)
+    return frame
+
+
+def group_summary(commit: Mapping[str, Any], collection_issues: int) -> pd.DataFrame:
+    frame = pd.DataFrame([{"snapshot_id": commit["snapshot_id"], "collection_issues": collection_issues}])
+    frame["collection_issues"] = frame["collection_issues"].astype("Int64")
+    return frame
+
+
+# -- health gates -----------------------------------------------------------------------------------
+
+
+def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
+    """`isr_health` findings with the `GATE_PARTITIONS` check columns and `missing` (replicas out of
+    the ISR)."""
+    out = []
+    for r in isr_health.to_pylist():
+        replicas, isr = _ints(r["replicas"]), _ints(r["isr"])
+        leader = r["leader"]
+        lost = "no leader" if leader is None or leader == -1 else f"leader {leader} is not a registered broker"
+        offline = f"offline, {lost}: replicas {replicas}, ISR {isr}"
+        if len(isr) < (r["min_isr"] or 0):
+            under = f"ISR {isr} holds {len(isr)}, min.insync.replicas is {r['min_isr']} ({r['min_isr_source']})"
+        else:
+            under = f"no leader: ISR {isr} takes no writes (min.insync.replicas {r['min_isr']})"
+        out.append(
+            {
+                "topic": r["topic"],
+                "partition": int(r["partition"]),
+                "leader": leader,
+                "replicas": replicas,
+                "isr": isr,
+                "missing": [b for b in replicas if b not in isr],
+                "min_isr": r["min_isr"],
+                "status": r["status"],
+                s.NO_OFFLINE_PARTITIONS.name: offline if r["offline"] else OK,
+                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if r["under_min_isr"] else OK,
+            }
+        )
+    columns = ["topic", "partition", "leader", "replicas", "isr", "missing", "min_isr", "status"]
+    return _frame(out, columns, s.GATE_PARTITIONS)
+
+
+def leader_balance_gates(brokers: pa.Table) -> pd.DataFrame:
+    """`leader_balance_brokers` with `imbalance_percent` = imbalance_ratio × 100."""
+    frame = brokers.select(
+        ["broker_id", "registered", "leaders", "preferred", "preferred_led_by_other", "imbalance_ratio"]
+    ).to_pandas(types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get)
+    frame["imbalance_percent"] = frame["imbalance_ratio"].astype(float) * 100.0
+    return frame
+
+
+def controller_gates(controller_health: pa.Table) -> pd.DataFrame:
+    columns = ["controller_id", "controller_epoch", "elections_last_hour", "elections_in_window", "last_change_at"]
+    return controller_health.select(columns).to_pandas(
+        types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get
+    )
+
+
+def group_gates(groups: pa.Table) -> pd.DataFrame:
+    """`lag_status_groups` with the `GATE_GROUPS` check columns (the detector's `cause` as the
+    sentence)."""
+    out = []
+    for r in groups.to_pylist():
+        cause = r.get("cause") or f"status {r['status']}"
+        out.append(
+            {
+                "group_id": r["group_id"],
+                "state": r.get("state"),
+                "status": r["status"],
+                "total_lag": r.get("total_lag"),
+                "max_lag": r.get("max_lag"),
+                "max_lag_topic": r.get("max_lag_topic"),
+                "max_lag_partition": r.get("max_lag_partition"),
+                "cause": r.get("cause"),
+                s.NO_GROUP_IN_ERR.name: f"ERR: {cause}" if r["status"] == "ERR" else OK,
+                s.NO_GROUP_IN_WARN.name: f"WARN: {cause}" if r["status"] == "WARN" else OK,
+            }
+        )
+    columns = ["group_id", "state", "status", "total_lag", "max_lag", "max_lag_topic", "max_lag_partition", "cause"]
+    return _frame(out, columns, s.GATE_GROUPS)
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str], spec: s.SuiteSpec) -> pd.DataFrame:
+    """A frame with a fixed column order, also when there are no rows."""
+    names = columns + [c.name for c in spec.checks if c.kind == "all_ok"]
+    return pd.DataFrame(rows, columns=names)
+
+
+def _join(ids: Sequence[int]) -> str:
+    return ", ".join(str(i) for i in ids)

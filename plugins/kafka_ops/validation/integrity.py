@@ -1,0 +1,392 @@
+"""Snapshot integrity: validate a committed snapshot batch before anything uses it, and remember the
+verdict in the lake.
+
+`validate_snapshot` runs the ZooKeeper-snapshot suites (`suites.SNAPSHOT_PARTITIONS`,
+`suites.SNAPSHOT_SUMMARY`), `validate_group_snapshot` the group-collection ones (`GROUP_OFFSETS`,
+`GROUP_SUMMARY`). Either way one row is published to the `snapshot_validations` commit log (batch
+`<snapshot_id>.validation`): trusted or not, the failed expectations by name, the failing rows, and
+the Data Docs page. `is_trusted` / `require_trusted` read it back: a batch never validated is not
+trusted. The DAG path records an untrusted snapshot and carries on (a broken snapshot is a finding,
+not a task failure); planners call `require_trusted`, and a caller that wants an exception at once
+passes `raise_on_failure=True`.
+
+Only summaries travel (`IntegrityResult.summary()` for XCom); the rows stay in the lake.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass, field, fields
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
+from kafka_ops.lake.schema import (
+    COMMIT_TABLE,
+    GROUP_COMMIT_TABLE,
+    SNAPSHOT_VALIDATIONS,
+    VALIDATION_COMMIT_TABLE,
+)
+from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.validation import frames
+from kafka_ops.validation import suites as s
+from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, previous_commit, read_batch_table
+from kafka_ops.validation.runner import CheckOutcome, SuiteOutcome, SuiteRun, docs_site, plain, run_suites
+
+log = logging.getLogger(__name__)
+
+Source = Literal["snapshots", "group_snapshots"]
+DETAIL_ROWS = 20
+"""Failing rows kept per expectation in `details` (the count is always exact)."""
+
+
+@dataclass(frozen=True)
+class IntegrityThresholds:
+    """How much a snapshot may be missing and still be trusted."""
+
+    max_collection_issues: int = 0
+    """ZooKeeper snapshots: znodes that failed to read or parse. Each is metadata the snapshot lacks
+    (a topic, a partition state), and a plan computed without it could move the wrong replicas."""
+    max_group_collection_issues: int = 0
+    """Group collections: groups, offsets or end offsets that failed to collect. A leaderless
+    partition's end offset counts too: raise this on clusters that run with offline partitions."""
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any], where: str) -> IntegrityThresholds:
+        """Defaults overridden by `values`; unknown keys and values that are not counts ≥ 0 are refused."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ConfigError(f"{where}: unknown integrity threshold(s) {unknown} (known: {sorted(known)})")
+        for key, value in values.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ConfigError(f"{where}: integrity threshold {key!r} must be a whole number ≥ 0, got {value!r}")
+        return cls(**values)
+
+    def parameters(self) -> dict[str, float]:
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A failed expectation: its name, meaning and severity, how many rows fail, and the first ones
+    (the suite's keys — topic, partition, group_id, snapshot_id — plus `problem` or the checked values)."""
+
+    name: str
+    severity: str
+    meaning: str
+    count: int
+    rows: tuple[dict[str, Any], ...]
+
+    def describe(self, examples: int = 3) -> str:
+        shown = "; ".join(_row_text(r) for r in self.rows[:examples])
+        more = f"; and {self.count - examples} more" if self.count > examples else ""
+        return f"{self.name} ({self.count} failing: {shown}{more})"
+
+
+@dataclass(frozen=True)
+class IntegrityResult:
+    cluster: str
+    snapshot_id: str
+    source: Source
+    captured_at: datetime
+    validated_at: datetime
+    failures: tuple[Failure, ...]
+    observed: dict[str, Any]
+    """What the validation saw besides the failures (counts, epochs, unregistered replica brokers)."""
+    data_docs: str | None
+    """Index of the cluster's Data Docs site (None when none was built)."""
+    pages: dict[str, str] = field(default_factory=dict)
+    """Data Docs page of each suite run on this batch."""
+    seconds: float = 0.0
+
+    @property
+    def trusted(self) -> bool:
+        return not self.failures
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.failures)
+
+    @property
+    def page(self) -> str | None:
+        """The page to open first: the first suite with a failure, else the first suite."""
+        failing = [suite for suite, page in self.pages.items() if any(f.name in _names(suite) for f in self.failures)]
+        chosen = failing or list(self.pages)
+        return self.pages[chosen[0]] if chosen else None
+
+    def message(self) -> str:
+        if self.trusted:
+            return f"{self.source} batch {self.snapshot_id} of cluster {self.cluster} passed integrity validation"
+        docs = f" (Data Docs: {self.page})" if self.page else ""
+        return "failed " + ", ".join(f.describe() for f in self.failures) + docs
+
+    def summary(self) -> dict[str, Any]:
+        """Headline figures (the XCom payload: no rows)."""
+        return {
+            "cluster": self.cluster,
+            "snapshot_id": self.snapshot_id,
+            "source": self.source,
+            "trusted": self.trusted,
+            "failed": {f.name: f.count for f in self.failures},
+            "data_docs": self.page,
+            "data_docs_index": self.data_docs,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+# -- validating -------------------------------------------------------------------------------------
+
+
+def validate_snapshot(
+    lake: Lake,
+    cluster: str,
+    snapshot_id: str,
+    previous_snapshot_id: str | None = None,
+    thresholds: IntegrityThresholds | None = None,
+    *,
+    validated_at: datetime | None = None,
+    raise_on_failure: bool = False,
+    data_docs: bool = True,
+) -> IntegrityResult:
+    """Validate the committed ZooKeeper snapshot `snapshot_id` and record the verdict.
+
+    The controller epoch is compared with `previous_snapshot_id`'s, by default the snapshot committed
+    just before this one (none for the first). Raises `LakeError` when either snapshot is not
+    committed, and `SnapshotUntrusted` after recording a failure if `raise_on_failure`.
+    """
+    started = time.perf_counter()
+    limits = thresholds or IntegrityThresholds()
+    batch = _committed(lake, COMMIT_TABLE, cluster, snapshot_id)
+    if previous_snapshot_id is not None:
+        previous: dict[str, Any] | None = _committed(lake, COMMIT_TABLE, cluster, previous_snapshot_id).commit
+    else:
+        previous = previous_commit(lake, COMMIT_TABLE, batch)
+    partitions = _table(lake, batch, "partitions")
+    brokers = _table(lake, batch, "brokers")
+    issues = _table(lake, batch, "collection_issues")
+    partition_frame = frames.snapshot_partitions(partitions, brokers, _table(lake, batch, "reassignments"))
+    summary_frame = frames.snapshot_summary(batch.commit, previous, issues.num_rows)
+    runs = [
+        SuiteRun(s.SNAPSHOT_PARTITIONS, partition_frame, snapshot_id),
+        SuiteRun(s.SNAPSHOT_SUMMARY, summary_frame, snapshot_id),
+    ]
+    observed = {
+        "partitions": partitions.num_rows,
+        "registered_brokers": sorted(brokers.column("broker_id").to_pylist()),
+        "unregistered_replica_brokers": _unregistered(partition_frame, brokers),
+        "controller_epoch": batch.commit.get("controller_epoch"),
+        "previous_snapshot_id": previous["snapshot_id"] if previous else None,
+        "previous_controller_epoch": plain(summary_frame["previous_controller_epoch"].iloc[0]),
+        "collection_issues": issues.num_rows,
+        "collection_issue_examples": [f"{r['path']}: {r['problem']}" for r in issues.slice(0, 5).to_pylist()],
+    }
+    return _finish(
+        lake=lake, batch=batch, source="snapshots", runs=runs, limits=limits, observed=observed,
+        validated_at=validated_at, raise_on_failure=raise_on_failure, data_docs=data_docs, started=started,
+    )  # fmt: skip
+
+
+def validate_group_snapshot(
+    lake: Lake,
+    cluster: str,
+    snapshot_id: str,
+    thresholds: IntegrityThresholds | None = None,
+    *,
+    validated_at: datetime | None = None,
+    raise_on_failure: bool = False,
+    data_docs: bool = True,
+) -> IntegrityResult:
+    """Validate the committed group collection `snapshot_id` (commit log `group_snapshots`) and
+    record the verdict; raises like `validate_snapshot`."""
+    started = time.perf_counter()
+    limits = thresholds or IntegrityThresholds()
+    batch = _committed(lake, GROUP_COMMIT_TABLE, cluster, snapshot_id)
+    offsets = _table(lake, batch, "group_offsets")
+    issues = _table(lake, batch, "group_collection_issues")
+    runs = [
+        SuiteRun(s.GROUP_OFFSETS, frames.group_offsets(offsets), snapshot_id),
+        SuiteRun(s.GROUP_SUMMARY, frames.group_summary(batch.commit, issues.num_rows), snapshot_id),
+    ]
+    observed = {
+        "offsets": offsets.num_rows,
+        "groups": len(set(offsets.column("group_id").to_pylist())),
+        "committed_above_end_flagged": sum(bool(v) for v in offsets.column("committed_above_end").to_pylist()),
+        "collection_issues": issues.num_rows,
+        "collection_issue_examples": [
+            f"{r['kind']} ({r['group_id'] or 'cluster'}): {r['problem']}" for r in issues.slice(0, 5).to_pylist()
+        ],
+    }
+    return _finish(
+        lake=lake, batch=batch, source="group_snapshots", runs=runs, limits=limits, observed=observed,
+        validated_at=validated_at, raise_on_failure=raise_on_failure, data_docs=data_docs, started=started,
+    )  # fmt: skip
+
+
+def _finish(
+    *,
+    lake: Lake,
+    batch: CommittedBatch,
+    source: Source,
+    runs: list[SuiteRun],
+    limits: IntegrityThresholds,
+    observed: dict[str, Any],
+    validated_at: datetime | None,
+    raise_on_failure: bool,
+    data_docs: bool,
+    started: float,
+) -> IntegrityResult:
+    at = (validated_at or datetime.now(UTC)).astimezone(UTC)
+    site = docs_site(lake, batch.cluster) if data_docs else None
+    outcomes = run_suites(runs, limits.parameters(), run_time=at, site=site)
+    result = IntegrityResult(
+        cluster=batch.cluster,
+        snapshot_id=batch.batch_id,
+        source=source,
+        captured_at=batch.captured_at,
+        validated_at=at,
+        failures=tuple(_failure(c) for o in outcomes for c in o.failed()),
+        observed=observed,
+        data_docs=site.index if site is not None else None,
+        pages={o.spec.name: o.page for o in outcomes if o.page},
+        seconds=time.perf_counter() - started,
+    )
+    lake.publish(_validation_batch(result, outcomes))
+    if result.trusted:
+        log.info("%s %s of %s is trusted (%.2f s)", source, result.snapshot_id, result.cluster, result.seconds)
+    else:
+        log.warning("%s %s of %s is UNTRUSTED: %s", source, result.snapshot_id, result.cluster, result.message())
+        if raise_on_failure:
+            raise SnapshotUntrusted(result.cluster, result.snapshot_id, result.failed, result.message())
+    return result
+
+
+def _committed(lake: Lake, commit_table: str, cluster: str, snapshot_id: str) -> CommittedBatch:
+    batch = find_commit(lake, commit_table, cluster, snapshot_id)
+    if batch is None:
+        raise LakeError(f"{snapshot_id!r} of cluster {cluster!r} is not committed in {commit_table!r} of {lake.root}")
+    return batch
+
+
+def _table(lake: Lake, batch: CommittedBatch, table: str) -> pa.Table:
+    data = read_batch_table(lake, batch, table)
+    if data is None:
+        raise LakeError(
+            f"committed batch {batch.batch_id} of cluster {batch.cluster} has no {table!r} table "
+            f"(dt={batch.dt}): the lake is damaged; re-collect the snapshot"
+        )
+    return data
+
+
+def _unregistered(partition_frame: Any, brokers: pa.Table) -> dict[str, int]:
+    """Replica brokers that are not registered, with how many partitions name them (reported, not a
+    failure: a down broker's replicas stay assigned)."""
+    registered = set(brokers.column("broker_id").to_pylist())
+    counts: Counter[int] = Counter()
+    for replicas in partition_frame["replicas"]:
+        counts.update({b for b in replicas if b not in registered and b >= 0})
+    return {str(b): n for b, n in sorted(counts.items())}
+
+
+def _failure(outcome: CheckOutcome) -> Failure:
+    check = outcome.check
+    rows = []
+    for row in outcome.rows[:DETAIL_ROWS]:
+        if check.kind == "all_ok":  # the check column's sentence, under a name every row shares
+            rows.append({**{k: v for k, v in row.items() if k != check.name}, "problem": row.get(check.name)})
+        else:
+            rows.append(row)
+    return Failure(check.name, check.severity, check.meaning, outcome.count, tuple(rows))
+
+
+def _names(suite: str) -> set[str]:
+    return {c.name for c in s.SUITES[suite].checks} if suite in s.SUITES else set()
+
+
+def _row_text(row: dict[str, Any]) -> str:
+    where = []
+    if row.get("group_id") is not None:
+        where.append(f"group {row['group_id']}")
+    if row.get("topic") is not None:
+        where.append(f"{row['topic']}-{row.get('partition')}")
+    what = row.get("problem")
+    if what is None:
+        what = ", ".join(f"{k}={v}" for k, v in row.items() if k not in {"topic", "partition", "group_id"})
+    return f"{' '.join(where)}: {what}" if where else str(what)
+
+
+# -- the record -------------------------------------------------------------------------------------
+
+
+def _validation_batch(result: IntegrityResult, outcomes: list[SuiteOutcome]) -> Batch:
+    details = {
+        "failed": {
+            f.name: {"severity": f.severity, "meaning": f.meaning, "count": f.count, "rows": list(f.rows)}
+            for f in result.failures
+        },
+        "checked": [c.check.name for o in outcomes for c in o.checks],
+        "observed": result.observed,
+        "pages": result.pages,
+        "seconds": round(result.seconds, 3),
+    }
+    row = {
+        "snapshot_id": result.snapshot_id,
+        "captured_at": result.captured_at,
+        "validated_at": result.validated_at,
+        "source": result.source,
+        "trusted": result.trusted,
+        "failed": list(result.failed),
+        "details": json.dumps(details, sort_keys=True, default=str),
+        "data_docs": result.page,
+        "suite_version": s.SUITE_VERSION,
+    }
+    table = pa.Table.from_pylist([row], schema=SNAPSHOT_VALIDATIONS)
+    return Batch(
+        f"{result.snapshot_id}.validation",
+        result.cluster,
+        result.captured_at,
+        {VALIDATION_COMMIT_TABLE: table},
+        VALIDATION_COMMIT_TABLE,
+    )
+
+
+def validation_of(lake: Lake, cluster: str, snapshot_id: str) -> dict[str, Any] | None:
+    """The recorded validation of batch `snapshot_id` (ZooKeeper or group), or None if never validated."""
+    batch = find_commit(lake, VALIDATION_COMMIT_TABLE, cluster, f"{snapshot_id}.validation")
+    return dict(batch.commit) if batch is not None else None
+
+
+def is_trusted(lake: Lake, cluster: str, snapshot_id: str) -> bool:
+    """True only when `snapshot_id` was validated and passed every integrity expectation."""
+    row = validation_of(lake, cluster, snapshot_id)
+    return bool(row is not None and row["trusted"])
+
+
+def require_trusted(lake: Lake, cluster: str, snapshot_id: str) -> None:
+    """Raise `SnapshotUntrusted` unless `snapshot_id` was validated and trusted; the message names
+    the failed expectations and the Data Docs page."""
+    row = validation_of(lake, cluster, snapshot_id)
+    if row is None:
+        raise SnapshotUntrusted(
+            cluster,
+            snapshot_id,
+            (),
+            f"it was never validated (no row in {VALIDATION_COMMIT_TABLE}): run the integrity validation first",
+        )
+    if row["trusted"]:
+        return
+    failed = tuple(row["failed"] or ())
+    details = json.loads(row["details"] or "{}").get("failed", {})
+    parts = []
+    for name in failed:
+        info = details.get(name, {})
+        rows = info.get("rows") or []
+        example = f", e.g. {_row_text(rows[0])}" if rows else ""
+        parts.append(f"{name} ({info.get('count', '?')} failing{example})")
+    docs = f" (Data Docs: {row['data_docs']})" if row.get("data_docs") else ""
+    raise SnapshotUntrusted(cluster, snapshot_id, failed, "failed " + ", ".join(parts) + docs)

@@ -1,0 +1,320 @@
+"""Every expectation the pipeline holds its data to, in one place, versioned.
+
+A suite validates one frame (see `kafka_ops.validation.frames`): one row per partition, group
+offset, broker, group, or one row for the whole batch. Each `Check` has a stable `name` (what
+error messages, the `snapshot_validations` table and alerts call it), a `meaning` an operator
+understands, and a severity. The Great Expectations suites are built from this catalogue by
+`to_gx_suite`; nothing else declares an expectation.
+
+Rules that span lists (ISR ⊆ replicas, no duplicate replicas, ...) are computed in pandas first:
+`frames` writes a column named after the check, holding `OK` or a sentence about what is wrong
+with that row ("ISR [1, 4] has broker 4, which is not a replica [1, 2, 3]"), and the expectation
+is that every value is `OK`. Data Docs then show each failing row with its sentence and its keys
+(topic, partition, broker, group). Scalar rules use Great Expectations' own expectations on the
+real columns (a committed offset between 0 and ..., a controller epoch at least the previous one).
+
+Bump `SUITE_VERSION` whenever a check is added, removed or changes meaning: it is recorded with
+every validation, so a snapshot trusted under an older version can be told apart.
+
+This module imports nothing heavy (no Great Expectations, no pandas) until `to_gx_suite` runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from great_expectations.core import ExpectationSuite
+    from great_expectations.expectations import Expectation
+
+SUITE_VERSION = "1"
+
+OK = "OK"
+"""The value of a derived check column on a row that passes."""
+
+Severity = Literal["critical", "warning"]
+CheckKind = Literal["all_ok", "at_most", "at_least", "not_below"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One expectation.
+
+    kinds: `all_ok` — the derived column `name` is `OK` on every row; `at_most` / `at_least` —
+    `column` is ≤ / ≥ the bound (`bound`, or the caller's value for `parameter`), null values
+    skipped; `not_below` — `column` ≥ `other` on every row where both are known.
+    """
+
+    name: str
+    meaning: str
+    severity: Severity
+    kind: CheckKind = "all_ok"
+    column: str = ""
+    other: str | None = None
+    bound: float | None = None
+    parameter: str | None = None
+
+    @property
+    def domain(self) -> str:
+        """The column the expectation reads (for `all_ok` checks: the derived column, `name`)."""
+        return self.column or self.name
+
+
+@dataclass(frozen=True)
+class SuiteSpec:
+    """A suite: what one row of its frame is (`subject`), the key columns Data Docs and details show
+    with each failing row, and its checks."""
+
+    name: str
+    subject: str
+    keys: tuple[str, ...]
+    checks: tuple[Check, ...]
+
+    def check(self, name: str) -> Check:
+        for c in self.checks:
+            if c.name == name:
+                return c
+        raise KeyError(f"suite {self.name} has no check {name!r}")
+
+
+# -- integrity of a ZooKeeper snapshot --------------------------------------------------------------
+
+ISR_SUBSET_OF_REPLICAS = Check(
+    "isr_subset_of_replicas",
+    "every in-sync replica is one of the partition's replicas; Kafka only adds assigned replicas "
+    "to the ISR, so anything else is a torn or corrupted state znode",
+    "critical",
+)
+LEADER_IN_ISR = Check(
+    "leader_in_isr",
+    "the leader is in the ISR, or there is none (-1); the controller only elects ISR members, and an "
+    "unclean election resets the ISR to the new leader",
+    "critical",
+)
+NO_DUPLICATE_REPLICAS = Check(
+    "no_duplicate_replicas",
+    "no broker appears twice in a partition's replicas or ISR; Kafka refuses such assignments",
+    "critical",
+)
+ONE_REPLICATION_FACTOR_PER_TOPIC = Check(
+    "one_replication_factor_per_topic",
+    "all partitions of a topic have the same number of replicas, except in a topic with a "
+    "reassignment in flight (a replication-factor change moves partitions one by one)",
+    "critical",
+)
+REPLICAS_REGISTERED_OR_REPORTED = Check(
+    "replicas_registered_or_reported",
+    "every replica id is a broker id (≥ 0) and either a registered broker, or its absence shows in "
+    "the partition state (out of the ISR: under-replicated; or no live leader: offline), so the "
+    "detectors report it; an unregistered broker counted in sync under a live leader is reported by "
+    "nobody",
+    "critical",
+)
+CONTROLLER_EPOCH_NEVER_DECREASES = Check(
+    "controller_epoch_never_decreases",
+    "/controller_epoch is at least the previous snapshot's (same Kafka cluster id); it only rises, "
+    "one per controller election",
+    "critical",
+    kind="not_below",
+    column="controller_epoch",
+    other="previous_controller_epoch",
+)
+COLLECTION_ISSUES_WITHIN_THRESHOLD = Check(
+    "collection_issues_within_threshold",
+    "no more znodes failed to read or parse than the threshold; each one is metadata missing from the snapshot",
+    "critical",
+    kind="at_most",
+    column="collection_issues",
+    parameter="max_collection_issues",
+)
+
+SNAPSHOT_PARTITIONS = SuiteSpec(
+    "zookeeper_snapshot_partitions",
+    "partition",
+    ("topic", "partition"),
+    (
+        ISR_SUBSET_OF_REPLICAS,
+        LEADER_IN_ISR,
+        NO_DUPLICATE_REPLICAS,
+        ONE_REPLICATION_FACTOR_PER_TOPIC,
+        REPLICAS_REGISTERED_OR_REPORTED,
+    ),
+)
+SNAPSHOT_SUMMARY = SuiteSpec(
+    "zookeeper_snapshot",
+    "snapshot",
+    ("snapshot_id",),
+    (CONTROLLER_EPOCH_NEVER_DECREASES, COLLECTION_ISSUES_WITHIN_THRESHOLD),
+)
+
+# -- integrity of a consumer-group collection -------------------------------------------------------
+
+COMMITTED_OFFSETS_NOT_NEGATIVE = Check(
+    "committed_offsets_not_negative",
+    "a committed offset is ≥ 0; Kafka's 'no offset' (-1) must be stored as no commit",
+    "critical",
+    kind="at_least",
+    column="committed_offset",
+    bound=0,
+)
+COMMITTED_OFFSETS_WITHIN_END = Check(
+    "committed_offsets_within_end",
+    "a committed offset is ≤ the partition's end offset, unless the row is flagged "
+    "committed_above_end (then its lag is clamped at 0 on purpose); otherwise the lag is wrong",
+    "critical",
+    kind="not_below",
+    column="end_offset_unless_flagged",
+    other="committed_offset",
+)
+GROUP_COLLECTION_ISSUES_WITHIN_THRESHOLD = Check(
+    "group_collection_issues_within_threshold",
+    "no more groups, offsets or end offsets failed to collect than the threshold",
+    "critical",
+    kind="at_most",
+    column="collection_issues",
+    parameter="max_group_collection_issues",
+)
+
+GROUP_OFFSETS = SuiteSpec(
+    "group_snapshot_offsets",
+    "group offset",
+    ("group_id", "topic", "partition"),
+    (COMMITTED_OFFSETS_NOT_NEGATIVE, COMMITTED_OFFSETS_WITHIN_END),
+)
+GROUP_SUMMARY = SuiteSpec(
+    "group_snapshot",
+    "group collection",
+    ("snapshot_id",),
+    (GROUP_COLLECTION_ISSUES_WITHIN_THRESHOLD,),
+)
+
+# -- health gates over findings ---------------------------------------------------------------------
+
+NO_OFFLINE_PARTITIONS = Check(
+    "no_offline_partitions",
+    "every partition has a live leader (isr_health status offline: no leader, or the leader is not "
+    "a registered broker); an offline partition refuses all reads and writes",
+    "critical",
+)
+NO_UNDER_MIN_ISR_PARTITIONS = Check(
+    "no_under_min_isr_partitions",
+    "every partition's ISR is at least its min.insync.replicas (isr_health under_min_isr); below it, "
+    "producers with acks=all fail",
+    "critical",
+)
+LEADER_IMBALANCE_WITHIN_THRESHOLD = Check(
+    "leader_imbalance_within_threshold",
+    "per broker, the share of partitions it is preferred leader for but does not lead is within "
+    "leader_imbalance_percent (Kafka's leader.imbalance.per.broker.percentage rule)",
+    "warning",
+    kind="at_most",
+    column="imbalance_percent",
+    parameter="leader_imbalance_percent",
+)
+CONTROLLER_ELECTIONS_WITHIN_THRESHOLD = Check(
+    "controller_elections_within_threshold",
+    "controller elections in the last hour are within controller_elections_per_hour; each election "
+    "stalls leadership changes cluster-wide",
+    "warning",
+    kind="at_most",
+    column="elections_last_hour",
+    parameter="controller_elections_per_hour",
+)
+NO_GROUP_IN_ERR = Check(
+    "no_group_in_err",
+    "no consumer group is in ERR (Burrow: a partition STOPped, STALLed or REWound)",
+    "critical",
+)
+NO_GROUP_IN_WARN = Check(
+    "no_group_in_warn",
+    "no consumer group is in WARN (Burrow: lag grew across the whole window)",
+    "warning",
+)
+
+GATE_PARTITIONS = SuiteSpec(
+    "health_gates_partitions", "partition", ("topic", "partition"), (NO_OFFLINE_PARTITIONS, NO_UNDER_MIN_ISR_PARTITIONS)
+)
+GATE_LEADER_BALANCE = SuiteSpec(
+    "health_gates_leader_balance", "broker", ("broker_id",), (LEADER_IMBALANCE_WITHIN_THRESHOLD,)
+)
+GATE_CONTROLLER = SuiteSpec(
+    "health_gates_controller", "controller", ("controller_id",), (CONTROLLER_ELECTIONS_WITHIN_THRESHOLD,)
+)
+GATE_GROUPS = SuiteSpec(
+    "health_gates_consumer_groups", "consumer group", ("group_id",), (NO_GROUP_IN_ERR, NO_GROUP_IN_WARN)
+)
+
+INTEGRITY_SUITES = (SNAPSHOT_PARTITIONS, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY)
+GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_GROUPS)
+SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
+CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}
+
+
+def bound_of(check: Check, parameters: Mapping[str, float]) -> float | None:
+    """The numeric bound of an `at_most`/`at_least` check: its literal bound or the caller's value."""
+    if check.parameter is None:
+        return check.bound
+    if check.parameter not in parameters:
+        raise KeyError(f"check {check.name} needs the parameter {check.parameter!r}")
+    return float(parameters[check.parameter])
+
+
+def to_gx_suite(spec: SuiteSpec, parameters: Mapping[str, float]) -> ExpectationSuite:
+    """The Great Expectations suite of `spec`, bounds filled from `parameters` (thresholds).
+
+    Each expectation carries `meta.name` (the check's stable name, how results are mapped back),
+    the operator meaning as its Data Docs `description` (with the bound, when there is one), and
+    its severity.
+    """
+    import great_expectations as gx  # noqa: PLC0415 - slow import, only when validating
+
+    return gx.ExpectationSuite(
+        name=spec.name,
+        expectations=[_expectation(c, parameters) for c in spec.checks],
+        meta={"suite_version": SUITE_VERSION, "subject": spec.subject},
+    )
+
+
+def _expectation(check: Check, parameters: Mapping[str, float]) -> Expectation:
+    import great_expectations as gx  # noqa: PLC0415
+    from great_expectations.expectations.metadata_types import FailureSeverity  # noqa: PLC0415
+
+    meta = {"name": check.name, "meaning": check.meaning, "suite_version": SUITE_VERSION}
+    severity = FailureSeverity(check.severity)
+    text = f"{check.name}: {check.meaning}."
+    if check.kind == "all_ok":
+        return gx.expectations.ExpectColumnValuesToBeInSet(
+            column=check.domain, value_set=[OK], description=text, meta=meta, severity=severity
+        )
+    if check.kind == "not_below":
+        if check.other is None:
+            raise ValueError(f"check {check.name}: a not_below check needs `other`")
+        return gx.expectations.ExpectColumnPairValuesAToBeGreaterThanB(
+            column_A=check.domain,
+            column_B=check.other,
+            or_equal=True,
+            ignore_row_if="either_value_is_missing",
+            description=f"{text} {check.domain} must be at least {check.other}.",
+            meta=meta,
+            severity=severity,
+        )
+    bound = bound_of(check, parameters)
+    if bound is None:
+        raise ValueError(f"check {check.name}: an {check.kind} check needs a bound or a parameter")
+    if check.kind == "at_most":
+        return gx.expectations.ExpectColumnValuesToBeBetween(
+            column=check.domain,
+            max_value=bound,
+            description=f"{text} {check.domain} must be at most {bound:g}.",
+            meta=meta,
+            severity=severity,
+        )
+    return gx.expectations.ExpectColumnValuesToBeBetween(
+        column=check.domain,
+        min_value=bound,
+        description=f"{text} {check.domain} must be at least {bound:g}.",
+        meta=meta,
+        severity=severity,
+    )

@@ -1,0 +1,523 @@
+"""The remediation executor against the real sandbox: real brokers, real data, real failures.
+
+Every test calls the executor directly (the DAGs drive the same functions). The base snapshot's
+validation is stubbed (`validated`): integrity validation has its own tests. The controller
+quiet period is 0 (the session sandbox, and the broker kills here, change the controller all
+the time), except in the refusal that tests it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+
+from kafka_ops.errors import ReassignmentStuck, RemediationRefused, SnapshotUntrusted
+from kafka_ops.groups_collector import KafkaTarget
+from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot
+from kafka_ops.planning import Plan, plan_decommission, plan_preferred_election, plan_replication_factor
+from kafka_ops.remediation import (
+    AdminApiBackend,
+    Backend,
+    ExecutionOptions,
+    ZooKeeperBackend,
+    cancel,
+    execute,
+    load_plan,
+    plan_dir,
+    progress_path,
+    read_audit,
+    read_progress,
+    save_plan,
+)
+from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.settings import ClusterConfig, RemediationBackend
+from kafka_ops.zk_collector import ZooKeeperTarget
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER = "sandbox"  # the name SandboxCluster.snapshot() gives its snapshots
+FAST = ExecutionOptions(poll_s=0.3, controller_quiet_s=0, throttle_bytes_per_s=20_000_000, stuck_after_s=60)
+THROTTLE_KEYS = {
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+}
+
+
+def validated(lake: Lake, cluster: str, snapshot_id: str) -> None:
+    """Stands in for `kafka_ops.validation.integrity.require_trusted`: every base is trusted."""
+
+
+# -- helpers ----------------------------------------------------------------------------------------
+
+
+def zk_target(sandbox: SandboxCluster) -> ZooKeeperTarget:
+    return ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5)
+
+
+def backend_of(sandbox: SandboxCluster, kind: RemediationBackend) -> Backend:
+    if kind == "zookeeper":
+        return ZooKeeperBackend(zk_target(sandbox))
+    return AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
+
+
+def settings(kind: RemediationBackend, writes_enabled: bool = True) -> ClusterConfig:
+    return ClusterConfig(CLUSTER, writes_enabled=writes_enabled, remediation_backend=kind)
+
+
+def run(
+    sandbox: SandboxCluster,
+    plan: Plan,
+    lake: Lake,
+    kind: RemediationBackend,
+    options: ExecutionOptions = FAST,
+    **overrides: Any,
+) -> Any:
+    backend = backend_of(sandbox, kind)
+    arguments: dict[str, Any] = {
+        "lake": lake,
+        "cluster_config": settings(kind),
+        "backend": backend,
+        "zookeeper": zk_target(sandbox),
+        "actor": "pytest",
+        "run_id": "test-run",
+        "trusted": validated,
+        "options": options,
+        **overrides,
+    }
+    try:
+        return execute(plan, **arguments)
+    finally:
+        backend.close()
+
+
+def admin_for(sandbox: SandboxCluster) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=10_000)
+
+
+def create_topic(sandbox: SandboxCluster, name: str, assignment: dict[int, list[int]]) -> ClusterSnapshot:
+    admin = admin_for(sandbox)
+    try:
+        admin.create_topics([NewTopic(name, replica_assignments=assignment)])
+    finally:
+        admin.close()
+    return sandbox.wait_for(
+        lambda s: all(
+            (name, p) in s.partition_states and len(s.partition_states[(name, p)].isr) == len(r)
+            for p, r in assignment.items()
+        ),
+        60,
+        f"topic {name} created with its ISR full",
+    )
+
+
+def produce(sandbox: SandboxCluster, topic: str, count: int, value_bytes: int = 0) -> dict[bytes, bytes]:
+    """`count` keyed messages (the default partitioner spreads them by key); returns key → value."""
+    sent = {}
+    producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, acks="all", linger_ms=20)
+    try:
+        for i in range(count):
+            key = f"key-{i:05d}".encode()
+            value = f"value-{i:05d}".encode() + b"x" * value_bytes
+            producer.send(topic, key=key, value=value)
+            sent[key] = value
+        producer.flush(60)
+    finally:
+        producer.close()
+    return sent
+
+
+def consume_all(sandbox: SandboxCluster, topic: str, expected: int, timeout_s: float = 60) -> dict[bytes, bytes]:
+    """Every message of `topic` from the beginning (no group: nothing is committed)."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=sandbox.bootstrap_servers,
+        enable_auto_commit=False,
+        request_timeout_ms=10_000,
+        consumer_timeout_ms=1_000,
+    )
+    got: dict[bytes, bytes] = {}
+    count = 0
+    try:
+        partitions = consumer.partitions_for_topic(topic) or set()
+        consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
+        consumer.seek_to_beginning()
+        deadline = time.monotonic() + timeout_s
+        while count < expected and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=1_000).values():
+                for record in batch:
+                    got[record.key] = record.value
+                    count += 1
+    finally:
+        consumer.close()
+    assert count == expected, f"read {count} messages of {topic}, expected {expected}"
+    return got
+
+
+def throttle_configs(sandbox: SandboxCluster, topics: list[str]) -> dict[str, dict[str, str]]:
+    """Every throttle key set on a broker or one of `topics`, as the brokers report them."""
+    admin = admin_for(sandbox)
+    try:
+        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in sandbox.broker_ids()]
+        resources += [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
+        described = admin.describe_configs(resources)
+    finally:
+        admin.close()
+    out = {}
+    for kind, entities in described.items():
+        for name, configs in entities.items():
+            found = {k: v["value"] for k, v in configs.items() if k in THROTTLE_KEYS and v["value"]}
+            if found:
+                out[f"{kind} {name}"] = found
+    return out
+
+
+def wait(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+        time.sleep(0.1)
+
+
+def only_topics(snap: ClusterSnapshot, topics: set[str]) -> ClusterSnapshot:
+    """The snapshot restricted to `topics` (same id): what a planner scoped to them would see."""
+    return replace(
+        snap,
+        topics={t: a for t, a in snap.topics.items() if t in topics},
+        partition_states={tp: s for tp, s in snap.partition_states.items() if tp[0] in topics},
+        reassignment_requests=[r for r in snap.reassignment_requests if r.topic in topics],
+    )
+
+
+def actions(lake: Lake, plan: Plan) -> list[tuple[int | None, str, str]]:
+    return [(r["batch"], r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)]
+
+
+@pytest.fixture
+def sandbox_ready(healthy_sandbox: SandboxCluster) -> Iterator[SandboxCluster]:
+    """The healthy session sandbox; any throttle left on a broker by a failed test is removed after."""
+    yield healthy_sandbox
+    backend = backend_of(healthy_sandbox, "zookeeper")
+    try:
+        backend.delete_configs(
+            {},
+            {
+                b: ("leader.replication.throttled.rate", "follower.replication.throttled.rate")
+                for b in healthy_sandbox.broker_ids()
+            },
+        )
+    finally:
+        backend.close()
+
+
+# -- the issue's cases ------------------------------------------------------------------------------
+
+
+def test_tp_re_02_replication_factor_1_to_2(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """10,000 keyed messages, RF 1 → 2 through the Admin API: assignment, ISR and rack spread as
+    planned, throttles set per batch and removed at the end, every message still there."""
+    sandbox = sandbox_ready
+    topic = "tp_re_02"
+    create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3]})
+    sent = produce(sandbox, topic, 10_000)
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    assert plan.moves == 3
+
+    options = replace(FAST, batch_max_partitions=2, batch_max_moves_per_broker=1)
+    report = run(sandbox, plan, lake, "admin_api", options)
+
+    assert report.status == "done" and report.submitted == list(range(report.batches)) and report.batches >= 2
+    snap = sandbox.snapshot()
+    racks = {b: snap.brokers[b].rack for b in snap.brokers}
+    for m in plan.reassignments:
+        assert snap.topics[topic].partitions[m.partition] == m.target
+        assert sorted(snap.partition_states[(topic, m.partition)].isr) == sorted(m.target)
+        assert len({racks[b] for b in m.target}) == 2, f"{topic}-{m.partition} on one rack: {m.target}"
+        assert snap.partition_states[(topic, m.partition)].leader == m.current[0], "the leader did not move"
+    assert throttle_configs(sandbox, [topic]) == {}
+    assert consume_all(sandbox, topic, 10_000) == sent
+    log = actions(lake, plan)
+    for batch in range(report.batches):
+        assert log.count((batch, "set_throttle", "ok")) == 1
+        assert log.count((batch, "reassign", "ok")) == 1
+        assert log.count((batch, "verify", "ok")) == 1
+    assert log[-2:] == [(None, "verify", "ok"), (None, "remove_throttle", "ok")]
+    assert all(r["actor"] == "pytest" and r["run_id"] == "test-run" for r in read_audit(lake, CLUSTER, plan.plan_id))
+    files = Path(plan_dir(lake, CLUSTER, plan.plan_id))
+    assert json.loads((files / "reassignment.json").read_text()) == plan.to_reassignment_json()
+    assert json.loads((files / "rollback.json").read_text()) == plan.rollback_json()
+    assert read_progress(lake, CLUSTER, plan.plan_id).status == "done"  # type: ignore[union-attr]
+    # a second run finds the plan done and writes nothing
+    assert run(sandbox, plan, lake, "admin_api").status == "already_done"
+    assert len(actions(lake, plan)) == len(log)
+
+
+def test_preferred_election_after_a_broker_kill(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """Kill broker 2, restart it: its leaderships stay elsewhere; the election (ZooKeeper znode)
+    gives them back and leader counts are even again."""
+    sandbox = sandbox_ready
+    topic = "re_election"
+    assignment = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3], 5: [3, 2, 1]}
+    create_topic(sandbox, topic, assignment)
+    sandbox.kill_broker(2)
+    sandbox.wait_for(
+        lambda s: 2 not in s.brokers and all(s.partition_states[(topic, p)].leader != 2 for p in assignment),
+        60,
+        "leaders off broker 2",
+    )
+    sandbox.start_broker(2)
+    snap = sandbox.wait_healthy(120)
+    leaders = Counter(snap.partition_states[(topic, p)].leader for p in assignment)
+    assert leaders[2] == 0, f"broker 2 should lead nothing after its restart: {leaders}"
+
+    plan = plan_preferred_election(snap, topics=[topic])
+    assert {(e.partition, e.preferred) for e in plan.elections} == {(1, 2), (4, 2)}
+    report = run(sandbox, plan, lake, "zookeeper", replace(FAST, election_batch_size=1))
+
+    assert report.status == "done" and report.election_chunks_submitted == [0, 1]
+    snap = sandbox.snapshot()
+    assert {p: snap.partition_states[(topic, p)].leader for p in assignment} == {p: r[0] for p, r in assignment.items()}
+    assert Counter(snap.partition_states[(topic, p)].leader for p in assignment) == {1: 2, 2: 2, 3: 2}
+    assert [a for a in actions(lake, plan) if a[1] == "elect"] == [(0, "elect", "ok"), (1, "elect", "ok")]
+
+
+def test_decommission_broker_3(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """Every replica of the topic leaves broker 3, nothing is under-replicated, and the data is all
+    readable with broker 3 stopped. The plan is made on the snapshot restricted to the test's topic:
+    the session sandbox also holds RF-3 internal topics that cannot leave a 3-broker cluster."""
+    sandbox = sandbox_ready
+    topic = "re_decommission"
+    assignment = {0: [1, 3], 1: [3, 2], 2: [2, 3], 3: [3, 1], 4: [1, 2], 5: [2, 1]}
+    create_topic(sandbox, topic, assignment)
+    sent = produce(sandbox, topic, 2_000)
+    plan = plan_decommission(only_topics(sandbox.snapshot(), {topic}), [3])
+    assert plan.moves == 4
+
+    report = run(sandbox, plan, lake, "admin_api", replace(FAST, batch_max_moves_per_broker=1))
+
+    assert report.status == "done"
+    snap = sandbox.snapshot()
+    assert not [p for p, r in snap.topics[topic].partitions.items() if 3 in r]
+    assert snap.under_replicated() == []
+    assert throttle_configs(sandbox, [topic]) == {}
+    sandbox.stop_broker(3)
+    try:
+        sandbox.wait_for(lambda s: 3 not in s.brokers, 60, "broker 3 gone")
+        assert consume_all(sandbox, topic, 2_000) == sent
+    finally:
+        sandbox.start_broker(3)
+
+
+def test_refusals_write_nothing(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """Writes disabled, an untrusted base, a recent controller change, a stale base and a
+    reassignment already in flight: each refused with a clear message, only an audit row written."""
+    sandbox = sandbox_ready
+    topic, other = "re_refusals", "re_refusals_other"
+    create_topic(sandbox, topic, {0: [1], 1: [2]})
+    create_topic(sandbox, other, {0: [1]})
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    zk_before = znode_state(sandbox, [topic, other])
+
+    def refused(match: str, **overrides: Any) -> None:
+        rows = len(actions(lake, plan))
+        with pytest.raises(RemediationRefused, match=match):
+            run(sandbox, plan, lake, "admin_api", **overrides)
+        assert actions(lake, plan)[rows:] == [(None, "refuse", "refused")]
+        assert znode_state(sandbox, [topic, other]) == zk_before, "the cluster was written to"
+        assert not Path(progress_path(lake, CLUSTER, plan.plan_id)).exists()
+
+    refused(
+        r"\(writes enabled\): writes are disabled for cluster 'sandbox' \(dry-run\)",
+        cluster_config=settings("admin_api", writes_enabled=False),
+    )
+    assert load_plan(lake, CLUSTER, plan.plan_id) == plan, "the refused plan is stored for the audit to name"
+
+    def untrusted(lake: Lake, cluster: str, snapshot_id: str) -> None:
+        raise SnapshotUntrusted(cluster, snapshot_id, ("partition_has_leader",), "failed partition_has_leader")
+
+    refused(
+        rf"\(base snapshot trusted\): .*snapshot {plan.snapshot_id} of cluster sandbox is untrusted", trusted=untrusted
+    )
+    refused(r"\(controller stable\): the controller changed \d+s ago", options=replace(FAST, controller_quiet_s=1e9))
+
+    # a reassignment already in flight elsewhere: `other` moving at 1 byte/s never finishes
+    produce(sandbox, other, 300, value_bytes=10_000)
+    slow = backend_of(sandbox, "admin_api")
+    try:
+        slow.set_configs(
+            {other: {"follower.replication.throttled.replicas": "*", "leader.replication.throttled.replicas": "*"}},
+            {b: {"follower.replication.throttled.rate": "1", "leader.replication.throttled.rate": "1"} for b in (1, 2)},
+        )
+        slow.reassign({(other, 0): (1, 2)})
+        zk_before = znode_state(sandbox, [topic, other])
+        refused(
+            rf"\(no reassignment in flight\): a reassignment is already in flight: {other}-0 → \[1, 2\]; "
+            "wait for it to finish or cancel it"
+        )
+    finally:
+        assert slow.cancel([(other, 0)]) == {}
+        wait(lambda: not sandbox.snapshot().topics[other].adding_replicas, 30, "the foreign reassignment cancelled")
+        slow.delete_configs(
+            {other: ("follower.replication.throttled.replicas", "leader.replication.throttled.replicas")},
+            {b: ("follower.replication.throttled.rate", "leader.replication.throttled.rate") for b in (1, 2)},
+        )
+        slow.close()
+
+    # a stale base: partition 0 moved since the plan's snapshot
+    admin = admin_for(sandbox)
+    try:
+        admin.alter_partition_reassignments({TopicPartition(topic, 0): [2]})
+    finally:
+        admin.close()
+    sandbox.wait_for(
+        lambda s: (
+            s.topics[topic].partitions[0] == (2,)
+            and not s.topics[topic].adding_replicas
+            and not s.topics[topic].removing_replicas
+        ),
+        30,
+        "partition 0 moved",
+    )
+    zk_before = znode_state(sandbox, [topic, other])
+    refused(rf"cluster changed since plan {plan.plan_id}: {topic}-0 is now \[2\], the plan was based on \[1\]")
+
+
+def znode_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
+    """What the executor could write: the topics' assignment, every dynamic config, /admin requests."""
+    snap = sandbox.snapshot()
+    return {
+        "assignment": {t: snap.topics[t].partitions for t in topics},
+        "configs": sorted((c.entity_type, c.entity_name, sorted(c.config.items())) for c in snap.configs),
+        "reassign": snap.reassignment_requests,
+        "elections": snap.preferred_election_requests,
+    }
+
+
+CHILD = textwrap.dedent(
+    """
+    import json, logging, sys
+    from kafka_ops.lake.store import Lake
+    from kafka_ops.remediation import ExecutionOptions, ZooKeeperBackend, execute, load_plan
+    from kafka_ops.settings import ClusterConfig
+    from kafka_ops.zk_collector import ZooKeeperTarget
+    args = json.loads(sys.argv[1])
+    logging.basicConfig(level=logging.INFO)
+    lake = Lake(args["lake"])
+    zk = ZooKeeperTarget(args["hosts"], args["chroot"], timeout_s=5)
+    plan = load_plan(lake, "sandbox", args["plan_id"])
+    execute(plan, lake=lake, cluster_config=ClusterConfig("sandbox", writes_enabled=True,
+            remediation_backend="zookeeper"), backend=ZooKeeperBackend(zk), zookeeper=zk, actor="child",
+            run_id="killed-run", trusted=lambda *a: None, options=ExecutionOptions(**args["options"]))
+    """
+)
+
+
+def test_a_killed_executor_resumes_without_repeating_a_batch(
+    sandbox_ready: SandboxCluster, lake: Lake, tmp_path: Path
+) -> None:
+    """SIGKILL the executor (ZooKeeper back end) while its first batch is in flight, throttled; the
+    next run waits for that batch instead of resubmitting it, applies the rest, removes the
+    throttles."""
+    sandbox = sandbox_ready
+    topic = "re_killed"
+    create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3], 3: [1]})
+    sent = produce(sandbox, topic, 1_200, value_bytes=10_000)  # ~3 MB per partition
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    save_plan(lake, plan, created_by="pytest")
+    options = {"batch_max_partitions": 2, "poll_s": 0.2, "controller_quiet_s": 0, "throttle_bytes_per_s": 400_000}
+    args = {
+        "lake": lake.root,
+        "hosts": sandbox.zookeeper_hosts,
+        "chroot": sandbox.chroot,
+        "plan_id": plan.plan_id,
+        "options": options,
+    }
+    child_log = tmp_path / "child.log"
+    with child_log.open("w") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(args)], cwd=REPO, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+
+        def first_batch_submitted() -> bool:
+            if child.poll() is not None:
+                raise AssertionError(f"the executor exited early ({child.returncode}): {child_log.read_text()}")
+            progress = read_progress(lake, CLUSTER, plan.plan_id)
+            return progress is not None and progress.batches[0].state == "submitted"
+
+        wait(first_batch_submitted, 60, "the first batch to be submitted")
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    live = sandbox.snapshot()
+    first = read_progress(lake, CLUSTER, plan.plan_id).batches[0]  # type: ignore[union-attr]
+    assert any(
+        (topic, p) in {(r.topic, r.partition) for r in live.reassignment_requests}
+        or live.topics[topic].adding_replicas.get(p)
+        for _, p in first.partitions
+    ), "killed mid-batch"
+    assert throttle_configs(sandbox, [topic]), "the killed run's throttles are in place"
+
+    report = run(sandbox, plan, lake, "zookeeper", replace(FAST, batch_max_partitions=3))
+
+    assert report.status == "done" and report.resumed == [0] and report.submitted == [1]
+    log = actions(lake, plan)
+    assert log.count((0, "reassign", "ok")) == 1, log
+    assert log.count((1, "reassign", "ok")) == 1, log
+    assert (0, "resume", "in_flight") in log
+    snap = sandbox.snapshot()
+    assert {p: snap.topics[topic].partitions[p] for p in range(4)} == {
+        m.partition: m.target for m in plan.reassignments
+    }
+    assert throttle_configs(sandbox, [topic]) == {}
+    assert consume_all(sandbox, topic, 1_200) == sent
+
+
+def test_stuck_batch_keeps_its_throttles_then_cancel(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """A batch throttled to a crawl is declared stuck (throttles kept: it is still in flight); the
+    ZooKeeper back end cannot cancel and says so; the Admin API cancels it, removes the throttles,
+    and the plan is never resumed."""
+    sandbox = sandbox_ready
+    topic = "re_stuck"
+    create_topic(sandbox, topic, {0: [1]})
+    produce(sandbox, topic, 300, value_bytes=10_000)
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    with pytest.raises(ReassignmentStuck, match=rf"plan {plan.plan_id} batch 0: no progress for 3s"):
+        run(sandbox, plan, lake, "admin_api", replace(FAST, throttle_bytes_per_s=1, stuck_after_s=3))
+    assert read_progress(lake, CLUSTER, plan.plan_id).status == "stuck"  # type: ignore[union-attr]
+    assert actions(lake, plan)[-2:] == [(0, "wait", "stuck"), (None, "remove_throttle", "kept")]
+    assert throttle_configs(sandbox, [topic])
+
+    common = {"lake": lake, "zookeeper": zk_target(sandbox), "actor": "pytest", "poll_s": 0.3}
+    zookeeper, admin_api = backend_of(sandbox, "zookeeper"), backend_of(sandbox, "admin_api")
+    try:
+        with pytest.raises(RemediationRefused, match="cannot cancel a reassignment through ZooKeeper"):
+            cancel(plan.plan_id, cluster_config=settings("zookeeper"), backend=zookeeper, **common)
+        report = cancel(plan.plan_id, cluster_config=settings("admin_api"), backend=admin_api, **common)
+    finally:
+        zookeeper.close()
+        admin_api.close()
+
+    assert report.cancelled == [f"{topic}-0"] and report.still_in_flight == [] and report.throttles_removed
+    snap = sandbox.snapshot()
+    assert snap.topics[topic].partitions[0] == (1,) and not snap.topics[topic].adding_replicas
+    assert throttle_configs(sandbox, [topic]) == {}
+    with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
+        run(sandbox, plan, lake, "admin_api")

@@ -1,0 +1,249 @@
+"""Health gates over published findings: verdict and severity from Great Expectations, then the
+offending rows, cause, action and since an on-call operator reads first."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.errors import HealthGateFailed, LakeError
+from kafka_ops.lake.store import Lake
+from kafka_ops.validation.gates import GateReport, GateResult, run_gates
+from tests.unit.snapshots import AT, GROUPS_AT
+from tests.unit.validation.docs import table_rows
+from tests.unit.validation.findings import (
+    group,
+    healthy_groups,
+    healthy_zk,
+    isr,
+    publish_analysis,
+    publish_group_analysis,
+)
+
+GATES = [
+    "no_offline_partitions",
+    "no_under_min_isr_partitions",
+    "leader_imbalance_within_threshold",
+    "controller_elections_within_threshold",
+]
+
+
+def gate(report: GateReport, name: str) -> GateResult:
+    (result,) = [r for r in report.results if r.name == name]
+    return result
+
+
+def test_a_healthy_cluster_passes_every_gate(lake: Lake) -> None:
+    publish_analysis(lake, "s1", healthy_zk())
+    publish_group_analysis(lake, "g1", healthy_groups())
+    report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    assert [r.name for r in report.results] == [*GATES, "no_group_in_err", "no_group_in_warn"]
+    assert report.passed and report.failed() == []
+    for r in report.results:
+        assert (r.count, r.rows, r.cause, r.action, r.since) == (0, (), None, None, None)
+        assert r.data_docs is not None and Path(r.data_docs).is_file()
+    assert gate(report, "no_group_in_err").snapshot_id == "g1"
+    assert gate(report, "no_offline_partitions").snapshot_id == "s1"
+    assert Path(report.data_docs or "").name == "index.html"
+    report.raise_for(("critical", "warning"))  # nothing to raise
+    assert report.summary()["passed"] is True
+
+
+def broker_3_down() -> dict[str, list[dict[str, Any]]]:
+    """Broker 3 is down: solo-0 (its only replica) is offline, orders-1 is under min ISR (broker 2
+    lags too), orders-0 is only under-replicated."""
+    tables = healthy_zk()
+    tables["isr_health"] = [
+        isr("orders", 0, [1, 2, 3], [1, 2], 1, min_isr=2),
+        isr("orders", 1, [3, 1, 2], [1], 1, min_isr=2),
+        isr("solo", 0, [3], [3], -1),
+    ]
+    tables["isr_under_replicated"] = [
+        {"topic": "orders", "partition": p, "replicas": r, "isr": i, "missing": m,
+         "under_replicated_since": AT - timedelta(minutes=mins), "duration_seconds": mins * 60.0,
+         "since_window_start": False, "severity": "warning"}
+        for p, r, i, m, mins in ((0, [1, 2, 3], [1, 2], [3], 30), (1, [3, 1, 2], [1], [3, 2], 20))
+    ]  # fmt: skip
+    attribution = {r["broker_id"]: r for r in tables["broker_attribution"]}
+    attribution[3].update(
+        registered=False,
+        rack=None,
+        missing_from_isr=2,
+        missing_broker_down=2,
+        severity="critical",
+        cause="broker 3 is down: 2 partitions under-replicated, still in the ISR of 1 partitions",
+    )
+    attribution[2].update(missing_from_isr=1, missing_alive_lagging=1, severity="warning",
+                          cause="broker 2 is alive but out of sync in 1 partitions")  # fmt: skip
+    return tables
+
+
+def test_offline_and_under_min_isr_partitions_are_critical_with_cause_action_and_since(lake: Lake) -> None:
+    publish_analysis(lake, "s1", broker_3_down())
+    report = run_gates(lake, "c1", "s1")
+    assert [r.name for r in report.failed()] == ["no_offline_partitions", "no_under_min_isr_partitions"]
+    assert [r.name for r in report.failed("warning")] == []
+
+    offline = gate(report, "no_offline_partitions")
+    assert (offline.severity, offline.passed, offline.count) == ("critical", False, 1)
+    (row,) = offline.rows
+    assert (row["topic"], row["partition"], row["leader"], row["replicas"], row["isr"]) == ("solo", 0, -1, [3], [3])
+    assert row["problem"] == "offline, no leader: replicas [3], ISR [3]"
+    assert offline.cause == (
+        "1 partition offline: broker 3 is down: 2 partitions under-replicated, still in the ISR of 1 partitions"
+    )
+    assert offline.action is not None and offline.action.startswith("bring broker 3 back")
+    assert offline.since == AT  # not under-replicated (ISR = replicas): first seen in this snapshot
+    assert ["offline, no leader: replicas [3], ISR [3]", "1", "solo", "0"] in table_rows(offline.data_docs or "")
+
+    under = gate(report, "no_under_min_isr_partitions")
+    assert (under.severity, under.count) == ("critical", 2)
+    assert [(r["topic"], r["partition"]) for r in under.rows] == [("orders", 1), ("solo", 0)]  # furthest below first
+    assert under.rows[0]["problem"] == "ISR [1] holds 1, min.insync.replicas is 2 (topic)"
+    assert under.rows[0]["missing"] == [3, 2]
+    assert (
+        under.cause is not None
+        and "broker 3 is down" in under.cause
+        and "broker 2 is alive but out of sync" in under.cause
+    )
+    assert under.action == (
+        "bring broker 3 back; check broker 2 (disk, network, GC, replication throttles): alive but out of sync"
+    )
+    assert under.since == AT - timedelta(minutes=20)  # orders-1's under-replication streak
+    rows = table_rows(under.data_docs or "")
+    assert ["ISR [1] holds 1, min.insync.replicas is 2 (topic)", "1", "orders", "1"] in rows
+
+    with pytest.raises(
+        HealthGateFailed, match="no_offline_partitions \\[critical\\] 1 failing: 1 partition offline"
+    ) as e:
+        report.raise_for()
+    assert e.value.failed == ("no_offline_partitions", "no_under_min_isr_partitions")
+    report.raise_for(("warning",))  # no warning gate failed
+
+
+def imbalanced() -> dict[str, list[dict[str, Any]]]:
+    tables = healthy_zk()
+    tables["leader_balance_brokers"] = [
+        {"broker_id": 1, "registered": True, "leaders": 15, "preferred": 10, "preferred_led_by_other": 0,
+         "imbalance_ratio": 0.0, "imbalanced": False, "severity": "ok"},
+        {"broker_id": 2, "registered": True, "leaders": 6, "preferred": 10, "preferred_led_by_other": 4,
+         "imbalance_ratio": 0.4, "imbalanced": True, "severity": "warning"},
+        {"broker_id": 3, "registered": True, "leaders": 9, "preferred": 10, "preferred_led_by_other": 1,
+         "imbalance_ratio": 0.1, "imbalanced": False, "severity": "ok"},
+    ]  # fmt: skip
+    tables["leader_balance_partitions"] = [
+        {"topic": "orders", "partition": p, "preferred_leader": 2, "leader": 1, "replicas": [2, 1], "isr": [2, 1],
+         "fixable": p < 3, "blocked_reason": None if p < 3 else "preferred replica is not in the ISR",
+         "action": "run kafka_preferred_leader_election" if p < 3 else None,
+         "severity": "warning" if p < 3 else "info"}
+        for p in range(4)
+    ]  # fmt: skip
+    return tables
+
+
+def test_leader_imbalance_beyond_the_threshold_is_a_warning_with_an_election_to_run(lake: Lake) -> None:
+    publish_analysis(lake, "s1", imbalanced())
+    report = run_gates(lake, "c1", "s1")
+    result = gate(report, "leader_imbalance_within_threshold")
+    assert (result.severity, result.passed, result.count) == ("warning", False, 1)  # 10% is not beyond 10%
+    assert [(r["broker_id"], r["imbalance_percent"]) for r in result.rows] == [(2, 40.0)]
+    assert result.cause == "broker 2 leads 6 of the 10 partitions it is preferred leader for (40% > 10%)"
+    assert result.action == (
+        "run kafka_preferred_leader_election: 3 partitions can move back to their preferred leader now; "
+        "1 cannot yet (preferred replica is not in the ISR)"
+    )
+    assert result.since == AT
+    assert ["40.0", "1", "2"] in table_rows(result.data_docs or "")
+    report.raise_for()  # a warning only
+    with pytest.raises(HealthGateFailed, match="leader_imbalance_within_threshold \\[warning\\]"):
+        report.raise_for(("warning",))
+    relaxed = run_gates(lake, "c1", "s1", thresholds=Thresholds(leader_imbalance_percent=50.0), data_docs=False)
+    assert relaxed.passed
+
+
+def test_controller_churn_is_a_warning_since_the_first_election_of_the_hour(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["controller_health"][0].update(
+        controller_id=2, controller_epoch=7, elections_last_hour=3, elections_in_window=4, churn=True,
+        last_change_at=AT - timedelta(minutes=5), severity="warning",
+    )  # fmt: skip
+    tables["controller_changes"] = [
+        {"observed_at": AT - timedelta(minutes=m), "previous_observed_at": AT - timedelta(minutes=m + 5),
+         "from_controller": 1, "to_controller": 2, "epoch_before": 7 - i - 1, "epoch_after": 7 - i, "elections": 1,
+         "change": "elected", "severity": "info"}
+        for i, m in enumerate((5, 20, 50, 120))
+    ]  # fmt: skip
+    publish_analysis(lake, "s1", tables)
+    result = gate(run_gates(lake, "c1", "s1"), "controller_elections_within_threshold")
+    assert (result.severity, result.passed, result.count) == ("warning", False, 1)
+    assert result.cause == (
+        "3 controller elections in the last hour (threshold 2); the controller is now broker 2 at epoch 7"
+    )
+    assert result.action is not None and "ZooKeeper" in result.action
+    assert result.since == AT - timedelta(minutes=50)
+    assert result.rows[0]["controller_id"] == 2
+    assert ["3", "1", "2"] in table_rows(result.data_docs or "")
+
+
+def test_groups_in_err_are_critical_and_in_warn_a_warning(lake: Lake) -> None:
+    publish_analysis(lake, "s1", healthy_zk())
+    stop = "2 partitions STOP: no new commit for 30 min while lag grew to 4,000"
+    warn = "1 partitions WARN: lag grew from 10 to 900 over the window"
+    publish_group_analysis(
+        lake,
+        "g1",
+        {
+            "lag_status_groups": [
+                group("billing", "ERR", stop, max_lag=4000),
+                group("audit", "WARN", warn, max_lag=900),
+                group("search", "OK", None, max_lag=0),
+            ],
+            "lag_status_partitions": [
+                {"group_id": "billing", "topic": "orders", "partition": p, "status": "STOP", "committed_offset": 10,
+                 "end_offset": 4010, "lag": 4000, "last_commit_at": GROUPS_AT - timedelta(minutes=m),
+                 "severity": "critical"}
+                for p, m in ((0, 25), (1, 30))
+            ] + [
+                {"group_id": "audit", "topic": "orders", "partition": 0, "status": "WARN", "committed_offset": 100,
+                 "end_offset": 1000, "lag": 900, "last_commit_at": GROUPS_AT - timedelta(minutes=1),
+                 "severity": "warning"}
+            ],
+        },
+    )  # fmt: skip
+    report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    err, warning = gate(report, "no_group_in_err"), gate(report, "no_group_in_warn")
+    assert (err.severity, err.count, [r["group_id"] for r in err.rows]) == ("critical", 1, ["billing"])
+    assert err.cause == f"group billing: {stop}"
+    assert err.action == f"check consumer group billing: {stop} (since 2026-11-21 09:30 UTC)"
+    assert err.since == GROUPS_AT - timedelta(minutes=30) and err.snapshot_id == "g1"
+    assert (warning.severity, warning.count, [r["group_id"] for r in warning.rows]) == ("warning", 1, ["audit"])
+    assert warning.action == f"check consumer group audit: {warn} (since 2026-11-21 09:59 UTC)"
+    assert [f"ERR: {stop}", "1", "billing"] in table_rows(err.data_docs or "")
+    assert [r.name for r in report.failed("critical")] == ["no_group_in_err"]
+
+
+def test_top_limits_the_rows_not_the_count(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["isr_health"] = [isr("t", p, [3], [3], -1) for p in range(30)]
+    publish_analysis(lake, "s1", tables)
+    result = gate(run_gates(lake, "c1", "s1", top=5, data_docs=False), "no_offline_partitions")
+    assert result.count == 30 and [r["partition"] for r in result.rows] == [0, 1, 2, 3, 4]
+    assert result.cause == "30 partitions offline, e.g. t-0"  # no broker_attribution cause for broker 3 here
+    assert result.data_docs is None
+
+
+def test_gates_never_pass_for_want_of_findings(lake: Lake) -> None:
+    with pytest.raises(LakeError, match=r"no analysis of 's1' \(cluster 'c1'\) is committed .* run the analysis"):
+        run_gates(lake, "c1", "s1")
+    tables = healthy_zk()
+    del tables["controller_health"]
+    publish_analysis(lake, "s1", tables)
+    with pytest.raises(LakeError, match=r"has no findings table 'controller_health' .*: run its detector"):
+        run_gates(lake, "c1", "s1")
+    publish_analysis(lake, "s2", healthy_zk())
+    with pytest.raises(LakeError, match="no analysis of 'g9'"):
+        run_gates(lake, "c1", "s2", group_snapshot_id="g9")
