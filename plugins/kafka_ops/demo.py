@@ -1,11 +1,15 @@
 """`make demo`: the snapshot pipeline end to end on the sandbox cluster.
 
 Starts ZooKeeper + 3 Kafka 3.9 brokers, creates topics (one with replication factor 1,
-`tp_re_02`), produces data, snapshots the healthy cluster, stops one broker so ISRs shrink,
-runs the `kafka_metadata_snapshot` DAG once with `airflow dags test`, prints what the lake now
-holds, runs the `kafka_health_analysis` DAG (Spark) and prints its findings; then restarts the
-broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred election),
-and tears everything down.
+`tp_re_02`), produces data, and stages consumer groups with real Java consumers: `analytics`
+(3 members, range assignor over 3 topics x 4 partitions: the textbook skew), `audit` (a consumer
+slower than its producer) and `billing` (read part of a topic, committed, left). A few group
+collections follow while data keeps coming. Then it snapshots the healthy cluster, stops one
+broker so ISRs shrink, runs the `kafka_metadata_snapshot` DAG once with `airflow dags test`,
+prints what the lake now holds, runs the `kafka_health_analysis` DAG (both Spark jobs) and prints
+its findings (ISRs, leaders, lag statuses, time lag, assignor skew and the what-if); then
+restarts the broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred
+election), and tears everything down.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from kafka.admin import KafkaAdminClient, NewTopic
@@ -24,9 +30,11 @@ from kafka.consumer import KafkaConsumer
 from kafka.producer import KafkaProducer
 
 from kafka_ops.findings_report import render_findings
+from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster, var_dir
-from kafka_ops.snapshotting import snapshot_to_lake
+from kafka_ops.sandbox.java_consumer import JavaConsumer
+from kafka_ops.snapshotting import groups_to_lake, snapshot_to_lake
 from kafka_ops.zk_collector import ZooKeeperTarget
 
 TOPICS = [
@@ -35,20 +43,61 @@ TOPICS = [
     NewTopic("payments", 4, 3, topic_configs={"min.insync.replicas": "2"}),
     NewTopic("clicks", 8, 2),
 ]
+GROUP_TOPICS = [NewTopic(name, 4, 2) for name in ("views", "carts", "checkouts")] + [NewTopic("ledger", 1, 2)]
 STOPPED_BROKER = 2
+GROUP_COLLECTIONS = 4
 
 
 def say(text: str) -> None:
     print(f"\n== {text}", flush=True)
 
 
-def produce(bootstrap: str, messages: int = 2000) -> None:
+def produce(bootstrap: str, messages: int = 2000, topics: list[str] | None = None) -> None:
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
     for i in range(messages):
-        for topic in TOPICS:
-            producer.send(topic.name, key=str(i).encode(), value=f"event {i}".encode())
+        for topic in topics or [t.name for t in TOPICS]:
+            producer.send(topic, key=str(i).encode(), value=f"event {i}".encode())
     producer.flush(60)
     producer.close()
+
+
+def stage_groups(cluster: SandboxCluster, stack: ExitStack, lake: Lake) -> None:
+    """Real Java consumers: a skewed range group and a slow one; then a few group collections
+    while data keeps coming, so the lag rules have a window to judge."""
+    bootstrap = cluster.bootstrap_servers
+    topics = ["views", "carts", "checkouts"]
+    analytics = [
+        stack.enter_context(JavaConsumer(bootstrap, "analytics", topics, "range", client_id=f"analytics-{i}"))
+        for i in range(3)
+    ]
+    audit = stack.enter_context(JavaConsumer(bootstrap, "audit", ["ledger"], "range", client_id="audit", rate=40))
+    for consumer in [*analytics, audit]:
+        consumer.wait_until(lambda c: c.assignment is not None, 90, "its first assignment")
+    held = ", ".join(f"{c.name} holds {len(c.assignment or ())}" for c in analytics)
+    print(f"consumer group analytics (range, 3 members, 3 topics x 4 partitions): {held}")
+    stop = threading.Event()
+    ledger = threading.Thread(target=produce_steadily, args=(bootstrap, "ledger", 80, stop), daemon=True)
+    ledger.start()
+    stack.callback(ledger.join, 10)
+    stack.callback(stop.set)
+    print("consumer group audit: one consumer reading ledger at 40 messages/s; ledger gets 80/s")
+    target = KafkaTarget(bootstrap)
+    for i in range(GROUP_COLLECTIONS):
+        produce(bootstrap, 300, topics)
+        time.sleep(3)
+        _, info = groups_to_lake("default", target, lake)
+        print(f"group collection {i + 1}/{GROUP_COLLECTIONS}: {info['groups']} groups, total lag {info['total_lag']}")
+
+
+def produce_steadily(bootstrap: str, topic: str, per_second: int, stop: threading.Event) -> None:
+    """A producer that keeps `topic` growing until `stop` is set."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
+    try:
+        while not stop.wait(1.0):
+            for i in range(per_second):
+                producer.send(topic, value=f"entry {i}".encode())
+    finally:
+        producer.close(5)
 
 
 def consume_some(bootstrap: str, group: str, topic: str, messages: int) -> None:
@@ -127,16 +176,18 @@ def main() -> None:
     lake_root = str(var_dir() / "demo" / "lake")
     shutil.rmtree(lake_root, ignore_errors=True)
     say("starting the sandbox: ZooKeeper + 3 Kafka 3.9 brokers (rack-a, rack-b, rack-c)")
-    with SandboxCluster() as cluster:
+    with SandboxCluster() as cluster, ExitStack() as consumers:
         print(f"zookeeper {cluster.zookeeper_connect}   bootstrap {cluster.bootstrap_servers}")
         say("creating topics and producing data")
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
-        admin.create_topics(TOPICS)
+        admin.create_topics(TOPICS + GROUP_TOPICS)
         admin.close()
         produce(cluster.bootstrap_servers)
-        print(", ".join(f"{t.name} ({t.num_partitions}x RF{t.replication_factor})" for t in TOPICS))
+        print(", ".join(f"{t.name} ({t.num_partitions}x RF{t.replication_factor})" for t in TOPICS + GROUP_TOPICS))
         consume_some(cluster.bootstrap_servers, "billing", "orders", 1200)
-        print("consumer group billing read part of orders and committed")
+        print("consumer group billing read part of orders, committed and left")
+        say("consumer groups: real Java consumers (kafka-clients 3.9), collected a few times")
+        stage_groups(cluster, consumers, Lake(lake_root))
         say("a first snapshot of the healthy cluster")
         snapshot_to_lake("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), Lake(lake_root))
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")
@@ -157,7 +208,7 @@ def main() -> None:
         airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
         airflow_dags_test("kafka_health_analysis", cluster, lake_root)
         print(render_findings(Lake(lake_root), "default"))
-        say("tearing down the sandbox")
+        say("tearing down the consumers and the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
 
 

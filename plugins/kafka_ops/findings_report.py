@@ -50,7 +50,8 @@ def _render_run(lake: Lake, cluster: str, run: Row) -> str:
     for title, table, describe in _SECTIONS:
         if table not in counts:
             continue
-        rows = [r for r in lake.read(table, cluster, [sid]).to_pylist() if r["severity"] != "ok"]
+        # time behind is worth reading even below the thresholds: `_lag_time` skips caught-up groups
+        rows = [r for r in lake.read(table, cluster, [sid]).to_pylist() if r["severity"] != "ok" or table in _ALL_ROWS]
         rows.sort(key=lambda r: _RANK.get(r["severity"], 9))
         picked = [text for r in rows if (text := describe(r))]
         if picked:
@@ -131,6 +132,8 @@ def _lag_group(r: Row) -> str:
 
 def _lag_time(r: Row) -> str | None:
     unknown = f"; {r['unknown_partitions']} lagging partitions with no estimate" if r["unknown_partitions"] else ""
+    if not r["total_lag"]:
+        return None
     if r["max_lag_seconds"] is None:
         return f"{r['severity']:<8} group {r['group_id']}: time behind unknown{unknown}" if unknown else None
     where = f"{r['max_lag_topic']}-{r['max_lag_partition']}"
@@ -148,6 +151,7 @@ def _recommendation(r: Row) -> str | None:
     return f"group {r['group_id']}: {r['reason']}" if r["reason"] else None
 
 
+_ALL_ROWS = frozenset({"lag_time_groups"})
 _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Which broker is sick", "broker_attribution", _broker),
     ("Partitions at risk", "isr_health", _isr_health),

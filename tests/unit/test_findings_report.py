@@ -13,6 +13,8 @@ from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Batch, Lake
 
 AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
+TIME = {"max_lag_topic": "orders", "max_lag_partition": 0, "max_is_lower_bound": False, "partitions": 1,
+        "unknown_partitions": 0, "severity": "ok"}  # fmt: skip
 
 
 def publish(lake: Lake, sid: str, source: str, at: datetime, findings: dict[str, list[dict[str, Any]]]) -> None:
@@ -52,6 +54,10 @@ def test_latest_analysis_of_each_source(tmp_path: Path) -> None:
         "lag_status_groups": [{**lag, "severity": "critical"}],
         "assignor_recommendations": [{"group_id": "analytics", "error": None, "severity": "warning",
                                       "reason": "switch analytics from range to cooperative-sticky: ..."}],
+        "lag_time_groups": [
+            {**TIME, "group_id": "billing", "max_lag_seconds": 95.0, "max_is_lower_bound": True, "total_lag": 9},
+            {**TIME, "group_id": "analytics", "max_lag_seconds": 0.0, "total_lag": 0},
+        ],
     })  # fmt: skip
 
     text = render_findings(lake, "c1")
@@ -61,6 +67,8 @@ def test_latest_analysis_of_each_source(tmp_path: Path) -> None:
     assert "consumer groups, collection g1" in groups
     assert "critical group billing (Empty): ERR, 1 partition STOP: no new commit for 9 min" in groups
     assert "group analytics: switch analytics from range to cooperative-sticky" in groups
+    assert "ok       group billing: at least 95 s behind on orders-0" in groups  # shown below the thresholds too
+    assert "group analytics: 0 s" not in groups  # caught up
 
     earlier = render_findings(lake, "c1", "s1")
     assert "no active controller" in earlier and "billing" not in earlier

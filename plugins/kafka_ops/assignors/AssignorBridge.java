@@ -429,6 +429,18 @@ public final class AssignorBridge {
         }
     }
 
+    /** Topic names sent as indexes into the request's name table. */
+    private static List<String> named(JsonNode node, String[] names, String where) {
+        if (!node.isArray()) throw new BadRequest(where + ": must be a list of name indexes");
+        List<String> out = new ArrayList<>(node.size());
+        for (JsonNode n : node) {
+            if (!n.isInt() || n.asInt() < 0 || n.asInt() >= names.length)
+                throw new BadRequest(where + ": " + n + " is not a name index");
+            out.add(names[n.asInt()]);
+        }
+        return out;
+    }
+
     /** Partitions sent as [nameIndex, partition, ...] against the request's name table. */
     private static List<TopicPartition> flat(JsonNode node, String[] names, String where) {
         if (!node.isArray() || node.size() % 2 != 0)
@@ -454,8 +466,9 @@ public final class AssignorBridge {
         } else {
             short version = (short) node.path("version").asInt(3);
             List<TopicPartition> owned = node.hasNonNull("owned") ? flat(node.get("owned"), names, where + " 'owned'") : Collections.emptyList();
+            List<String> topics = named(field(node, "topics", where), names, where + " 'topics'");
             try {
-                wire = ConsumerProtocol.serializeSubscription(subscription(node, owned, where), version);
+                wire = ConsumerProtocol.serializeSubscription(subscription(node, topics, owned, where), version);
             } catch (RuntimeException e) {
                 throw new BadRequest(where + ": cannot serialize its subscription at version " + version + ": " + e.getMessage(), e);
             }
@@ -639,11 +652,10 @@ public final class AssignorBridge {
     /** A subscription built directly, as a Java consumer builds it before serializing. */
     private static Subscription subscription(JsonNode node, String where) {
         List<TopicPartition> owned = node.hasNonNull("owned") ? runs(node.get("owned"), where + " 'owned'") : Collections.emptyList();
-        return subscription(node, owned, where);
+        return subscription(node, strings(node, "topics", where), owned, where);
     }
 
-    private static Subscription subscription(JsonNode node, List<TopicPartition> owned, String where) {
-        List<String> topics = strings(node, "topics", where);
+    private static Subscription subscription(JsonNode node, List<String> topics, List<TopicPartition> owned, String where) {
         ByteBuffer userData = node.hasNonNull("user_data") ? ByteBuffer.wrap(bytes(node, "user_data", where)) : null;
         JsonNode generation = node.path("generation");
         if (!generation.isMissingNode() && !generation.isInt()) throw new BadRequest(where + ": 'generation' must be an integer");

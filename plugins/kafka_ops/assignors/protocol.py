@@ -302,37 +302,37 @@ def java_hashmap_order(calls: Sequence[str]) -> list[str]:
     `calls` in turn (names may repeat), as `CollectionUtils.groupPartitionsByTopic` fills it.
 
     OpenJDK 17: buckets are indexed by the spread hash modulo a power-of-two table (16 at first);
-    `computeIfAbsent` links a new key at the *head* of its bucket, and grows the table at the
-    start of the call *after* the one that took it past 3/4 full (a resize splits each bucket
-    in order), or when a bucket reaches 8 keys in a table under 64. Exact except for a bucket of
-    8+ keys in a table of 64+ (Java turns it into a tree), which needs crafted names.
+    `computeIfAbsent` links a new key at the *head* of its bucket and grows the table at the start
+    of the call *after* the one that took it past 3/4 full, or when a bucket reaches 8 keys in a
+    table under 64. A resize splits each bucket without reordering it, and keys sharing a final
+    bucket shared every earlier one, so a bucket ends in reverse insertion order. Exact except
+    for a bucket of 8+ keys in a table of 64+ (Java makes it a tree), which needs crafted names.
     """
-    capacity, threshold, size = 0, 0, 0
-    table: list[list[str]] = []
-    present: set[str] = set()
-
-    def spread(key: str) -> int:
-        h = _java_string_hash(key)
-        return h ^ (h >> 16)
+    capacity, threshold = 16, 12  # the table the first call creates
+    spread: dict[str, int] = {}  # key -> spread hash, in insertion order
+    small_table_counts: dict[int, int] = {}
 
     def resize() -> None:
-        nonlocal capacity, threshold, table
-        old, old_capacity = table, capacity
-        capacity, threshold = (16, 12) if old_capacity == 0 else (old_capacity * 2, threshold * 2)
-        table = [[] for _ in range(capacity)]
-        for index, bucket in enumerate(old):
-            for key in bucket:
-                table[index + old_capacity if spread(key) & old_capacity else index].append(key)
+        nonlocal capacity, threshold
+        capacity, threshold = capacity * 2, threshold * 2
+        small_table_counts.clear()
+        if capacity < 64:
+            for h in spread.values():
+                small_table_counts[h & (capacity - 1)] = small_table_counts.get(h & (capacity - 1), 0) + 1
 
     for key in calls:
-        if size > threshold or capacity == 0:
+        if len(spread) > threshold:
             resize()
-        if key in present:
+        if key in spread:
             continue
-        bucket = table[spread(key) & (capacity - 1)]
-        bucket.insert(0, key)
-        present.add(key)
-        if len(bucket) >= 8 and capacity < 64:  # treeifyBin on a small table resizes instead
-            resize()
-        size += 1
-    return [key for bucket in table for key in bucket]
+        h = _java_string_hash(key)
+        spread[key] = h = h ^ (h >> 16)
+        if capacity < 64:
+            index = h & (capacity - 1)
+            small_table_counts[index] = small_table_counts.get(index, 0) + 1
+            if small_table_counts[index] >= 8:  # treeifyBin on a small table resizes instead
+                resize()
+    mask = capacity - 1
+    keys = list(spread)
+    order = sorted(range(len(keys)), key=lambda i: (spread[keys[i]] & mask, -i))
+    return [keys[i] for i in order]

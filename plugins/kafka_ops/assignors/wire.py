@@ -1,10 +1,10 @@
 """The JSON the bridge exchanges with `AssignorBridge.java`, one object per line.
 
-In assign messages, topic names travel once per message (`names`) and partition lists as flat
-`[name index, partition, ...]`, in order (Kafka's tests compare ordered lists): a million
-partitions then cost a few megabytes of integers rather than a million small arrays. The protocol
-cross-check messages use readable runs, `[[topic, [p, ...]], ...]`. Bytes travel as base64.
-Pure functions, so the encoding is tested without a JVM.
+In assign messages, topic names travel once per message (`names`); subscriptions list name
+indexes, and partition lists are flat `[name index, partition, ...]`, in order (Kafka's tests
+compare ordered lists): a million partitions then cost a few megabytes of integers rather than
+a million small arrays. The protocol cross-check messages use readable runs,
+`[[topic, [p, ...]], ...]`. Bytes travel as base64. Pure functions, tested without a JVM.
 """
 
 from __future__ import annotations
@@ -52,6 +52,13 @@ class NameTable:
         self.names: list[str] = []
         self._index: dict[str, int] = {}
 
+    def index(self, name: str) -> int:
+        i = self._index.get(name)
+        if i is None:
+            i = self._index[name] = len(self.names)
+            self.names.append(name)
+        return i
+
     def flat(self, partitions: Iterable[TopicPartition]) -> list[int]:
         out: list[int] = []
         for topic, partition in partitions:
@@ -86,7 +93,7 @@ def member_json(member: Member, names: NameTable) -> Json:
     if member.metadata is not None:
         out["metadata"] = b64(member.metadata)
         return out
-    out["topics"] = list(member.topics)
+    out["topics"] = [names.index(t) for t in member.topics]
     out["user_data"] = b64(member.user_data)
     out["owned"] = names.flat(member.owned)
     out["generation"] = member.generation

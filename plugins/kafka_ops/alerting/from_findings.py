@@ -1,0 +1,108 @@
+"""Turn health-gate results and integrity validations into `Alert`s (one per problem).
+
+Identity decides how many incidents an on-call engineer gets: a cluster-wide gate (offline
+partitions, under-min-ISR, leader imbalance, controller churn) is one alert however many
+partitions it covers; a consumer-group gate is one alert per group (each group has its own
+owner); an untrusted snapshot is one alert per source. Keys are stable across runs so that a
+problem that keeps failing stays one incident.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Links
+from kafka_ops.validation.gates import GateReport, GateResult
+
+GROUP_GATES = frozenset({"no_group_in_err", "no_group_in_warn"})
+TITLES = {
+    "no_offline_partitions": "{n} partitions offline (no leader): produce and consume fail on them",
+    "no_under_min_isr_partitions": "{n} partitions under min ISR: producers with acks=all are refused",
+    "leader_imbalance_within_threshold": "leader imbalance beyond the threshold on {n} brokers",
+    "controller_elections_within_threshold": "controller churn: {n} elections in the last hour",
+    "no_group_in_err": "consumer group {group} is in ERR",
+    "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
+}
+
+
+def gate_alerts(report: GateReport, links: Links, seen_at: datetime) -> list[Alert]:
+    """An alert for every failed gate (per group for the group gates); `seen_at` (the analysed
+    snapshot's capture time) is `since` when a gate cannot tell when its problem began."""
+    alerts: list[Alert] = []
+    for gate in report.failed():
+        gate_links = Links(gate.data_docs or links.data_docs, links.airflow_run, links.report)
+        if gate.name in GROUP_GATES:
+            alerts += [_group_alert(report, gate, row, gate_links, seen_at) for row in gate.rows]
+        else:
+            alerts.append(_cluster_alert(report, gate, gate_links, seen_at))
+    return alerts
+
+
+def untrusted_alert(
+    cluster: str, source: str, snapshot_id: str, failed: Sequence[str], *, since: datetime, links: Links
+) -> Alert:
+    """A snapshot that failed integrity: nothing may act on it (remediation refuses it)."""
+    what = "consumer-group collection" if source == "group_snapshots" else "ZooKeeper snapshot"
+    return Alert(
+        cluster=cluster,
+        key=f"untrusted:{source}",
+        severity="warning",
+        title=f"the latest {what} of {cluster} failed integrity validation",
+        since=since,
+        affected=tuple(Affected("cluster", f"expectation {name}") for name in failed[:10]),
+        affected_total=len(failed),
+        cause=f"{what} {snapshot_id} broke: {', '.join(failed)}",
+        action="open the Data Docs for the offending rows; remediation is refused on this snapshot until one passes",
+        links=links,
+        details={"snapshot_id": snapshot_id, "source": source},
+    )
+
+
+def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: datetime) -> Alert:
+    return Alert(
+        cluster=report.cluster,
+        key=gate.name,
+        severity=gate.severity,
+        title=TITLES.get(gate.name, "{n} failing: " + gate.name).format(n=gate.count, group=""),
+        since=gate.since or seen_at,
+        affected=tuple(_affected(row) for row in gate.rows[:10]),
+        affected_total=gate.count,
+        cause=gate.cause or gate.meaning,
+        action=gate.action or "",
+        links=links,
+        details={"gate": gate.name, "snapshot_id": gate.snapshot_id},
+    )
+
+
+def _group_alert(
+    report: GateReport, gate: GateResult, row: Mapping[str, Any], links: Links, seen_at: datetime
+) -> Alert:
+    group = str(row.get("group_id"))
+    return Alert(
+        cluster=report.cluster,
+        key=f"{gate.name}:{group}",
+        severity=gate.severity,
+        title=TITLES[gate.name].format(n=1, group=group),
+        since=gate.since or seen_at,
+        affected=(_affected(row),),
+        cause=str(row.get("problem") or gate.cause or gate.meaning),
+        action=gate.action or f"check consumer group {group}",
+        links=links,
+        details={"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id},
+    )
+
+
+def _affected(row: Mapping[str, Any]) -> Affected:
+    kind: AffectedKind
+    if row.get("group_id") is not None:
+        kind, name = "group", str(row["group_id"])
+    elif row.get("topic") is not None and row.get("partition") is not None:
+        kind, name = "partition", f"{row['topic']}-{row['partition']}"
+    elif row.get("broker_id") is not None:
+        kind, name = "broker", f"broker {row['broker_id']}"
+    else:
+        kind, name = "cluster", "cluster"
+    problem = row.get("problem")
+    return Affected(kind, f"{name}: {problem}" if problem else name)

@@ -1,0 +1,99 @@
+"""The steps around the Spark analysis, as the analysis DAG runs them for one cluster:
+integrity validation → (Spark detectors) → health gates → alerts → report.
+
+Each step is a plain function of the lake (the DAG tasks are thin wrappers), returns data small
+enough for XCom, and treats an unhealthy cluster as a result: only pipeline errors raise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from kafka_ops.alerting.alert import Alert, Links
+from kafka_ops.alerting.from_findings import gate_alerts, untrusted_alert
+from kafka_ops.alerting.pipeline_status import PipelineStatus
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.store import Lake
+from kafka_ops.validation.gates import GateReport, GateResult, run_gates
+from kafka_ops.validation.integrity import validate_group_snapshot, validate_snapshot, validation_of
+
+SOURCES = (COMMIT_TABLE, GROUP_COMMIT_TABLE)
+
+
+def validate_batches(
+    lake: Lake, cluster: str, at: datetime, snapshot_id: str | None = None, group_snapshot_id: str | None = None
+) -> dict[str, Any]:
+    """Validate the given (else the latest) ZooKeeper snapshot and group collection of `cluster`;
+    each verdict is recorded in `snapshot_validations`. Returns the verdicts."""
+    out: dict[str, Any] = {"cluster": cluster}
+    sid = snapshot_id or lake.latest_snapshot_id(cluster, COMMIT_TABLE)
+    if sid is not None:
+        out[COMMIT_TABLE] = validate_snapshot(lake, cluster, sid, validated_at=at).summary()
+    gid = group_snapshot_id or lake.latest_snapshot_id(cluster, GROUP_COMMIT_TABLE)
+    if gid is not None:
+        out[GROUP_COMMIT_TABLE] = validate_group_snapshot(lake, cluster, gid, validated_at=at).summary()
+    return out
+
+
+def latest_analysed(lake: Lake, cluster: str, source: str) -> tuple[str, datetime] | None:
+    """(batch id, capture time) of the newest batch of `source` with published findings."""
+    runs = [r for r in lake.read(ANALYSIS_COMMIT_TABLE, cluster).to_pylist() if (r["source"] or COMMIT_TABLE) == source]
+    if not runs:
+        return None
+    run = max(runs, key=lambda r: (r["captured_at"], r["analysed_at"]))
+    return str(run["snapshot_id"]), run["captured_at"]
+
+
+def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:
+    """The gates over the latest analysed snapshot (and group collection, when one was analysed);
+    None before the first ZooKeeper analysis."""
+    snapshot = latest_analysed(lake, cluster, COMMIT_TABLE)
+    if snapshot is None:
+        return None
+    groups = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
+    return run_gates(
+        lake,
+        cluster,
+        snapshot[0],
+        group_snapshot_id=groups[0] if groups else None,
+        thresholds=thresholds,
+        validated_at=at,
+    )
+
+
+def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Links) -> list[Alert]:
+    """Everything wrong with `cluster` now: failed gates, untrusted latest batches, blind stages."""
+    alerts: list[Alert] = []
+    for source in SOURCES:
+        latest = latest_analysed(lake, cluster, source)
+        if latest is None:
+            continue
+        row = validation_of(lake, cluster, latest[0])
+        if row is not None and not row["trusted"]:
+            docs = Links(row["data_docs"], links.airflow_run, links.report)
+            failed = list(row["failed"] or ())
+            alerts.append(untrusted_alert(cluster, source, latest[0], failed, since=latest[1], links=docs))
+        if source == COMMIT_TABLE and gates is not None:
+            alerts += gate_alerts(gates, links, seen_at=latest[1])
+    alerts += PipelineStatus(lake.root).blind_alerts(cluster, links)
+    return alerts
+
+
+def gate_report_to_dict(report: GateReport) -> dict[str, Any]:
+    """Every field, JSON-ready (datetimes as ISO strings): how the DAG passes gates between tasks."""
+    results = [{**dataclasses.asdict(r), "since": r.since.isoformat() if r.since else None} for r in report.results]
+    return {**dataclasses.asdict(report), "results": results}
+
+
+def gate_report_from_dict(data: Mapping[str, Any]) -> GateReport:
+    results = tuple(
+        GateResult(
+            **{**r, "rows": tuple(r["rows"]), "since": datetime.fromisoformat(r["since"]) if r["since"] else None}
+        )
+        for r in data["results"]
+    )
+    return GateReport(**{**data, "results": results})
