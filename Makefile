@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: test demo bench lint unit integration venv jars airflow-db clean sandbox-up sandbox-down
+.PHONY: test demo demo-remediate bench lint unit integration venv jars airflow-db browser clean sandbox-up sandbox-down
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -31,6 +31,13 @@ $(STAMP): pyproject.toml constraints.txt
 
 jars: $(STAMP)
 	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars; print('Kafka jars in', ensure_jars())"
+
+# headless Chromium renders the health report in the tests (Debian's package; needs root or sudo once)
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
 airflow-db: $(AIRFLOW_HOME)/airflow.db
 $(AIRFLOW_HOME)/airflow.db: $(STAMP)
@@ -48,11 +55,16 @@ unit: $(STAMP)
 integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
 
-test: lint jars airflow-db
+test: lint jars airflow-db browser
 	$(BIN)/pytest tests
 
 demo: jars airflow-db
 	$(BIN)/python -m kafka_ops.demo
+
+# writes to the sandbox (never to another cluster): the reassignment and election DAGs, dry run then
+# execute, raise tp_re_02 to replication factor 2 and restore preferred leaders; prints before/after
+demo-remediate: jars airflow-db
+	$(BIN)/python -m kafka_ops.demo_remediate
 
 bench: jars
 	@for b in bench/*.py; do case $$b in */synthetic_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done

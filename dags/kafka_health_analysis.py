@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from airflow.configuration import conf
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import dag, get_current_context, task
+from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 
@@ -49,8 +52,11 @@ task failure.
 """
 
 
+DAG_ID = "kafka_health_analysis"
+
+
 @dag(
-    dag_id="kafka_health_analysis",
+    dag_id=DAG_ID,
     schedule=SNAPSHOT_ASSET | GROUP_SNAPSHOT_ASSET,
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
@@ -65,35 +71,115 @@ task failure.
 )
 def kafka_health_analysis() -> None:
     @task
-    def cluster_health_arguments() -> list[list[str]]:
-        """`cluster_health.py` arguments per cluster whose ZooKeeper snapshot triggered this run."""
-        from kafka_ops.airflow.analysis_arguments import spark_arguments
+    def analysis_targets() -> list[dict[str, Any]]:
+        """One target per cluster: the batches that triggered this run (all clusters' latest if manual)."""
+        from kafka_ops.airflow.analysis_arguments import analysis_targets
         from kafka_ops.settings import load_settings
 
         events = get_current_context().get("triggering_asset_events")
-        return spark_arguments(load_settings(), events, SNAPSHOT_ASSET, "snapshots")
+        return [dict(t) for t in analysis_targets(load_settings(), events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)]
+
+    @task(map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
+    def validate_snapshots(target: dict[str, Any]) -> dict[str, Any]:
+        """Great Expectations integrity suites on the batches analysed; untrusted ones are marked so."""
+        from kafka_ops.airflow.health_tasks import validate
+
+        return validate(target, _run_time())  # type: ignore[arg-type]
 
     @task
-    def consumer_groups_arguments() -> list[list[str]]:
-        """`consumer_groups.py` arguments per cluster whose group collection triggered this run."""
+    def cluster_health_arguments(targets: list[dict[str, Any]]) -> list[list[str]]:
         from kafka_ops.airflow.analysis_arguments import spark_arguments
         from kafka_ops.settings import load_settings
 
-        events = get_current_context().get("triggering_asset_events")
-        return spark_arguments(load_settings(), events, GROUP_SNAPSHOT_ASSET, "group_snapshots")
+        return spark_arguments(load_settings(), targets, "snapshots")  # type: ignore[arg-type]
 
-    SparkSubmitOperator.partial(
-        task_id="analyse_cluster",
-        application=os.path.join(SPARK_JOBS, "cluster_health.py"),
-        conn_id="spark_default",
-        name="kafka-ops-cluster-health",
-    ).expand(application_args=cluster_health_arguments())
-    SparkSubmitOperator.partial(
-        task_id="analyse_groups",
-        application=os.path.join(SPARK_JOBS, "consumer_groups.py"),
-        conn_id="spark_default",
-        name="kafka-ops-consumer-groups",
-    ).expand(application_args=consumer_groups_arguments())
+    @task
+    def consumer_groups_arguments(targets: list[dict[str, Any]]) -> list[list[str]]:
+        from kafka_ops.airflow.analysis_arguments import spark_arguments
+        from kafka_ops.settings import load_settings
+
+        return spark_arguments(load_settings(), targets, "group_snapshots")  # type: ignore[arg-type]
+
+    @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
+    def health_gates(target: dict[str, Any]) -> dict[str, Any]:
+        """The gates over the latest findings: offline, under-min-ISR, leader imbalance, controller
+        churn, groups in ERR/WARN. A failing gate is a finding, not a task failure."""
+        from kafka_ops.airflow.health_tasks import gates
+
+        return gates(target, _run_time())  # type: ignore[arg-type]
+
+    @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['gated']['cluster'] }}")
+    def send_alerts(gated: dict[str, Any]) -> dict[str, Any]:
+        """Open, remind or resolve incidents (one per problem) through the cluster's notifiers."""
+        from kafka_ops.airflow.health_tasks import alerts, run_url
+        from kafka_ops.lake.store import Lake
+        from kafka_ops.report.publish import report_url
+        from kafka_ops.settings import load_settings
+
+        context = get_current_context()
+        link = run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), DAG_ID, context["run_id"])
+        page = _report_id(gated)
+        report = report_url(Lake(load_settings().lake_root), gated["cluster"], page) if page else None
+        return alerts(gated, _run_time(), link, report)
+
+    @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['gated']['cluster'] }}")
+    def health_report(gated: dict[str, Any]) -> str:
+        """The cluster's HTML health report (charts, gates, top problems) written into the lake."""
+        from kafka_ops.airflow.health_tasks import run_url
+        from kafka_ops.health_pipeline import gate_report_from_dict
+        from kafka_ops.lake.store import Lake
+        from kafka_ops.report.model import ReportLinks
+        from kafka_ops.report.publish import write_report
+        from kafka_ops.settings import load_settings
+
+        context = get_current_context()
+        link = run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), DAG_ID, context["run_id"])
+        gates = gate_report_from_dict(gated["report"]) if gated["report"] else None
+        lake = Lake(load_settings().lake_root)
+        return write_report(
+            lake,
+            gated["cluster"],
+            snapshot_id=_report_id(gated),
+            gates=gates,
+            links=ReportLinks(airflow_run=link, data_docs=gates.data_docs if gates else None),
+            now=_run_time(),
+        )
+
+    targets = analysis_targets()
+    validated = validate_snapshots.expand(target=targets)
+    zookeeper_args = cluster_health_arguments(targets)  # type: ignore[arg-type]
+    group_args = consumer_groups_arguments(targets)  # type: ignore[arg-type]
+    validated >> [zookeeper_args, group_args]
+    analysed = [
+        SparkSubmitOperator.partial(
+            task_id="analyse_cluster",
+            application=os.path.join(SPARK_JOBS, "cluster_health.py"),
+            conn_id="spark_default",
+            name="kafka-ops-cluster-health",
+        ).expand(application_args=zookeeper_args),
+        SparkSubmitOperator.partial(
+            task_id="analyse_groups",
+            application=os.path.join(SPARK_JOBS, "consumer_groups.py"),
+            conn_id="spark_default",
+            name="kafka-ops-consumer-groups",
+        ).expand(application_args=group_args),
+    ]
+    gated = health_gates.expand(target=targets)
+    analysed >> gated
+    sent = send_alerts.expand(gated=gated)
+    sent >> health_report.expand(gated=gated)
+
+
+def _run_time() -> datetime:
+    """The run's time ("now" for validations, gates and incidents), not the wall clock."""
+    run = get_current_context()["dag_run"]
+    when = getattr(run, "run_after", None) or getattr(run, "logical_date", None)
+    return when if when is not None else datetime.now(UTC)
+
+
+def _report_id(gated: dict[str, Any]) -> str | None:
+    """The report is named after the ZooKeeper snapshot its gates judged."""
+    return gated["report"]["snapshot_id"] if gated["report"] else None
 
 
 kafka_health_analysis()

@@ -9,8 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.sdk import dag, task
+from airflow.configuration import conf
+from airflow.sdk import dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
+from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.settings import load_settings, snapshot_schedule
@@ -51,7 +53,20 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
   ensemble and the network from the worker.
 
 A failed `list_clusters` means the settings file could not be read or is invalid.
+
+**Blind spots page.** Every attempt of each collection is recorded in the lake
+(`_alerting/<cluster>.pipeline-*.json`); `report_blind_spots` pages "cannot see cluster X" through
+the cluster's notifiers while a collection keeps failing, and the analysis DAG resolves that page
+once a snapshot works again.
 """
+
+
+def _record_attempt(lake_root: str, cluster: dict[str, Any], stage: str, error: BaseException | None) -> None:
+    """Remember whether this collection stage of the cluster worked (for `report_blind_spots`)."""
+    from kafka_ops.alerting.pipeline_status import PipelineStatus
+
+    conn_id = cluster["zookeeper_conn_id"] if stage == "ZooKeeper" else cluster["kafka_conn_id"]
+    PipelineStatus(lake_root).record(cluster["name"], stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
 
 
 def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, str]:
@@ -99,8 +114,12 @@ def kafka_metadata_snapshot() -> None:
         hook = ZooKeeperHook(cluster["zookeeper_conn_id"])
         try:
             snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root))
-        except NOT_RETRYABLE as e:
-            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+        except Exception as e:
+            _record_attempt(lake_root, cluster, "ZooKeeper", e)
+            if isinstance(e, NOT_RETRYABLE):
+                raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+            raise
+        _record_attempt(lake_root, cluster, "ZooKeeper", None)
         outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
@@ -117,14 +136,35 @@ def kafka_metadata_snapshot() -> None:
             snap, info = KafkaAdminHook(cluster["kafka_conn_id"]).collect_groups(
                 cluster["name"], Lake(lake_root), cluster["groups_include"], cluster["groups_exclude"]
             )
-        except ConfigError as e:
-            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+        except Exception as e:
+            _record_attempt(lake_root, cluster, "Kafka", e)
+            if isinstance(e, ConfigError):
+                raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+            raise
+        _record_attempt(lake_root, cluster, "Kafka", None)
         outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
+    @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
+    def report_blind_spots(cluster: dict[str, Any]) -> dict[str, Any]:
+        """Page "cannot see cluster X" while a collection keeps failing (its other incidents are held,
+        not resolved), then fail so the run does; silent when both collections worked (the analysis
+        DAG resolves the page)."""
+        from kafka_ops.airflow.health_tasks import page_blind_spots, run_url
+
+        base = conf.get("api", "base_url", fallback="http://localhost:8080")
+        paged = page_blind_spots(
+            cluster["name"], run_url(base, "kafka_metadata_snapshot", get_current_context()["run_id"])
+        )
+        if paged["blind"]:  # the run must fail (a failed collection is a pipeline error): this is its last task
+            raise AirflowFailException(
+                f"cannot see cluster {cluster['name']}: {paged['causes']}; paged: {paged['opened']}"
+            )
+        return paged
+
     clusters = list_clusters()
-    snapshot_cluster.expand(cluster=clusters)
-    collect_groups.expand(cluster=clusters)
+    collected = [snapshot_cluster.expand(cluster=clusters), collect_groups.expand(cluster=clusters)]
+    collected >> report_blind_spots.expand(cluster=clusters)
 
 
 kafka_metadata_snapshot()

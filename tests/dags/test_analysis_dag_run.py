@@ -34,6 +34,14 @@ def test_analysis_dag_publishes_findings(dag_bag: DagBag, monkeypatch: pytest.Mo
     assert sorted((r["source"], r["snapshot_id"]) for r in runs) == [("group_snapshots", "g1"), ("snapshots", "s1")]
     groups = {r["group_id"]: r["status"] for r in lake.read("lag_status_groups", "default").to_pylist()}
     assert groups == {"stable": "OK", "committer": "OK"}  # one collection: nothing to compare yet
+    # integrity validation → detectors → gates → alerts → report
+    validations = {r["snapshot_id"]: r["trusted"] for r in lake.read("snapshot_validations", "default").to_pylist()}
+    assert set(validations) == {"s1", "g1"}
+    sink = tmp_path / "lake" / "_alerting" / "default.alerts.jsonl"  # the default log sink
+    opened = {(a["key"], a["severity"]) for a in map(json.loads, sink.read_text().splitlines()) if a["event"] == "open"}
+    assert ("no_offline_partitions", "critical") in opened
+    page = tmp_path / "lake" / "_reports" / "default" / "s1.html"
+    assert "solo" in page.read_text() and (page.parent / "latest.html").exists()
     health = {(r["topic"], r["partition"]): r["status"] for r in lake.read("isr_health", "default").to_pylist()}
     assert health[("orders", 0)] == "under_replicated"
     assert health[("solo", 0)] == "offline"

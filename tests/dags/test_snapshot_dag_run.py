@@ -137,6 +137,12 @@ def test_wrong_chroot_fails_the_task_and_publishes_nothing(
     assert f"no /brokers under {dag_sandbox.zookeeper_hosts}/wrong" in out + err
     assert Lake(tmp_path / "lake").snapshots().num_rows == 0
     assert asset_events(run) == []
+    # ...and the on-call engineer hears it (the default log sink), never silence
+    sink = tmp_path / "lake" / "_alerting" / "default.alerts.jsonl"
+    (page,) = [json.loads(line) for line in sink.read_text().splitlines()]
+    assert (page["event"], page["key"], page["severity"]) == ("open", "cannot_see:zookeeper", "critical")
+    assert page["title"] == "cannot see cluster default: the ZooKeeper snapshot failed"
+    assert "NotAKafkaChroot" in page["cause"]
 
 
 def test_hook_test_connection_against_the_sandbox(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch) -> None:

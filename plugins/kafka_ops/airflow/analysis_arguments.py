@@ -1,38 +1,76 @@
-"""Which clusters an analysis DAG run analyses, as spark-submit argument lists.
+"""What an analysis DAG run analyses: one target per cluster, and the Spark jobs' arguments.
 
-A run triggered by asset events analyses exactly the clusters whose batches triggered it, per
-asset: a ZooKeeper snapshot triggers the cluster-health job, a group collection the
-consumer-group job. A run with no triggering events (manual, from the UI) analyses every
-configured cluster that has a committed batch to analyse, with both jobs.
+A run triggered by asset events analyses exactly the batches that triggered it: a ZooKeeper
+snapshot triggers the cluster-health job, a group collection the consumer-group job. A run with
+no triggering events (manual, from the UI) analyses every configured cluster's latest batches,
+with both jobs where the cluster has batches for them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import Any, TypedDict
 
+from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings
 
 
-def spark_arguments(
-    settings: Settings, events: Mapping[Any, Iterable[Any]] | None, asset: Any, commit_table: str
-) -> list[list[str]]:
-    """One job argument list per cluster to analyse for `asset`'s job.
+class Target(TypedDict):
+    """One cluster's work in one run; a batch id of None means "the latest"."""
 
-    `events` is the run's `triggering_asset_events` (asset → events whose `extra` names the
-    cluster); empty or None for a manual run, which takes every cluster with a batch in
-    `commit_table` (the commit log `asset` announces) — a cluster never collected is skipped.
-    """
+    cluster: str
+    zookeeper: bool
+    snapshot_id: str | None
+    groups: bool
+    group_snapshot_id: str | None
+
+
+def analysis_targets(
+    settings: Settings, events: Mapping[Any, Iterable[Any]] | None, snapshot_asset: Any, group_asset: Any
+) -> list[Target]:
+    """One target per cluster to analyse. `events` is the run's `triggering_asset_events`
+    (asset → events whose `extra` carries `cluster` and `snapshot_id`); empty for a manual run."""
     if events:
-        triggered = {e.extra.get("cluster") for e in events.get(asset, ())}
-        clusters = [c for c in settings.clusters if c.name in triggered]
-    else:
-        lake = Lake(settings.lake_root)
-        clusters = [c for c in settings.clusters if lake.latest_snapshot_id(c.name, commit_table) is not None]
-    return [
-        ["--lake", settings.lake_root, "--cluster", c.name, "--thresholds", json.dumps(asdict(c.thresholds))]
-        for c in clusters
-    ]
+        snapshots = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(snapshot_asset, ())}
+        groups = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(group_asset, ())}
+        return [
+            Target(
+                cluster=c.name,
+                zookeeper=c.name in snapshots,
+                snapshot_id=snapshots.get(c.name),
+                groups=c.name in groups,
+                group_snapshot_id=groups.get(c.name),
+            )
+            for c in settings.clusters
+            if c.name in snapshots or c.name in groups
+        ]
+    lake = Lake(settings.lake_root)
+    targets = []
+    for c in settings.clusters:
+        has_snapshot = lake.latest_snapshot_id(c.name, COMMIT_TABLE) is not None
+        has_groups = lake.latest_snapshot_id(c.name, GROUP_COMMIT_TABLE) is not None
+        if has_snapshot or has_groups:
+            targets.append(Target(cluster=c.name, zookeeper=has_snapshot, snapshot_id=None, groups=has_groups,
+                                  group_snapshot_id=None))  # fmt: skip
+    return targets
+
+
+def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) -> list[list[str]]:
+    """One job argument list per target to analyse with the job of `source` (`snapshots` →
+    cluster_health.py, `group_snapshots` → consumer_groups.py)."""
+    out = []
+    for target in targets:
+        wanted, batch = (
+            (target["zookeeper"], target["snapshot_id"])
+            if source == COMMIT_TABLE
+            else (target["groups"], target["group_snapshot_id"])
+        )
+        if not wanted:
+            continue
+        thresholds = asdict(settings.cluster(target["cluster"]).thresholds)
+        args = ["--lake", settings.lake_root, "--cluster", target["cluster"], "--thresholds", json.dumps(thresholds)]
+        out.append(args + (["--snapshot-id", batch] if batch else []))
+    return out

@@ -5,13 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.airflow.analysis_arguments import spark_arguments
+from kafka_ops.airflow.analysis_arguments import Target, analysis_targets, spark_arguments
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.groups_tables import group_batch
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot_tables import snapshot_batch
-from tests.unit.snapshots import small_snapshot
+from tests.unit.snapshots import group_snapshot, small_snapshot
 
 
 @dataclass
@@ -27,34 +28,47 @@ def settings(lake: str = "/lake") -> Settings:
     return Settings(clusters=clusters, lake_root=lake)
 
 
-def clusters(args: list[list[str]]) -> list[str]:
-    return [a[a.index("--cluster") + 1] for a in args]
+def targets(events: dict[Any, list[Event]] | None, lake: str = "/lake") -> list[Target]:
+    return analysis_targets(settings(lake), events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)
 
 
-def test_manual_run_analyses_every_cluster_with_a_batch(tmp_path: Path) -> None:
+def test_manual_run_analyses_every_cluster_with_batches(tmp_path: Path) -> None:
     lake = Lake(tmp_path)
     lake.publish(snapshot_batch(small_snapshot("s1", cluster="east")))
     lake.publish(snapshot_batch(small_snapshot("s2", cluster="west")))
-    args = spark_arguments(settings(str(tmp_path)), None, SNAPSHOT_ASSET, "snapshots")
-    assert clusters(args) == ["east", "west"]
-    west = args[1]
-    assert west[:4] == ["--lake", str(tmp_path), "--cluster", "west"]
+    lake.publish(group_batch(group_snapshot("g1", cluster="west")))
+    found = targets(None, str(tmp_path))
+    assert found == [
+        {"cluster": "east", "zookeeper": True, "snapshot_id": None, "groups": False, "group_snapshot_id": None},
+        {"cluster": "west", "zookeeper": True, "snapshot_id": None, "groups": True, "group_snapshot_id": None},
+    ]
+    zookeeper = spark_arguments(settings(str(tmp_path)), found, "snapshots")
+    assert [a[3] for a in zookeeper] == ["east", "west"]
+    west = zookeeper[1]
+    assert west[:4] == ["--lake", str(tmp_path), "--cluster", "west"] and "--snapshot-id" not in west  # the latest
     assert json.loads(west[west.index("--thresholds") + 1])["stuck_reassignment_minutes"] == 30
-    # no group collection yet: the consumer-group job has nothing to analyse
-    assert spark_arguments(settings(str(tmp_path)), {}, GROUP_SNAPSHOT_ASSET, "group_snapshots") == []
+    assert [a[3] for a in spark_arguments(settings(str(tmp_path)), found, "group_snapshots")] == ["west"]
 
 
-def test_each_job_gets_only_the_clusters_its_asset_triggered() -> None:
-    events = {SNAPSHOT_ASSET: [Event({"cluster": "west"})], GROUP_SNAPSHOT_ASSET: [Event({"cluster": "east"})]}
-    assert clusters(spark_arguments(settings(), events, SNAPSHOT_ASSET, "snapshots")) == ["west"]
-    assert clusters(spark_arguments(settings(), events, GROUP_SNAPSHOT_ASSET, "group_snapshots")) == ["east"]
+def test_a_cluster_never_collected_is_not_analysed(tmp_path: Path) -> None:
+    assert targets({}, str(tmp_path)) == []
 
 
-def test_a_run_triggered_by_one_asset_runs_nothing_for_the_other() -> None:
-    events = {GROUP_SNAPSHOT_ASSET: [Event({"cluster": "east"})]}
-    assert spark_arguments(settings(), events, SNAPSHOT_ASSET, "snapshots") == []
+def test_each_job_gets_exactly_the_batches_that_triggered_it() -> None:
+    events = {
+        SNAPSHOT_ASSET: [Event({"cluster": "west", "snapshot_id": "s9"})],
+        GROUP_SNAPSHOT_ASSET: [Event({"cluster": "east", "snapshot_id": "g7"})],
+    }
+    found = targets(events)
+    assert found == [
+        {"cluster": "east", "zookeeper": False, "snapshot_id": None, "groups": True, "group_snapshot_id": "g7"},
+        {"cluster": "west", "zookeeper": True, "snapshot_id": "s9", "groups": False, "group_snapshot_id": None},
+    ]
+    (west,) = spark_arguments(settings(), found, "snapshots")
+    assert west[3] == "west" and west[-2:] == ["--snapshot-id", "s9"]
+    (east,) = spark_arguments(settings(), found, "group_snapshots")
+    assert east[3] == "east" and east[-2:] == ["--snapshot-id", "g7"]
 
 
 def test_events_for_unconfigured_clusters_are_ignored() -> None:
-    events = {SNAPSHOT_ASSET: [Event({"cluster": "gone"})]}
-    assert spark_arguments(settings(), events, SNAPSHOT_ASSET, "snapshots") == []
+    assert targets({SNAPSHOT_ASSET: [Event({"cluster": "gone", "snapshot_id": "s1"})]}) == []

@@ -1,0 +1,90 @@
+"""Bodies of the analysis DAG's tasks around the Spark jobs (validation, gates, alerts, report).
+
+Each takes the run's target (`analysis_arguments.Target`) and plain values the DAG reads from
+its context, and returns a small JSON-ready dict for XCom. The work is in `health_pipeline`,
+`validation`, `alerting` and `report`; this module only reads settings and connects them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from kafka_ops.airflow.analysis_arguments import Target
+from kafka_ops.alerting.alert import Links
+from kafka_ops.alerting.dispatch import dispatch
+from kafka_ops.alerting.pipeline_status import PipelineStatus
+from kafka_ops.alerting.registry import notifiers_for_cluster
+from kafka_ops.health_pipeline import (
+    firing_alerts,
+    gate_report_from_dict,
+    gate_report_to_dict,
+    health_gates,
+    validate_batches,
+)
+from kafka_ops.lake.store import Lake
+from kafka_ops.settings import load_settings
+
+
+def run_url(base_url: str, dag_id: str, run_id: str) -> str:
+    return f"{base_url.rstrip('/')}/dags/{dag_id}/runs/{quote(run_id)}"
+
+
+def validate(target: Target, at: datetime) -> dict[str, Any]:
+    """Integrity of the batches this run analyses (recorded in `snapshot_validations`)."""
+    lake = Lake(load_settings().lake_root)
+    return validate_batches(
+        lake, target["cluster"], at, snapshot_id=target["snapshot_id"], group_snapshot_id=target["group_snapshot_id"]
+    )
+
+
+def gates(target: Target, at: datetime) -> dict[str, Any]:
+    """The health gates over the cluster's latest findings (`report` None before any analysis)."""
+    settings = load_settings()
+    cluster = settings.cluster(target["cluster"])
+    report = health_gates(Lake(settings.lake_root), cluster.name, cluster.thresholds, at)
+    return {"cluster": cluster.name, "report": gate_report_to_dict(report) if report else None}
+
+
+def alerts(gated: dict[str, Any], at: datetime, run_link: str, report_link: str | None) -> dict[str, Any]:
+    """Open, remind or resolve the cluster's incidents through its notifiers (log sink by default)."""
+    settings = load_settings()
+    cluster = settings.cluster(gated["cluster"])
+    lake = Lake(settings.lake_root)
+    links = Links(airflow_run=run_link, report=report_link)
+    report = gate_report_from_dict(gated["report"]) if gated["report"] else None
+    firing = firing_alerts(lake, cluster.name, report, links)
+    notifiers = notifiers_for_cluster(cluster, settings.lake_root)
+    sent = dispatch(
+        cluster.name,
+        firing,
+        at,
+        lake_root=settings.lake_root,
+        notifiers=notifiers,
+        reminder=cluster.alert_reminder,
+        run_links=links,
+    )
+    return sent.to_dict()
+
+
+def page_blind_spots(cluster_name: str, run_link: str) -> dict[str, Any]:
+    """Page "cannot see cluster X" for each collection stage whose latest attempt failed (the
+    cluster's other incidents are held, not resolved, while it fires); nothing when none failed."""
+    settings = load_settings()
+    cluster = settings.cluster(cluster_name)
+    links = Links(airflow_run=run_link)
+    blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
+    if not blind:
+        return {"cluster": cluster.name, "blind": [], "opened": [], "causes": ""}
+    sent = dispatch(
+        cluster.name,
+        blind,
+        datetime.now(UTC),
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+    )
+    causes = "; ".join(f"{a.details.get('stage')}: {a.cause}" for a in blind)
+    return {"cluster": cluster.name, "blind": [a.key for a in blind], "opened": list(sent.opened), "causes": causes}
