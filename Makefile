@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: test demo demo-remediate bench lint unit integration venv jars airflow-db browser clean sandbox-up sandbox-down
+.PHONY: test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser clean sandbox-up sandbox-down
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -56,7 +56,11 @@ integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
 
 test: lint jars airflow-db browser
-	$(BIN)/pytest tests
+	$(BIN)/pytest tests -m "not scale"
+
+# Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
+test-scale: jars
+	$(BIN)/pytest tests -m scale
 
 demo: jars airflow-db
 	$(BIN)/python -m kafka_ops.demo

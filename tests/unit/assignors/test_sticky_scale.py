@@ -55,14 +55,18 @@ def t(request: pytest.FixtureRequest, bridge: AssignorBridge) -> StickyTest:
     return StickyTest(bridge, request.param)
 
 
-@pytest.mark.parametrize("has_consumer_rack", [False, True])
+# the million-partition cases take a minute each here: `make test-scale` runs them, `make bench` times them
+MILLION = pytest.param(False, marks=pytest.mark.scale, id="False")
+
+
+@pytest.mark.parametrize("has_consumer_rack", [MILLION, True])
 def test_large_assignment_and_group_with_uniform_subscription(t: StickyTest, has_consumer_rack: bool) -> None:
     # testLargeAssignmentAndGroupWithUniformSubscription, @Timeout(30): 1 million partitions
     # without racks; 100,000 with (to keep Kafka's own run time down).
     run_scale_test(t, has_consumer_rack, 50 if has_consumer_rack else 500, 2_000, 2_000, lambda i, topics: topics, 30)
 
 
-@pytest.mark.parametrize("has_consumer_rack", [False, True])
+@pytest.mark.parametrize("has_consumer_rack", [MILLION, True])
 def test_large_assignment_and_group_with_non_equal_subscription(t: StickyTest, has_consumer_rack: bool) -> None:
     # testLargeAssignmentAndGroupWithNonEqualSubscription, @Timeout(90): the last consumer
     # subscribes to the first topic only, which takes the general (unequal) algorithm.
