@@ -10,7 +10,6 @@ import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.configuration import conf
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import dag, get_current_context, task
 from airflow.utils.trigger_rule import TriggerRule
@@ -45,6 +44,12 @@ detector output, atomically (commit log `analysis_runs`).
 **Spark.** `SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
 point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
 from the kafka-ops settings file, per cluster (`[clusters.thresholds]`).
+
+**Automatic election.** `auto_election` does nothing unless the cluster's settings say
+`auto_remediation = true` (and `writes_enabled`): then, once leader imbalance a preferred election
+can fix has persisted for `auto_election_after_runs` analyses, it plans an election on a fresh,
+validated snapshot and executes it with every safety check (audit actor `kafka-ops
+auto-remediation`). It never retries.
 
 **When it fails.** A failed `analyse_*` task means no findings were published for that batch
 (the previous findings stay). An unhealthy cluster or a lagging group is a finding, never a
@@ -111,39 +116,28 @@ def kafka_health_analysis() -> None:
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['gated']['cluster'] }}")
     def send_alerts(gated: dict[str, Any]) -> dict[str, Any]:
         """Open, remind or resolve incidents (one per problem) through the cluster's notifiers."""
-        from kafka_ops.airflow.health_tasks import alerts, run_url
-        from kafka_ops.lake.store import Lake
-        from kafka_ops.report.publish import report_url
-        from kafka_ops.settings import load_settings
+        from kafka_ops.airflow.health_tasks import alerts
 
-        context = get_current_context()
-        link = run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), DAG_ID, context["run_id"])
-        page = _report_id(gated)
-        report = report_url(Lake(load_settings().lake_root), gated["cluster"], page) if page else None
-        return alerts(gated, _run_time(), link, report)
+        return alerts(gated, _run_time(), DAG_ID, get_current_context()["run_id"])
 
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['gated']['cluster'] }}")
-    def health_report(gated: dict[str, Any]) -> str:
+    def health_report(gated: dict[str, Any]) -> str | None:
         """The cluster's HTML health report (charts, gates, top problems) written into the lake."""
-        from kafka_ops.airflow.health_tasks import run_url
-        from kafka_ops.health_pipeline import gate_report_from_dict
-        from kafka_ops.lake.store import Lake
-        from kafka_ops.report.model import ReportLinks
-        from kafka_ops.report.publish import write_report
-        from kafka_ops.settings import load_settings
+        from kafka_ops.airflow.health_tasks import report
 
-        context = get_current_context()
-        link = run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), DAG_ID, context["run_id"])
-        gates = gate_report_from_dict(gated["report"]) if gated["report"] else None
-        lake = Lake(load_settings().lake_root)
-        return write_report(
-            lake,
-            gated["cluster"],
-            snapshot_id=_report_id(gated),
-            gates=gates,
-            links=ReportLinks(airflow_run=link, data_docs=gates.data_docs if gates else None),
-            now=_run_time(),
-        )
+        return report(gated, _run_time(), DAG_ID, get_current_context()["run_id"])
+
+    @task(
+        trigger_rule=TriggerRule.NONE_FAILED,
+        retries=0,  # it may write to the cluster: a retry must never repeat a write
+        map_index_template="{{ task.op_kwargs['gated']['cluster'] }}",
+    )
+    def auto_election(gated: dict[str, Any]) -> dict[str, Any]:
+        """Only for clusters with `auto_remediation = true` (off by default): a preferred election
+        once fixable leader imbalance persisted for `auto_election_after_runs` analyses."""
+        from kafka_ops.airflow.auto_remediation import auto_elect
+
+        return auto_elect(gated["cluster"], get_current_context()["run_id"])
 
     targets = analysis_targets()
     validated = validate_snapshots.expand(target=targets)
@@ -168,6 +162,7 @@ def kafka_health_analysis() -> None:
     analysed >> gated
     sent = send_alerts.expand(gated=gated)
     sent >> health_report.expand(gated=gated)
+    sent >> auto_election.expand(gated=gated)
 
 
 def _run_time() -> datetime:
@@ -175,11 +170,6 @@ def _run_time() -> datetime:
     run = get_current_context()["dag_run"]
     when = getattr(run, "run_after", None) or getattr(run, "logical_date", None)
     return when if when is not None else datetime.now(UTC)
-
-
-def _report_id(gated: dict[str, Any]) -> str | None:
-    """The report is named after the ZooKeeper snapshot its gates judged."""
-    return gated["report"]["snapshot_id"] if gated["report"] else None
 
 
 kafka_health_analysis()

@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.configuration import conf
 from airflow.sdk import dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 from airflow.utils.trigger_rule import TriggerRule
@@ -150,12 +149,9 @@ def kafka_metadata_snapshot() -> None:
         """Page "cannot see cluster X" while a collection keeps failing (its other incidents are held,
         not resolved), then fail so the run does; silent when both collections worked (the analysis
         DAG resolves the page)."""
-        from kafka_ops.airflow.health_tasks import page_blind_spots, run_url
+        from kafka_ops.airflow.health_tasks import page_blind_spots
 
-        base = conf.get("api", "base_url", fallback="http://localhost:8080")
-        paged = page_blind_spots(
-            cluster["name"], run_url(base, "kafka_metadata_snapshot", get_current_context()["run_id"])
-        )
+        paged = page_blind_spots(cluster["name"], "kafka_metadata_snapshot", get_current_context()["run_id"])
         if paged["blind"]:  # the run must fail (a failed collection is a pipeline error): this is its last task
             raise AirflowFailException(
                 f"cannot see cluster {cluster['name']}: {paged['causes']}; paged: {paged['opened']}"

@@ -9,7 +9,9 @@ broker so ISRs shrink, runs the `kafka_metadata_snapshot` DAG once with `airflow
 prints what the lake now holds, runs the `kafka_health_analysis` DAG (both Spark jobs) and prints
 its findings (ISRs, leaders, lag statuses, time lag, assignor skew and the what-if); then
 restarts the broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred
-election), and tears everything down.
+election), prints a dry-run plan for each remediation action (planners called directly, nothing
+written), and tears everything down. `make demo-remediate` runs the remediation DAGs and applies two
+plans.
 """
 
 from __future__ import annotations
@@ -23,19 +25,25 @@ import sys
 import threading
 import time
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.consumer import KafkaConsumer
 from kafka.producer import KafkaProducer
 
+from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, ParamError, parse_request
+from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.findings_report import render_findings
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.sandbox.java_consumer import JavaConsumer
+from kafka_ops.settings import Settings
 from kafka_ops.snapshotting import groups_to_lake, snapshot_to_lake
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
 
 TOPICS = [
     NewTopic("tp_re_02", 3, 1),
@@ -169,6 +177,45 @@ def print_lake(lake: Lake, cluster: str) -> None:
     print(f"  lake                 {lake.root}")
 
 
+DRY_RUNS: list[tuple[Form, dict[str, Any]]] = [
+    (ELECTION_FORM, {"action": "preferred_election"}),
+    (REASSIGNMENT_FORM, {"action": "replication_factor", "topics": ["tp_re_02"], "replication_factor": 2}),
+    (REASSIGNMENT_FORM, {"action": "decommission", "brokers": [3]}),
+    (REASSIGNMENT_FORM, {"action": "replica_balance"}),
+]
+
+
+def show_dry_run_plans(cluster: SandboxCluster) -> None:
+    """A dry-run plan for each remediation action, from the same Params the DAGs' forms take. To keep
+    the demo fast the planners are called directly on a fresh snapshot, without a DAG run: the DAGs'
+    `plan` task also validates the snapshot first and saves the plan to the lake for review."""
+    snap = ZooKeeperCollector("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot)).collect()
+    for form, conf in DRY_RUNS:
+        defaults = {name: param.value for name, param in form.params().items()}
+        request = parse_request({**defaults, "cluster": "default", **conf}, Settings(), form)
+        print(f"\n{form.dag_id} {json.dumps(conf)}")
+        try:
+            plan = plan_for(request, snap)
+        except ParamError as e:
+            print(f"  refused, as the DAG would refuse it: {e}")
+            if request.action != "decommission":
+                continue
+            # RF-3 topics cannot leave a 3-broker cluster: show what would move for the others
+            print("  restricted to the topics with fewer than 3 replicas:")
+            plan = plan_for(request, _topics_below_rf(snap, 3))
+        print(render_plan(plan, request, partitions=False, validated=False))
+
+
+def _topics_below_rf(snap: ClusterSnapshot, rf: int) -> ClusterSnapshot:
+    kept = {t: a for t, a in snap.topics.items() if max(map(len, a.partitions.values()), default=0) < rf}
+    return replace(
+        snap,
+        topics=kept,
+        partition_states={tp: s for tp, s in snap.partition_states.items() if tp[0] in kept},
+        reassignment_requests=[r for r in snap.reassignment_requests if r.topic in kept],
+    )
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # connection retries while brokers start
@@ -208,6 +255,8 @@ def main() -> None:
         airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
         airflow_dags_test("kafka_health_analysis", cluster, lake_root)
         print(render_findings(Lake(lake_root), "default"))
+        say("dry-run remediation plans, one per action (nothing is written; make demo-remediate applies two)")
+        show_dry_run_plans(cluster)
         say("tearing down the consumers and the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
 

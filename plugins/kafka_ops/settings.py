@@ -13,6 +13,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     alert_reminder_minutes = 60
     writes_enabled = false          # the remediation executor refuses to write unless true
     remediation_backend = "admin_api"   # or "zookeeper" (see ClusterConfig.remediation_backend)
+    auto_remediation = false        # let the analysis DAG elect preferred leaders by itself
+    auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
 
@@ -65,6 +67,15 @@ class ClusterConfig:
     reassignment. "zookeeper": the `/admin/reassign_partitions` and `/admin/preferred_replica_election`
     znodes and the `/config` entity znodes, as Kafka's ZooKeeper-mode tools wrote them (for clusters
     whose brokers cannot be reached with admin rights); it cannot cancel."""
+    remediation_controller_quiet_seconds: float = 300.0
+    """The executor refuses to write within this many seconds of a controller change (a new controller
+    is still loading state). 0 turns the check off: only for test clusters whose controller was just
+    elected."""
+    auto_remediation: bool = False
+    """The analysis DAG may run a preferred-leader election on its own once leader imbalance persisted
+    for `auto_election_after_runs` analyses. Needs `writes_enabled`; off by default."""
+    auto_election_after_runs: int = 3
+    """How many consecutive analyses must find fixable leader imbalance before an automatic election."""
 
     def __post_init__(self) -> None:
         try:
@@ -84,6 +95,20 @@ class ClusterConfig:
                 f"{where}: 'remediation_backend' must be one of {list(REMEDIATION_BACKENDS)}, "
                 f"got {self.remediation_backend!r}"
             )
+        quiet = self.remediation_controller_quiet_seconds
+        if isinstance(quiet, bool) or not isinstance(quiet, int | float) or not math.isfinite(quiet) or quiet < 0:
+            raise ConfigError(
+                f"{where}: 'remediation_controller_quiet_seconds' must be a number of seconds >= 0, got {quiet!r}"
+            )
+        object.__setattr__(self, "remediation_controller_quiet_seconds", float(quiet))
+        if not isinstance(self.auto_remediation, bool):
+            raise ConfigError(f"{where}: 'auto_remediation' must be true or false, got {self.auto_remediation!r}")
+        runs = self.auto_election_after_runs
+        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+            raise ConfigError(f"{where}: 'auto_election_after_runs' must be a whole number >= 1, got {runs!r}")
+        if self.auto_remediation and not self.writes_enabled:
+            # contradictory: the automatic election would only ever be refused
+            raise ConfigError(f"{where}: 'auto_remediation' = true needs 'writes_enabled' = true")
 
     def _check_alerting(self) -> None:
         where = f"cluster {self.name!r}"

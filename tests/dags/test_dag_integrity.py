@@ -50,8 +50,14 @@ def test_no_catchup_fixed_start(dag_bag: DagBag, dag_id: str) -> None:
     assert dag.start_date is not None and dag.start_date.tzinfo is not None
 
 
+WRITES_TO_A_CLUSTER = {"execute", "auto_election"}  # an automatic retry must never repeat a write
+
+
 def test_every_task_retries(dag_bag: DagBag, dag_id: str) -> None:
     for task in dag_bag.dags[dag_id].tasks:
+        if task.task_id in WRITES_TO_A_CLUSTER:
+            assert task.retries == 0, f"{dag_id}.{task.task_id} writes to a cluster: it must never retry"
+            continue
         assert (task.retries or 0) >= 1, f"{dag_id}.{task.task_id} has no retries"
         assert task.retry_delay <= timedelta(minutes=5), f"{dag_id}.{task.task_id} retries too late"
 

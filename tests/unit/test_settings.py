@@ -156,3 +156,45 @@ def test_bad_remediation_settings_name_the_key(tmp_path: Path, line: str, messag
     path = write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n')
     with pytest.raises(ConfigError, match=message):
         load_settings(path)
+
+
+def test_auto_remediation_is_off_by_default() -> None:
+    cluster = ClusterConfig("a", writes_enabled=True)
+    assert cluster.auto_remediation is False
+    assert cluster.auto_election_after_runs == 3
+    assert cluster.remediation_controller_quiet_seconds == 300.0
+
+
+def test_auto_remediation_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nwrites_enabled = true\nauto_remediation = true\n'
+                           'auto_election_after_runs = 5\nremediation_controller_quiet_seconds = 0\n'
+                           '[[clusters]]\nname = "b"\n')  # fmt: skip
+    settings = load_settings(path)
+    a, b = settings.cluster("a"), settings.cluster("b")
+    assert (a.auto_remediation, a.auto_election_after_runs, a.remediation_controller_quiet_seconds) == (True, 5, 0.0)
+    assert (b.auto_remediation, b.auto_election_after_runs) == (False, 3)
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('auto_remediation = "true"', r"cluster 'a': 'auto_remediation' must be true or false, got 'true'"),
+        ("auto_remediation = 1", r"'auto_remediation' must be true or false, got 1"),
+        ("auto_election_after_runs = 0", r"'auto_election_after_runs' must be a whole number >= 1, got 0"),
+        ("auto_election_after_runs = 2.5", r"'auto_election_after_runs' must be a whole number >= 1, got 2.5"),
+        ("auto_election_after_runs = true", r"'auto_election_after_runs' must be a whole number >= 1, got True"),
+        ("remediation_controller_quiet_seconds = -1", r"'remediation_controller_quiet_seconds' must be a number"),
+        ('remediation_controller_quiet_seconds = "300"', r"'remediation_controller_quiet_seconds' must be a number"),
+        ("remediation_controller_quiet_seconds = nan", r"'remediation_controller_quiet_seconds' must be a number"),
+    ],
+)
+def test_bad_auto_remediation_settings_name_the_key(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\nwrites_enabled = true\n{line}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)
+
+
+def test_auto_remediation_needs_writes_enabled(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nauto_remediation = true\n')
+    with pytest.raises(ConfigError, match=r"cluster 'a': 'auto_remediation' = true needs 'writes_enabled' = true"):
+        load_settings(path)

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
+from airflow.configuration import conf
+
 from kafka_ops.airflow.analysis_arguments import Target
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
@@ -24,6 +26,8 @@ from kafka_ops.health_pipeline import (
     validate_batches,
 )
 from kafka_ops.lake.store import Lake
+from kafka_ops.report.model import ReportLinks
+from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
 
 
@@ -47,14 +51,16 @@ def gates(target: Target, at: datetime) -> dict[str, Any]:
     return {"cluster": cluster.name, "report": gate_report_to_dict(report) if report else None}
 
 
-def alerts(gated: dict[str, Any], at: datetime, run_link: str, report_link: str | None) -> dict[str, Any]:
-    """Open, remind or resolve the cluster's incidents through its notifiers (log sink by default)."""
+def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
+    """Open, remind or resolve the cluster's incidents through its notifiers (log sink by default);
+    each alert links to this run and to the health report the run writes next."""
     settings = load_settings()
     cluster = settings.cluster(gated["cluster"])
     lake = Lake(settings.lake_root)
-    links = Links(airflow_run=run_link, report=report_link)
-    report = gate_report_from_dict(gated["report"]) if gated["report"] else None
-    firing = firing_alerts(lake, cluster.name, report, links)
+    page = _report_id(gated)
+    links = Links(airflow_run=_run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
+    gate_report = gate_report_from_dict(gated["report"]) if gated["report"] else None
+    firing = firing_alerts(lake, cluster.name, gate_report, links)
     notifiers = notifiers_for_cluster(cluster, settings.lake_root)
     sent = dispatch(
         cluster.name,
@@ -68,12 +74,32 @@ def alerts(gated: dict[str, Any], at: datetime, run_link: str, report_link: str 
     return sent.to_dict()
 
 
-def page_blind_spots(cluster_name: str, run_link: str) -> dict[str, Any]:
+def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str | None:
+    """The cluster's health report for the snapshot the gates judged; None before any analysis."""
+    page = _report_id(gated)
+    if page is None:
+        return None
+    gate_report = gate_report_from_dict(gated["report"])
+    links = ReportLinks(airflow_run=_run_link(dag_id, run_id), data_docs=gate_report.data_docs)
+    lake = Lake(load_settings().lake_root)
+    return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at)
+
+
+def _report_id(gated: dict[str, Any]) -> str | None:
+    """The report is named after the ZooKeeper snapshot its gates judged."""
+    return gated["report"]["snapshot_id"] if gated["report"] else None
+
+
+def _run_link(dag_id: str, run_id: str) -> str:
+    return run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), dag_id, run_id)
+
+
+def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, Any]:
     """Page "cannot see cluster X" for each collection stage whose latest attempt failed (the
     cluster's other incidents are held, not resolved, while it fires); nothing when none failed."""
     settings = load_settings()
     cluster = settings.cluster(cluster_name)
-    links = Links(airflow_run=run_link)
+    links = Links(airflow_run=_run_link(dag_id, run_id))
     blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
     if not blind:
         return {"cluster": cluster.name, "blind": [], "opened": [], "causes": ""}

@@ -1,0 +1,112 @@
+"""Partition reassignment on one Kafka cluster, from the Airflow UI: replication-factor change, broker
+decommission, replica balance.
+
+Declares and wires only: the form is `kafka_ops.airflow.remediation_params.REASSIGNMENT_FORM`, the
+task bodies are in `kafka_ops.airflow.remediation_tasks`, imported inside the tasks.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from airflow.sdk import dag, get_current_context, task
+
+from kafka_ops.airflow.remediation_params import REASSIGNMENT_FORM
+
+DOC_MD = """
+### Kafka partition reassignment
+
+**What it does.** Moves replicas between brokers of one cluster, with the fewest moves, batched and
+throttled. Three actions:
+
+* **Replication factor**: change the replication factor of the chosen topics (fill *Topics*, one
+  per line, or *Topic pattern*, and *Target replication factor*). Going up, existing replicas stay
+  put and new ones go to other racks first.
+* **Decommission brokers**: move every replica off the brokers in *Brokers* (e.g. `[3]`).
+* **Replica balance**: even out replicas per broker and rack; brokers in *Brokers* are drained.
+
+**How to use it: dry run, review, execute.** Nothing is written to a cluster unless you ask for it
+with a plan you reviewed.
+
+1. *Trigger* with the form and leave **Dry run** on. Task `plan` takes a fresh snapshot of the
+   cluster from ZooKeeper, validates its integrity (it never plans on an untrusted snapshot), makes
+   the plan and saves it in the lake.
+2. *Review*: open the log of task `plan`. It shows the plan id, the base snapshot, every move
+   (replicas before → after), the number of moves and the lower bound (fewest moves possible), the
+   batches and throttle, what was skipped and why, replicas and leaders per broker before → after,
+   and the paths of the plan files: `reassignment.json` (what `kafka-reassign-partitions --execute`
+   would take) and `rollback.json` (puts every touched partition back as it was; keep it).
+3. *Execute*: trigger again with **Dry run** off and **Plan id** = the plan id from step 2 (same
+   cluster and action; the other "what" fields may stay as they were or be left empty). Task
+   `execute` loads that plan (it never re-plans) and runs it batch by batch: throttles set, the
+   batch submitted, waited on until every new replica is in the ISR, verified; throttles removed at
+   the end. *Throttle* and *Batch size* pace it.
+
+**Safety.** `execute` refuses, writing nothing to the cluster, unless: writes are enabled for the
+cluster in the kafka-ops settings (`writes_enabled = true`; off by default); the plan's base
+snapshot passed integrity validation; the live cluster still has the replica lists the plan was
+made from (otherwise make a new plan); no other reassignment or election is in flight; the
+controller has not changed recently; every receiving broker is registered. Every write and refusal
+is a row in the lake table `remediation_audit` (who triggered the run, the plan id, the batch).
+
+**When it fails.** `validate_params` failed: a Param is invalid; its log names it (e.g.
+`Param 'replication_factor': must be at least 1, got 0`). Nothing ran. `plan` failed: the snapshot
+was untrusted, or the request cannot be planned (the message names the Param). `execute` failed:
+read its message; a refusal (`refused (<check>)`) wrote nothing; a stuck batch stays in flight with
+its throttles. `execute` is never retried automatically: trigger it again with the same plan id to
+resume (batches already done are not applied twice).
+"""
+
+
+@dag(
+    dag_id=REASSIGNMENT_FORM.dag_id,
+    schedule=None,
+    start_date=datetime(2026, 1, 1, tzinfo=UTC),
+    catchup=False,
+    max_active_runs=1,
+    tags=["kafka-ops", "remediation"],
+    doc_md=DOC_MD,
+    params=REASSIGNMENT_FORM.params(),
+    default_args={
+        "retries": 1,
+        "retry_delay": timedelta(seconds=30),
+        "execution_timeout": timedelta(minutes=15),
+    },
+)
+def kafka_partition_reassignment() -> None:
+    @task.branch
+    def validate_params() -> str:
+        """Fails the run at once on an invalid Param; then `plan` (dry run) or `execute`."""
+        from kafka_ops.airflow import remediation_tasks
+
+        return remediation_tasks.validate_params(get_current_context()["params"], REASSIGNMENT_FORM)
+
+    @task
+    def plan() -> dict[str, Any]:
+        """Dry run: fresh snapshot, integrity validation, plan saved to the lake; nothing written to Kafka."""
+        from kafka_ops.airflow import remediation_tasks
+
+        context = get_current_context()
+        return remediation_tasks.plan(
+            context["params"], REASSIGNMENT_FORM, actor=remediation_tasks.actor_of(context), run_id=context["run_id"]
+        )
+
+    # writes to the cluster: an automatic retry must never repeat a write (run the DAG again to resume)
+    @task(retries=0, execution_timeout=timedelta(hours=12))
+    def execute() -> dict[str, Any]:
+        """Execute the reviewed plan `plan_id` through the remediation executor."""
+        from kafka_ops.airflow import remediation_tasks
+
+        context = get_current_context()
+        return remediation_tasks.execute(
+            context["params"],
+            REASSIGNMENT_FORM,
+            actor=remediation_tasks.actor_of(context),
+            run_id=context["run_id"],
+        )
+
+    validate_params() >> [plan(), execute()]
+
+
+kafka_partition_reassignment()

@@ -1,0 +1,330 @@
+"""Task bodies of the remediation DAGs (`kafka_preferred_leader_election`, `kafka_partition_reassignment`).
+
+Each DAG is `validate_params` → `plan` (dry run) or `execute` (a reviewed plan):
+
+* `validate_params(params, form)`: `remediation_params.parse_request`; an invalid Param fails the
+  run at once (`AirflowFailException`: a retry cannot fix a Param); returns the task to run next.
+* `plan(params, form, actor=...)`: a FRESH snapshot of the cluster from ZooKeeper into the lake,
+  its integrity validation (an untrusted snapshot is never planned on), the planner, the plan saved
+  in the lake with Kafka's files beside it, and its summary in the task log. Writes nothing to the
+  cluster.
+* `execute(params, form, actor=..., run_id=...)`: loads the reviewed plan by id (never re-plans),
+  refuses at once when writes are disabled for the cluster (recorded in the audit table, before any
+  connection is opened), then `kafka_ops.remediation.execute`, whose preflight checks that the base
+  snapshot was trusted and that the live cluster still matches the plan's base.
+
+The functions take the run's Params as a plain mapping and raise Airflow's exceptions, so they run
+in a task or in a test alike; `make_plan` and `execute_plan` are the same work without Airflow's
+exceptions (for the demo and for callers outside a DAG).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from kafka_ops.airflow.kafka_hook import KafkaAdminHook
+from kafka_ops.airflow.remediation_params import Form, ParamError, RemediationRequest, parse_request
+from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
+from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
+from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot
+from kafka_ops.planning import (
+    Plan,
+    plan_decommission,
+    plan_leader_reorder,
+    plan_preferred_election,
+    plan_replica_balance,
+    plan_replication_factor,
+)
+from kafka_ops.remediation import (
+    AuditLog,
+    ExecutionOptions,
+    backend_for,
+    chunk_elections,
+    load_plan,
+    read_progress,
+    save_plan,
+    split_moves,
+)
+from kafka_ops.remediation import execute as execute_remediation
+from kafka_ops.remediation.preflight import check_offline_config
+from kafka_ops.settings import Settings, load_settings
+from kafka_ops.validation.integrity import require_trusted, validate_snapshot
+
+log = logging.getLogger(__name__)
+
+PLAN_TASK = "plan"
+EXECUTE_TASK = "execute"
+INTERNAL_TOPIC_PREFIX = "__"
+MAX_LISTED = 20
+_LOWER_BOUNDS = ("lower_bound_moves", "lower_bound_changes")
+PLAN_NOT_RETRYABLE: tuple[type[KafkaOpsError], ...] = (ParamError, PlanError, SnapshotUntrusted, *NOT_RETRYABLE)
+"""Why a dry run fails that a retry cannot fix: a Param, the plan request, an untrusted snapshot, a
+wrong connection, chroot or credential. A ZooKeeper that does not answer is retried."""
+_PLANNER_FIELDS = {"exclude_brokers": "brokers"}
+"""A planner's field name → the Param that sets it, where they differ."""
+
+
+# -- the tasks ----------------------------------------------------------------------------------------
+
+
+def validate_params(params: Mapping[str, Any], form: Form, settings: Settings | None = None) -> str:
+    """The DAG's first task: the id of the task to run next (`plan` or `execute`)."""
+    request = _request(params, form, settings)
+    log.info("remediation request: %s", json.dumps(request.summary(), sort_keys=True))
+    return PLAN_TASK if request.dry_run else EXECUTE_TASK
+
+
+def plan(
+    params: Mapping[str, Any], form: Form, *, actor: str, run_id: str | None = None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Dry run: plan from a fresh, validated snapshot and save the plan (created by `actor (run_id)`);
+    returns its summary."""
+    request = _request(params, form, settings)
+    if not request.dry_run:
+        raise AirflowSkipException("not a dry run: a reviewed plan is executed as it is, never re-planned")
+    try:
+        return make_plan(request, actor=actor if run_id is None else f"{actor} ({run_id})")
+    except PLAN_NOT_RETRYABLE as e:
+        raise AirflowFailException(str(e)) from e  # a retry cannot fix these
+
+
+def execute(
+    params: Mapping[str, Any], form: Form, *, actor: str, run_id: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    """Execute the reviewed plan `plan_id`; returns the executor's report. Skipped on a dry run."""
+    request = _request(params, form, settings)
+    if request.dry_run or request.plan_id is None:
+        raise AirflowSkipException("dry run: nothing is executed")
+    try:
+        return execute_plan(request, actor=actor, run_id=run_id)
+    except KafkaOpsError as e:
+        # never retried (the task has no retries): the executor resumes when the operator runs it again
+        raise AirflowFailException(f"{type(e).__name__}: {e}") from e
+
+
+def actor_of(context: Mapping[str, Any]) -> str:
+    """Who triggered the run (the Airflow user), for the audit; else the DAG that ran it."""
+    dag_run = context.get("dag_run")
+    user = getattr(dag_run, "triggering_user_name", None)
+    if isinstance(user, str) and user.strip():
+        return user.strip()
+    return f"airflow:{getattr(dag_run, 'dag_id', None) or 'unknown dag'}"
+
+
+def _request(params: Mapping[str, Any], form: Form, settings: Settings | None) -> RemediationRequest:
+    try:
+        return parse_request(dict(params), settings or load_settings(), form)
+    except KafkaOpsError as e:
+        raise AirflowFailException(str(e)) from e
+
+
+# -- the work -----------------------------------------------------------------------------------------
+
+
+def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
+    """Snapshot the cluster into the lake, validate the snapshot, plan, save (`created_by` = `actor`),
+    log the summary.
+
+    Raises `SnapshotUntrusted` (no plan is made on a snapshot that failed validation), `ParamError`
+    when the request cannot be planned on this snapshot, and the collector's errors."""
+    name = request.cluster.name
+    lake = Lake(request.lake_root)
+    snapshot, _ = ZooKeeperHook(request.cluster.zookeeper_conn_id).snapshot_to_lake(name, lake)
+    validation = validate_snapshot(lake, name, snapshot.snapshot_id)
+    if not validation.trusted:
+        raise SnapshotUntrusted(
+            name, snapshot.snapshot_id, validation.failed, f"{validation.message()}; no plan was made"
+        )
+    new = plan_for(request, snapshot)
+    saved = save_plan(lake, new, created_by=actor)
+    log.info("%s", render_plan(new, request, files=saved.files))
+    return {
+        **new.summary(),
+        "lower_bound": lower_bound(new),
+        "batches": batch_count(new, request),
+        "files": saved.files,
+        "next": next_step(new, request),
+    }
+
+
+def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
+    """The planner of `request.action` on `snapshot`; a refusal names the Param to change."""
+    pattern_used = request.topic_pattern is not None
+    try:
+        topics = topic_scope(request, snapshot)
+        if request.action == "preferred_election":
+            return plan_preferred_election(snapshot, topics=topics)
+        if request.action == "leader_reorder":
+            return plan_leader_reorder(snapshot, topics=topics)
+        if request.action == "replication_factor":
+            if topics is None or request.replication_factor is None:  # parse_request guarantees both
+                raise ParamError("topics", "name the topics whose replication factor to change")
+            return plan_replication_factor(snapshot, topics, request.replication_factor)
+        if request.action == "decommission":
+            return plan_decommission(snapshot, request.brokers)
+        return plan_replica_balance(snapshot, exclude_brokers=request.brokers)
+    except PlanError as e:
+        param = _PLANNER_FIELDS.get(e.field, e.field)
+        if param == "topics" and pattern_used:
+            param = "topic_pattern"
+        raise ParamError(param, e.problem) from e
+
+
+def topic_scope(request: RemediationRequest, snapshot: ClusterSnapshot) -> list[str] | None:
+    """The topics a request names, or those its pattern fully matches (never internal `__` topics);
+    None when it names none (every topic)."""
+    if request.topics:
+        return list(request.topics)
+    if request.topic_pattern is None:
+        return None
+    regex = re.compile(request.topic_pattern)
+    matched = sorted(t for t in snapshot.topics if regex.fullmatch(t) and not t.startswith(INTERNAL_TOPIC_PREFIX))
+    if not matched:
+        shown = ", ".join(sorted(snapshot.topics)[:10]) or "none"
+        raise ParamError(
+            "topic_pattern",
+            f"{request.topic_pattern!r} matches no topic in snapshot {snapshot.snapshot_id} (topics: {shown})",
+        )
+    return matched
+
+
+def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
+    """Execute stored plan `request.plan_id` (see the module docstring); returns the report summary.
+    Raises `RemediationRefused` when a safety check refuses (nothing written to the cluster)."""
+    if request.plan_id is None:
+        raise ParamError("plan_id", "required to execute")
+    config = request.cluster
+    lake = Lake(request.lake_root)
+    reviewed = load_plan(lake, config.name, request.plan_id)
+    log.info("executing plan %s as reviewed: %s", reviewed.plan_id, json.dumps(reviewed.summary(), default=str))
+    try:
+        # before any connection is resolved or opened: a read-only cluster may have no Kafka connection at all
+        check_offline_config(reviewed, config, read_progress(lake, config.name, reviewed.plan_id))
+    except RemediationRefused as e:
+        AuditLog(lake, reviewed, config.remediation_backend, actor, run_id).record("refuse", "refused", detail=str(e))
+        raise
+    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
+    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
+    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    try:
+        report = execute_remediation(
+            reviewed,
+            lake=lake,
+            cluster_config=config,
+            backend=backend,
+            zookeeper=zookeeper,
+            actor=actor,
+            trusted=require_trusted,
+            options=execution_options(request),
+            run_id=run_id,
+        )
+    finally:
+        backend.close()
+    summary = report.summary()
+    log.info("plan %s: %s", reviewed.plan_id, json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def execution_options(request: RemediationRequest) -> ExecutionOptions:
+    """The executor's pacing: the run's batch size and throttle, the cluster's controller quiet period."""
+    return ExecutionOptions(
+        batch_max_partitions=request.batch_size,
+        election_batch_size=request.batch_size,
+        throttle_bytes_per_s=request.throttle_bytes_per_s,
+        controller_quiet_s=request.cluster.remediation_controller_quiet_seconds,
+    )
+
+
+# -- the summary an operator reviews -----------------------------------------------------------------
+
+
+def batch_count(plan_: Plan, request: RemediationRequest) -> int:
+    """How many reassignment batches the executor will run the plan in, paced as `request` asks."""
+    options = execution_options(request)
+    return len(split_moves(plan_.reassignments, options.batch_max_partitions, options.batch_max_moves_per_broker))
+
+
+def election_requests(plan_: Plan, request: RemediationRequest) -> int:
+    """How many election requests the executor will send for the plan."""
+    return len(chunk_elections(plan_.elections, execution_options(request).election_batch_size))
+
+
+def lower_bound(plan_: Plan) -> int | float | None:
+    for key in _LOWER_BOUNDS:
+        if key in plan_.figures:
+            return plan_.figures[key]
+    return None
+
+
+def next_step(plan_: Plan, request: RemediationRequest) -> str:
+    if plan_.is_empty:
+        return "nothing to do: the cluster already is as this action would leave it"
+    dag = request.form or "the DAG"
+    return (
+        f"review the plan, then trigger {dag} again with the same Params, dry_run = false and plan_id = {plan_.plan_id}"
+    )
+
+
+def render_plan(
+    plan_: Plan,
+    request: RemediationRequest,
+    *,
+    files: Mapping[str, str] | None = None,
+    partitions: bool = True,
+    validated: bool = True,
+) -> str:
+    """The dry run's summary: what moves, per-broker counts before and after, the lower bound and,
+    given `files`, where the plan files are and what to do next. `partitions` False leaves out the
+    per-partition lists; `validated` says whether the base snapshot passed integrity validation."""
+    batches = batch_count(plan_, request)
+    throttle = f"{request.throttle_bytes_per_s} B/s" if request.throttle_bytes_per_s else "none"
+    bound = lower_bound(plan_)
+    trust = "passed integrity validation" if validated else "NOT validated (a DAG run validates it first)"
+    lines = [
+        f"plan {plan_.plan_id}: {plan_.kind} on cluster {plan_.cluster}",
+        f"  base snapshot    {plan_.snapshot_id} (captured {plan_.captured_at}), {trust}",
+        f"  request          {json.dumps(dict(plan_.request), sort_keys=True, default=str)}",
+        f"  reassignments    {len(plan_.reassignments)} partition(s), {plan_.moves} replica move(s)"
+        + (f" (lower bound {bound})" if bound is not None else "")
+        + (f", {batches} batch(es) of at most {request.batch_size} partitions, throttle {throttle}" if batches else ""),
+        f"  elections        {len(plan_.elections)}"
+        + (
+            f", {election_requests(plan_, request)} request(s) of at most {request.batch_size}"
+            if plan_.elections
+            else ""
+        ),
+        f"  skipped          {len(plan_.skipped)}",
+        "  figures          " + (", ".join(f"{k}={v}" for k, v in plan_.figures.items()) or "none"),
+    ]
+    if partitions:
+        lines += _listed("moves", [f"{m.topic}-{m.partition}: {list(m.current)} -> {list(m.target)}"
+                                   for m in plan_.reassignments])  # fmt: skip
+        lines += _listed("elections", [f"{e.topic}-{e.partition}: leader {e.leader} -> {e.preferred}"
+                                       for e in plan_.elections])  # fmt: skip
+        lines += _listed("skipped", [f"{s.topic}{'' if s.partition is None else f'-{s.partition}'}: {s.reason}"
+                                     for s in plan_.skipped])  # fmt: skip
+    lines.append(f"  {'per broker (before -> after)':<30}{'replicas':<16}{'leaders':<16}preferred")
+    for b in plan_.brokers:
+        where = f"broker {b.broker_id} ({b.rack or 'no rack'}{'' if b.registered else ', NOT registered'})"
+        replicas = f"{b.replicas_before} -> {b.replicas_after}"
+        leaders = f"{b.leaders_before} -> {b.leaders_after}"
+        lines.append(f"    {where:<28}{replicas:<16}{leaders:<16}{b.preferred_before} -> {b.preferred_after}")
+    if files is not None:
+        lines.append("  files (rollback.json puts every reassigned partition back as it was)")
+        lines += [f"    {name:<18} {path}" for name, path in files.items()]
+        lines.append(f"  next             {next_step(plan_, request)}")
+    return "\n".join(lines)
+
+
+def _listed(title: str, items: list[str]) -> list[str]:
+    if not items:
+        return []
+    more = [f"    ... and {len(items) - MAX_LISTED} more (see the plan files)"] if len(items) > MAX_LISTED else []
+    return [f"  {title}", *(f"    {item}" for item in items[:MAX_LISTED]), *more]

@@ -1,0 +1,398 @@
+"""The remediation DAGs end to end with `dag.test(run_conf=...)` against the real sandbox cluster.
+
+Settings come from a TOML file (`KAFKA_OPS_CONFIG`) naming cluster `sandbox`, its connections
+(`AIRFLOW_CONN_*`) and a lake under tmp_path. Its controller quiet period is 0: the session sandbox
+was started moments ago and the broker kill below may move the controller; the check itself has its
+own test in tests/integration/test_remediation_sandbox.py.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from airflow.dag_processing.dagbag import DagBag
+from airflow.models.dagrun import DagRun
+from airflow.sdk.exceptions import ParamValidationError
+from kafka import KafkaConsumer, KafkaProducer
+from kafka import TopicPartition as KafkaTP
+from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
+
+from kafka_ops.airflow.remediation_params import FORMS
+from kafka_ops.lake.store import Lake
+from kafka_ops.model import ClusterSnapshot
+from kafka_ops.remediation import load_plan, read_audit
+from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.validation.integrity import is_trusted
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+
+CLUSTER = "sandbox"
+ELECTION = "kafka_preferred_leader_election"
+REASSIGNMENT = "kafka_partition_reassignment"
+THROTTLE_KEYS = {
+    "leader.replication.throttled.rate",
+    "follower.replication.throttled.rate",
+    "leader.replication.throttled.replicas",
+    "follower.replication.throttled.replicas",
+}
+
+Configure = Callable[..., Path]
+
+
+# -- fixtures and helpers ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Configure:
+    """Connections to the sandbox, and `configure(writes_enabled=...)` writing the settings file."""
+    zookeeper = {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": dag_sandbox.chroot}}
+    monkeypatch.setenv("AIRFLOW_CONN_ZK_SANDBOX", json.dumps(zookeeper))
+    kafka = {"conn_type": "kafka", "host": dag_sandbox.bootstrap_servers, "extra": {"request_timeout_ms": 10_000}}
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SANDBOX", json.dumps(kafka))
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+
+    def write(*, writes_enabled: bool = True) -> Path:
+        path = tmp_path / "kafka-ops.toml"
+        path.write_text(
+            f'lake_root = "{tmp_path / "lake"}"\n'
+            "[[clusters]]\n"
+            f'name = "{CLUSTER}"\n'
+            'zookeeper_conn_id = "zk_sandbox"\n'
+            'kafka_conn_id = "kafka_sandbox"\n'
+            f"writes_enabled = {str(writes_enabled).lower()}\n"
+            "remediation_controller_quiet_seconds = 0\n"
+        )
+        monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
+        return tmp_path / "lake"
+
+    write()
+    return write
+
+
+def admin_for(sandbox: SandboxCluster) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=10_000)
+
+
+def create_topic(sandbox: SandboxCluster, name: str, assignment: dict[int, list[int]]) -> ClusterSnapshot:
+    admin = admin_for(sandbox)
+    try:
+        admin.create_topics([NewTopic(name, replica_assignments=assignment)])
+    finally:
+        admin.close()
+    return sandbox.wait_for(
+        lambda s: all(
+            (name, p) in s.partition_states and len(s.partition_states[(name, p)].isr) == len(r)
+            for p, r in assignment.items()
+        ),
+        60,
+        f"topic {name} created with its ISR full",
+    )
+
+
+def delete_topic(sandbox: SandboxCluster, name: str) -> None:
+    if name not in sandbox.snapshot().topics:
+        return
+    admin = admin_for(sandbox)
+    try:
+        admin.delete_topics([name])
+    finally:
+        admin.close()
+    sandbox.wait_for(lambda s: name not in s.topics and name not in s.pending_topic_deletions, 60, f"{name} deleted")
+
+
+def produce(sandbox: SandboxCluster, topic: str, count: int) -> dict[bytes, bytes]:
+    """`count` keyed messages; returns key → value."""
+    sent = {}
+    producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, acks="all", linger_ms=20)
+    try:
+        for i in range(count):
+            key, value = f"key-{i:05d}".encode(), f"value-{i:05d}".encode()
+            producer.send(topic, key=key, value=value)
+            sent[key] = value
+        producer.flush(60)
+    finally:
+        producer.close()
+    return sent
+
+
+def consume_all(sandbox: SandboxCluster, topic: str, expected: int, timeout_s: float = 60) -> dict[bytes, bytes]:
+    """Every message of `topic` from the beginning, without a group."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=sandbox.bootstrap_servers, enable_auto_commit=False, request_timeout_ms=10_000
+    )
+    got: dict[bytes, bytes] = {}
+    count = 0
+    try:
+        consumer.assign([KafkaTP(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())])
+        consumer.seek_to_beginning()
+        deadline = time.monotonic() + timeout_s
+        while count < expected and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=1_000).values():
+                for record in batch:
+                    got[record.key] = record.value
+                    count += 1
+    finally:
+        consumer.close()
+    assert count == expected, f"read {count} messages of {topic}, expected {expected}"
+    return got
+
+
+def throttles(sandbox: SandboxCluster, topics: list[str]) -> dict[str, dict[str, str]]:
+    """Every throttle set on a broker or one of `topics`, as the brokers report them."""
+    admin = admin_for(sandbox)
+    try:
+        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in sandbox.broker_ids()]
+        resources += [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
+        described = admin.describe_configs(resources)
+    finally:
+        admin.close()
+    found = {}
+    for kind, entities in described.items():
+        for name, configs in entities.items():
+            keys = {k: v["value"] for k, v in configs.items() if k in THROTTLE_KEYS and v["value"]}
+            if keys:
+                found[f"{kind} {name}"] = keys
+    return found
+
+
+def cluster_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
+    """What a remediation could write: the topics' assignment and leaders, dynamic configs, /admin requests."""
+    snap = sandbox.snapshot()
+    return {
+        "assignment": {t: snap.topics[t].partitions for t in topics},
+        "leaders": {tp: s.leader for tp, s in snap.partition_states.items() if tp[0] in topics},
+        "configs": sorted((c.entity_type, c.entity_name, sorted(c.config.items())) for c in snap.configs),
+        "reassign": snap.reassignment_requests,
+        "elections": snap.preferred_election_requests,
+    }
+
+
+def trigger(dag_bag: DagBag, dag_id: str, **conf: Any) -> DagRun:
+    """A run with the form's defaults overridden by `conf`, as the UI submits it. Every Param is given:
+    runs in one process share the DAG object, whose Params keep the previous run's conf otherwise."""
+    defaults = {name: param.value for name, param in FORMS[dag_id].params().items()}
+    return dag_bag.dags[dag_id].test(run_conf={**defaults, "cluster": CLUSTER, **conf})
+
+
+def states(run: DagRun) -> dict[str, str | None]:
+    return {ti.task_id: ti.state for ti in run.get_task_instances()}
+
+
+def xcom(run: DagRun, task_id: str) -> Any:
+    (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == task_id]
+    return ti.xcom_pull(task_ids=task_id)
+
+
+def logged(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) -> str:
+    """What the runs logged since the last call: `dag.test()` runs tasks in this process."""
+    text = caplog.text + "".join(capfd.readouterr())
+    caplog.clear()
+    return text
+
+
+def audit(lake_root: Path, plan_id: str) -> list[tuple[int | None, str, str]]:
+    return [(r["batch"], r["action"], r["outcome"]) for r in read_audit(Lake(lake_root), CLUSTER, plan_id)]
+
+
+@pytest.fixture
+def tp_re_02(dag_sandbox: SandboxCluster) -> Iterator[str]:
+    """tp_re_02 at replication factor 1 (one partition per broker), fresh; deleted afterwards, so the
+    executor's own sandbox test can create it again in the same session."""
+    delete_topic(dag_sandbox, "tp_re_02")
+    create_topic(dag_sandbox, "tp_re_02", {0: [1], 1: [2], 2: [3]})
+    yield "tp_re_02"
+    dag_sandbox.wait_healthy(120)
+    delete_topic(dag_sandbox, "tp_re_02")
+
+
+# -- the issue's cases ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("remediation_dag", [ELECTION, REASSIGNMENT])
+def test_dag_shape(dag_bag: DagBag, remediation_dag: str) -> None:
+    """Triggered by hand, one run at a time; the task that writes to a cluster is never retried."""
+    dag = dag_bag.dags[remediation_dag]
+    assert dag.schedule is None and dag.max_active_runs == 1
+    assert set(dag.tags) == {"kafka-ops", "remediation"}
+    assert set(dag.params) == FORMS[remediation_dag].fields
+    validate, plan, execute = (dag.get_task(t) for t in ("validate_params", "plan", "execute"))
+    assert validate.downstream_task_ids == {"plan", "execute"}
+    assert plan.upstream_task_ids == execute.upstream_task_ids == {"validate_params"}
+    assert execute.retries == 0, "a write must never be repeated by an automatic retry"
+    assert "dry_run" in (dag.doc_md or "").lower().replace(" ", "_") and "plan id" in (dag.doc_md or "").lower()
+
+
+def test_tp_re_02_replication_factor_dry_run_then_execute(
+    tp_re_02: str,
+    configure: Configure,
+    dag_bag: DagBag,
+    dag_sandbox: SandboxCluster,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """10,000 keyed messages; a dry run plans RF 1 → 2 and writes nothing to the cluster; executing
+    the reviewed plan by id leaves assignment, ISR and rack spread as planned, no throttle, and
+    every message readable."""
+    sandbox, topic = dag_sandbox, tp_re_02
+    lake_root = configure()
+    sent = produce(sandbox, topic, 10_000)
+    before = cluster_state(sandbox, [topic])
+    form = {"action": "replication_factor", "throttle_bytes_per_s": 20_000_000, "batch_size": 2}
+
+    run = trigger(dag_bag, REASSIGNMENT, **form, topics=[topic], replication_factor=2)
+
+    assert run.state == "success"
+    assert states(run) == {"validate_params": "success", "plan": "success", "execute": "skipped"}
+    summary = xcom(run, "plan")
+    plan_id = summary["plan_id"]
+    assert (summary["kind"], summary["moves"], summary["lower_bound"], summary["batches"]) == (
+        "replication_factor", 3, 3, 2,
+    )  # fmt: skip
+    assert summary["next"].endswith(f"dry_run = false and plan_id = {plan_id}")
+    assert len(json.dumps(summary)) < 2000  # a summary, not data
+    log = logged(caplog, capfd)
+    assert f"plan {plan_id}: replication_factor on cluster sandbox" in log
+    assert "3 replica move(s) (lower bound 3), 2 batch(es) of at most 2 partitions, throttle 20000000 B/s" in log
+    assert f"{topic}-0: [1] -> [1, " in log and "per broker" in log and "rollback.json" in log
+    assert cluster_state(sandbox, [topic]) == before, "a dry run wrote to the cluster"
+    lake = Lake(lake_root)
+    plan = load_plan(lake, CLUSTER, plan_id)
+    assert is_trusted(lake, CLUSTER, plan.snapshot_id), "planned on a snapshot that was not validated"
+    assert plan.snapshot_id == lake.latest_snapshot_id(CLUSTER), "planned on an old snapshot"
+    assert audit(lake_root, plan_id) == []
+    (stored,) = [r for r in lake.commit_log("remediation_plans", CLUSTER).to_pylist() if r["plan_id"] == plan_id]
+    assert stored["created_by"] == f"dag_test ({run.run_id})"
+    assert json.loads(Path(summary["files"]["rollback.json"]).read_text()) == plan.rollback_json()
+
+    run = trigger(dag_bag, REASSIGNMENT, **form, dry_run=False, plan_id=plan_id)
+
+    assert run.state == "success"
+    assert states(run) == {"validate_params": "success", "plan": "skipped", "execute": "success"}
+    report = xcom(run, "execute")
+    assert (report["status"], report["batches"], report["submitted"], report["throttles_removed"]) == (
+        "done", 2, [0, 1], True,
+    )  # fmt: skip
+    snap = sandbox.snapshot()
+    racks = {b: snap.brokers[b].rack for b in snap.brokers}
+    for m in plan.reassignments:
+        assert snap.topics[topic].partitions[m.partition] == m.target
+        assert sorted(snap.partition_states[(topic, m.partition)].isr) == sorted(m.target)
+        assert len({racks[b] for b in m.target}) == 2, f"{topic}-{m.partition} on one rack: {m.target}"
+    assert throttles(sandbox, [topic]) == {}
+    assert consume_all(sandbox, topic, 10_000) == sent
+    rows = read_audit(lake, CLUSTER, plan_id)
+    assert {(r["actor"], r["run_id"]) for r in rows} == {("dag_test", run.run_id)}
+    steps = audit(lake_root, plan_id)
+    assert [s for s in steps if s[1] == "reassign"] == [(0, "reassign", "ok"), (1, "reassign", "ok")]
+    assert steps[-1] == (None, "remove_throttle", "ok")
+
+
+def test_election_restores_preferred_leaders_after_a_broker_restart(
+    configure: Configure, dag_bag: DagBag, dag_sandbox: SandboxCluster
+) -> None:
+    """Kill broker 2 and restart it: its leaderships stay elsewhere; the election DAG (dry run, then
+    the reviewed plan) gives them back."""
+    sandbox = dag_sandbox
+    topic = "re_dag_election"
+    assignment = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3], 5: [3, 2, 1]}
+    if topic not in sandbox.snapshot().topics:
+        create_topic(sandbox, topic, assignment)
+    configure()
+    sandbox.kill_broker(2)
+    sandbox.wait_for(
+        lambda s: 2 not in s.brokers and all(s.partition_states[(topic, p)].leader != 2 for p in assignment),
+        60,
+        "leaders off broker 2",
+    )
+    sandbox.start_broker(2)
+    snap = sandbox.wait_healthy(120)
+    assert Counter(snap.partition_states[(topic, p)].leader for p in assignment)[2] == 0
+
+    run = trigger(dag_bag, ELECTION, action="preferred_election", topic_pattern="re_dag_elect.*", batch_size=1)
+
+    assert run.state == "success" and states(run)["execute"] == "skipped"
+    summary = xcom(run, "plan")
+    assert (summary["elections"], summary["moves"]) == (2, 0)
+    assert sandbox.snapshot().partition_states[(topic, 1)].leader != 2, "a dry run elected"
+
+    run = trigger(dag_bag, ELECTION, action="preferred_election", dry_run=False, plan_id=summary["plan_id"])
+
+    assert run.state == "success" and states(run)["execute"] == "success"
+    report = xcom(run, "execute")
+    assert report["status"] == "done" and report["elections_refused"] == {}
+    snap = sandbox.snapshot()
+    assert {p: snap.partition_states[(topic, p)].leader for p in assignment} == {p: r[0] for p, r in assignment.items()}
+
+
+def test_invalid_params_are_refused_before_anything_runs(
+    configure: Configure, dag_bag: DagBag, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    lake_root = configure()
+    # the JSON schema: Airflow refuses to create the run at all
+    with pytest.raises(ParamValidationError, match="Invalid input for param replication_factor: 0 is less than"):
+        trigger(dag_bag, REASSIGNMENT, action="replication_factor", topics=["t"], replication_factor=0)
+
+    # what only kafka-ops can check: the first task fails, nothing after it runs
+    for conf, message in [
+        ({"cluster": "nope"}, "Param 'cluster': no cluster named 'nope' in the settings (have: ['sandbox'])"),
+        ({"dry_run": False}, "Param 'plan_id': required when dry_run is false"),
+    ]:
+        run = trigger(dag_bag, ELECTION, **conf)
+        assert run.state == "failed"
+        assert states(run) == {"validate_params": "failed", "plan": "upstream_failed", "execute": "upstream_failed"}
+        (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "validate_params"]
+        assert ti.try_number == 1, "an invalid Param was retried"
+        assert message in logged(caplog, capfd)
+    assert Lake(lake_root).snapshots().num_rows == 0, "something ran after an invalid Param"
+
+
+def test_refusals_write_nothing(
+    configure: Configure,
+    dag_bag: DagBag,
+    dag_sandbox: SandboxCluster,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Writes disabled, then a stale base (the assignment changed between plan and execute): each
+    refused with a clear message, an audit row, and nothing written to the cluster."""
+    sandbox = dag_sandbox
+    topic = "re_dag_refusals"
+    create_topic(sandbox, topic, {0: [1], 1: [2]})
+    lake_root = configure(writes_enabled=False)
+    run = trigger(dag_bag, REASSIGNMENT, action="replication_factor", topics=[topic], replication_factor=2)
+    assert run.state == "success", "a dry run needs no writes"
+    plan_id = xcom(run, "plan")["plan_id"]
+    execute = {"action": "replication_factor", "dry_run": False, "plan_id": plan_id}
+
+    def refused(message: str) -> None:
+        before = cluster_state(sandbox, [topic])
+        rows = len(audit(lake_root, plan_id))
+        logged(caplog, capfd)
+        run = trigger(dag_bag, REASSIGNMENT, **execute)
+        assert run.state == "failed" and states(run)["execute"] == "failed"
+        (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "execute"]
+        assert ti.try_number == 1, "a refused write was retried"
+        assert message in logged(caplog, capfd)
+        assert audit(lake_root, plan_id)[rows:] == [(None, "refuse", "refused")]
+        assert cluster_state(sandbox, [topic]) == before, "a refused plan wrote to the cluster"
+
+    refused(f"plan {plan_id}: refused (writes enabled): writes are disabled for cluster 'sandbox' (dry-run)")
+
+    configure(writes_enabled=True)
+    admin = admin_for(sandbox)
+    try:
+        admin.alter_partition_reassignments({KafkaTP(topic, 0): [2]})
+    finally:
+        admin.close()
+    sandbox.wait_for(
+        lambda s: s.topics[topic].partitions[0] == (2,) and not s.topics[topic].adding_replicas,
+        30,
+        "partition 0 moved to broker 2",
+    )
+    refused(f"cluster changed since plan {plan_id}: {topic}-0 is now [2], the plan was based on [1]")

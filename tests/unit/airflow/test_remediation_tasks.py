@@ -1,0 +1,136 @@
+"""The remediation DAGs' task bodies without a cluster: routing, refusals before any connection, the
+planner each action calls, and the summary an operator reviews. The sandbox runs are in
+tests/dags/test_remediation_dags.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from kafka_ops.airflow import remediation_tasks as tasks
+from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, ParamError, parse_request
+from kafka_ops.lake.store import Lake
+from kafka_ops.planning import plan_replication_factor
+from kafka_ops.remediation import read_audit, save_plan
+from kafka_ops.settings import ClusterConfig, Settings
+from tests.unit.planning.builders import cluster
+
+RACKS = {1: "a", 2: "b", 3: "c"}
+SNAP = cluster(RACKS, {"orders.eu": {0: (1,), 1: (2,)}, "orders.us": {0: (3,)}, "__orders.internal": {0: (1,)}})
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(lake_root=str(tmp_path / "lake"), clusters=(ClusterConfig("c1"),))
+
+
+def params(**overrides: Any) -> dict[str, Any]:
+    base = {name: p.value for name, p in REASSIGNMENT_FORM.params().items()}
+    return {**base, "cluster": "c1", "topics": ["orders.eu"], "replication_factor": 2, **overrides}
+
+
+def test_validate_params_routes_the_run(settings: Settings) -> None:
+    assert tasks.validate_params(params(), REASSIGNMENT_FORM, settings) == "plan"
+    with pytest.raises(AirflowFailException, match=r"^Param 'replication_factor': must be at least 1, got 0$"):
+        tasks.validate_params(params(replication_factor=0), REASSIGNMENT_FORM, settings)
+
+
+def test_a_dry_run_never_reaches_the_executor(settings: Settings) -> None:
+    with pytest.raises(AirflowSkipException, match="dry run: nothing is executed"):
+        tasks.execute(params(), REASSIGNMENT_FORM, actor="alice", run_id="r1", settings=settings)
+
+
+def test_writes_disabled_is_refused_before_any_connection(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Airflow connection exists here: the refusal comes before one is even looked up."""
+    for name in ("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", "AIRFLOW_CONN_KAFKA_DEFAULT"):
+        monkeypatch.delenv(name, raising=False)
+    lake = Lake(settings.lake_root)
+    plan = plan_replication_factor(SNAP, ["orders.eu"], 2)
+    save_plan(lake, plan, created_by="alice")
+    run = params(dry_run=False, plan_id=plan.plan_id)
+
+    with pytest.raises(AirflowFailException) as caught:
+        tasks.execute(run, REASSIGNMENT_FORM, actor="bob", run_id="r2", settings=settings)
+
+    assert str(caught.value) == (
+        f"RemediationRefused: plan {plan.plan_id}: refused (writes enabled): writes are disabled for cluster 'c1' "
+        "(dry-run): set writes_enabled = true for it in the kafka-ops settings to let the executor write"
+    )
+    (row,) = read_audit(lake, "c1", plan.plan_id)
+    assert (row["action"], row["outcome"], row["actor"], row["run_id"]) == ("refuse", "refused", "bob", "r2")
+
+
+def test_the_actor_is_the_triggering_user() -> None:
+    assert tasks.actor_of({"dag_run": SimpleNamespace(triggering_user_name="alice", dag_id="d")}) == "alice"
+    assert tasks.actor_of({"dag_run": SimpleNamespace(triggering_user_name=None, dag_id="d")}) == "airflow:d"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "kind", "topics"),
+    [
+        ({"topics": [], "topic_pattern": r"orders\..*"}, "replication_factor", ["orders.eu", "orders.us"]),
+        ({"topics": ["orders.us"]}, "replication_factor", ["orders.us"]),
+        ({"action": "decommission", "topics": [], "replication_factor": None, "brokers": [3]}, "decommission", None),
+        ({"action": "replica_balance", "topics": [], "replication_factor": None}, "replica_balance", None),
+    ],
+)
+def test_each_action_runs_its_planner(
+    settings: Settings, overrides: dict[str, Any], kind: str, topics: list[str] | None
+) -> None:
+    request = parse_request(params(**overrides), settings, REASSIGNMENT_FORM)
+    plan = tasks.plan_for(request, SNAP)
+    assert plan.kind == kind
+    if topics is not None:
+        assert plan.request["topics"] == topics  # a pattern never matches internal topics
+
+
+def test_election_actions(settings: Settings) -> None:
+    base = {name: p.value for name, p in ELECTION_FORM.params().items()}
+    for action in ELECTION_FORM.actions:
+        request = parse_request({**base, "cluster": "c1", "action": action}, settings, ELECTION_FORM)
+        assert tasks.plan_for(request, SNAP).kind == action
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"replication_factor": 4}, "Param 'replication_factor': 4 is larger than the 3 live (registered) brokers"),
+        ({"topics": ["missing"]}, "Param 'topics': unknown topic(s) 'missing': not in snapshot s1"),
+        ({"topics": [], "topic_pattern": "nothing.*"}, "Param 'topic_pattern': 'nothing.*' matches no topic in"),
+        ({"action": "decommission", "topics": [], "replication_factor": None, "brokers": [9]},
+         "Param 'brokers': broker(s) [9] are neither registered nor holding any replica"),
+        ({"action": "replica_balance", "topics": [], "replication_factor": None, "brokers": [1, 2, 3]},
+         "Param 'brokers': excludes every registered broker"),
+    ],
+)  # fmt: skip
+def test_a_request_the_snapshot_refuses_names_the_param(
+    settings: Settings, overrides: dict[str, Any], message: str
+) -> None:
+    request = parse_request(params(**overrides), settings, REASSIGNMENT_FORM)
+    with pytest.raises(ParamError) as caught:
+        tasks.plan_for(request, SNAP)
+    assert str(caught.value).startswith(message)
+
+
+def test_the_summary_an_operator_reviews(settings: Settings) -> None:
+    request = parse_request(params(batch_size=1), settings, REASSIGNMENT_FORM)
+    plan = tasks.plan_for(request, SNAP)
+    files = {"reassignment.json": "/lake/r.json", "rollback.json": "/lake/b.json"}
+    text = tasks.render_plan(plan, request, files=files)
+    lines = text.splitlines()
+    assert lines[0] == f"plan {plan.plan_id}: replication_factor on cluster c1"
+    assert "2 partition(s), 2 replica move(s) (lower bound 2), 2 batch(es) of at most 1 partitions, throttle " \
+           "50000000 B/s" in text  # fmt: skip
+    assert "    orders.eu-0: [1] -> [1, " in text
+    assert "  per broker (before -> after)  replicas        leaders         preferred" in lines
+    assert "    broker 3 (c)                1 -> 3          1 -> 1          1 -> 1" in lines
+    assert "    rollback.json      /lake/b.json" in text
+    assert lines[-1].endswith(f"dry_run = false and plan_id = {plan.plan_id}")
+    assert tasks.lower_bound(plan) == 2
+    short = tasks.render_plan(plan, request, partitions=False, validated=False).splitlines()
+    assert "NOT validated" in short[1]
+    assert not [line for line in short if "orders.eu-0" in line or "rollback.json" in line or "next" in line]

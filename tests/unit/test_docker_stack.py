@@ -1,0 +1,550 @@
+"""The docker/ stack, checked without a Docker engine.
+
+The compose file's services, health checks, dependencies, ports, volumes, environment and secrets
+(read as YAML); the connections it defines, parsed the way Airflow and kafka-ops parse them; the
+image's install steps against the Makefile's; the shell it runs; and every service the docs name.
+`docker compose config` runs as well when the docker CLI has the compose plugin.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from airflow.sdk import Connection
+
+from kafka_ops.airflow import kafka_hook, zookeeper_hook
+from kafka_ops.alerting.registry import notifier_for
+from kafka_ops.settings import load_settings
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+COMPOSE_FILE = DOCKER / "docker-compose.yml"
+DOCKERFILE = DOCKER / "airflow" / "Dockerfile"
+DOCKERIGNORE = DOCKER / "airflow" / "Dockerfile.dockerignore"
+ENV_EXAMPLE = DOCKER / ".env.example"
+DOCS = [REPO / "README.md", DOCKER / "README.md", REPO / "docs" / "operations.md"]
+
+BROKERS = ("kafka-1", "kafka-2", "kafka-3")
+DEMO = {"zookeeper", *BROKERS, "kafka-init"}
+AIRFLOW = {"airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
+ONE_SHOTS = {"airflow-init", "kafka-init"}
+SERVICES = DEMO | AIRFLOW | ONE_SHOTS | {"postgres", "spark-master", "spark-worker"}
+LAKE = "/opt/kafka-ops/lake"
+SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|TOKEN|_KEY\b|ROUTING", re.IGNORECASE)
+VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    data = yaml.safe_load(COMPOSE_FILE.read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return compose["services"]
+
+
+def interpolate(value: str) -> str:
+    """Compose's interpolation with nothing set: `${X:-d}` is d, `${X:?m}` / `${X}` a placeholder."""
+
+    def one(match: re.Match[str]) -> str:
+        name, op, default = match.groups()
+        return default if op in (":-", "-") else f"set-{name.lower()}"
+
+    return VARIABLE.sub(one, value.replace("$$", "\0")).replace("\0", "$")
+
+
+def environment(service: Mapping[str, Any]) -> dict[str, str]:
+    env = service.get("environment") or {}
+    assert isinstance(env, dict), "environment must be a mapping (KEY: value)"
+    return {str(k): str(v) for k, v in env.items()}
+
+
+def connections(service: Mapping[str, Any]) -> dict[str, Connection]:
+    """The service's AIRFLOW_CONN_* variables as Airflow reads them (JSON, else a URI)."""
+    out = {}
+    for name, raw in environment(service).items():
+        if name.startswith("AIRFLOW_CONN_"):
+            conn_id, value = name.removeprefix("AIRFLOW_CONN_").lower(), interpolate(raw)
+            out[conn_id] = (
+                Connection.from_json(value, conn_id=conn_id)
+                if value.lstrip().startswith("{")
+                else Connection.from_uri(value, conn_id=conn_id)
+            )
+    return out
+
+
+def volume_mounts(service: Mapping[str, Any]) -> Iterator[tuple[str, str, bool]]:
+    """(source, target, read_only) of each short-syntax volume."""
+    for entry in service.get("volumes") or []:
+        source, target, *mode = str(entry).split(":")
+        yield source, target, "ro" in mode
+
+
+def command_of(service: Mapping[str, Any]) -> list[str]:
+    command = service.get("command") or []
+    return [str(c) for c in command] if isinstance(command, list) else str(command).split()
+
+
+def override(service: Mapping[str, Any], key: str) -> str:
+    """The value a broker's command gives `key` with kafka-server-start.sh's --override."""
+    command = command_of(service)
+    values = [command[i + 1].partition("=")[2] for i, c in enumerate(command[:-1]) if c == "--override"]
+    keys = [command[i + 1].partition("=")[0] for i, c in enumerate(command[:-1]) if c == "--override"]
+    assert keys.count(key) == 1, f"{key} must be overridden exactly once: {command}"
+    return values[keys.index(key)]
+
+
+def properties(path: Path) -> dict[str, str]:
+    out = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def env_example() -> tuple[dict[str, str], set[str]]:
+    """docker/.env.example: the variables it sets, and those it documents commented out."""
+    active, documented = {}, set()
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        match = re.match(r"^(#\s*)?([A-Z][A-Z0-9_]*)=(.*)$", line)
+        if match:
+            documented.add(match.group(2))
+            if not match.group(1):
+                active[match.group(2)] = match.group(3)
+    return active, documented
+
+
+# -- services, health, dependencies ------------------------------------------------------------------
+
+
+def test_the_stack_has_exactly_its_services(services: dict[str, Any]) -> None:
+    assert set(services) == SERVICES
+
+
+def test_every_long_running_service_has_a_health_check(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        check = service.get("healthcheck")
+        if name in ONE_SHOTS:
+            assert service.get("restart") == "no" and not check, f"{name} runs once: no restart, no health check"
+            continue
+        assert service.get("restart") == "unless-stopped", name
+        assert check and not check.get("disable"), f"{name} has no health check"
+        assert check["test"][0] in ("CMD", "CMD-SHELL") and len(check["test"]) > 1, name
+        for key in ("interval", "timeout", "retries", "start_period"):
+            assert key in check, f"{name}: healthcheck.{key}"
+
+
+def test_python_health_checks_compile(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        test = (service.get("healthcheck") or {}).get("test") or []
+        if test[:3] == ["CMD", "python", "-c"]:
+            compile(test[3], f"{name} healthcheck", "exec")
+
+
+def test_dependencies_wait_for_health_or_completion(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        depends = service.get("depends_on") or {}
+        assert isinstance(depends, dict), f"{name}: depends_on needs conditions"
+        for target, rule in depends.items():
+            assert target in services, f"{name} depends on unknown {target}"
+            condition = rule["condition"]
+            if condition == "service_healthy":
+                assert services[target].get("healthcheck"), f"{name} waits for {target}, which has no health check"
+            else:
+                assert condition == "service_completed_successfully" and target in ONE_SHOTS, (name, target)
+            # a service that always starts must not wait for one a profile can leave out
+            assert set(services[target].get("profiles") or []) <= set(service.get("profiles") or []), (name, target)
+
+
+def test_start_order(services: dict[str, Any]) -> None:
+    def waits_for(name: str) -> dict[str, str]:
+        return {t: r["condition"] for t, r in services[name]["depends_on"].items()}
+
+    for name in AIRFLOW:
+        assert waits_for(name)["postgres"] == "service_healthy"
+        assert waits_for(name)["airflow-init"] == "service_completed_successfully"
+    assert waits_for("airflow-init") == {"postgres": "service_healthy"}
+    assert waits_for("airflow-scheduler")["airflow-api-server"] == "service_healthy"  # tasks call its execution API
+    assert waits_for("spark-worker") == {"spark-master": "service_healthy"}
+    for broker in BROKERS:
+        assert waits_for(broker) == {"zookeeper": "service_healthy"}
+    assert waits_for("kafka-init") == dict.fromkeys(BROKERS, "service_healthy")
+    for name in DEMO:
+        assert services[name]["profiles"] == ["demo"], f"{name} belongs to the droppable demo cluster"
+    for name in SERVICES - DEMO:
+        assert not services[name].get("profiles"), f"{name} must always start"
+
+
+# -- the demo Kafka cluster ------------------------------------------------------------------------
+
+
+def test_brokers_run_zookeeper_mode_on_distinct_racks(services: dict[str, Any]) -> None:
+    config = DOCKER / "kafka" / "server.properties"
+    shared = properties(config)
+    assert "process.roles" not in shared and "controller.quorum.voters" not in shared, "no KRaft"
+    ids, racks = set(), set()
+    for name in BROKERS:
+        broker = services[name]
+        assert broker["image"] == "apache/kafka:3.9.1"
+        command = command_of(broker)
+        assert command[:2] == ["/opt/kafka/bin/kafka-server-start.sh", "/etc/kafka-ops/server.properties"]
+        assert ("./kafka/server.properties", "/etc/kafka-ops/server.properties", True) in set(volume_mounts(broker))
+        ids.add(override(broker, "broker.id"))
+        racks.add(override(broker, "broker.rack"))
+        assert override(broker, "advertised.listeners") == f"PLAINTEXT://{name}:9092"
+    assert ids == {"1", "2", "3"}
+    assert len(racks) == 3, "one rack per broker"
+    hosts, _, chroot = shared["zookeeper.connect"].partition("/")
+    assert hosts == "zookeeper:2181"
+    target = zookeeper_hook.target_from_connection(connections(services["airflow-scheduler"])["zookeeper_default"])
+    assert (target.hosts, target.chroot) == (hosts, "/" + chroot), "kafka-ops reads the brokers' chroot"
+    assert int(shared["default.replication.factor"]) <= len(BROKERS)
+
+
+def test_kafka_init_script_parses(services: dict[str, Any]) -> None:
+    script = interpolate(command_of(services["kafka-init"])[0])
+    assert services["kafka-init"]["entrypoint"] == ["/bin/bash", "-c"]
+    subprocess.run(["bash", "-n", "-c", script], check=True)
+    assert "--if-not-exists" in script  # idempotent: runs at every `up`
+
+
+# -- ports and volumes ------------------------------------------------------------------------------
+
+
+def test_ports_are_published_only_for_the_uis_and_only_on_loopback(services: dict[str, Any]) -> None:
+    published = {name: s["ports"] for name, s in services.items() if s.get("ports")}
+    assert set(published) == {"airflow-api-server", "spark-master"}
+    for name, ports in published.items():
+        for port in ports:
+            host_ip, _, rest = interpolate(str(port)).partition(":")
+            assert host_ip == "127.0.0.1", f"{name} publishes {port} beyond loopback"
+            assert rest.rsplit(":", 1)[1] == "8080", f"{name}: {port}"
+    assert not any(s.get("network_mode") == "host" for s in services.values())
+
+
+def test_named_volumes_are_declared_used_and_persist_each_store(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    declared = set(compose["volumes"])
+    used = {src for s in services.values() for src, _, _ in volume_mounts(s) if not src.startswith(".")}
+    assert used == declared
+    owners = {(name, src, target) for name, s in services.items() for src, target, _ in volume_mounts(s)}
+    assert ("postgres", "postgres-data", "/var/lib/postgresql/data") in owners
+    assert ("zookeeper", "zookeeper-data", "/data") in owners
+    for broker in BROKERS:
+        assert (broker, f"{broker}-data", "/var/lib/kafka/data") in owners
+
+
+def test_the_lake_is_shared_where_it_is_read_and_written(services: dict[str, Any]) -> None:
+    mounts = {
+        name: ro for name, s in services.items() for src, target, ro in volume_mounts(s) if src == "lake"
+    }  # fmt: skip
+    # tasks (the scheduler runs them) write it; Spark executors only read it, at the same path
+    assert mounts == {"airflow-scheduler": False, "airflow-init": False, "spark-worker": True}
+    for name, service in services.items():
+        for src, target, _ in volume_mounts(service):
+            assert src != "lake" or target == LAKE, name
+    assert interpolate(environment(services["airflow-scheduler"])["KAFKA_OPS_LAKE"]) == LAKE
+
+
+def test_bind_mounts_are_read_only_files_of_this_directory(services: dict[str, Any]) -> None:
+    for name, service in services.items():
+        for src, _, ro in volume_mounts(service):
+            if src.startswith("."):
+                assert ro, f"{name}: {src} is mounted writable"
+                assert (DOCKER / src).exists(), f"{name}: {src} does not exist"
+                assert (DOCKER / src).resolve().is_relative_to(DOCKER), f"{name}: {src} is outside docker/"
+
+
+# -- environment, secrets, connections -------------------------------------------------------------
+
+
+def test_airflow_runs_on_postgres_with_a_real_executor(services: dict[str, Any]) -> None:
+    for name in AIRFLOW | {"airflow-init"}:
+        env = environment(services[name])
+        assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+        assert interpolate(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]).startswith("postgresql+psycopg2://airflow:")
+        assert "@postgres:5432/airflow" in env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+        assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
+        # every component signs and checks the same tokens, and decrypts with the same key
+        assert env["AIRFLOW__API_AUTH__JWT_SECRET"].startswith("${AIRFLOW_JWT_SECRET:?")
+        assert env["AIRFLOW__CORE__FERNET_KEY"].startswith("${AIRFLOW_FERNET_KEY:?")
+    requirements = (DOCKER / "airflow" / "requirements-postgres.txt").read_text()
+    assert "psycopg2-binary==" in requirements and "asyncpg==" in requirements  # sync and async engines
+
+
+def test_the_kafka_ops_environment_points_into_the_image(services: dict[str, Any]) -> None:
+    env = environment(services["airflow-scheduler"])
+    config = env["KAFKA_OPS_CONFIG"]
+    assert config.startswith("/opt/kafka-ops/docker/config/")
+    assert ("./config", "/opt/kafka-ops/docker/config", True) in set(volume_mounts(services["airflow-scheduler"]))
+    assert (DOCKER / "config" / Path(config).name).is_file()
+    image_env = dockerfile_env()
+    assert env["KAFKA_OPS_SPARK_JOBS"] == image_env["KAFKA_OPS_SPARK_JOBS"] == "/opt/kafka-ops/spark_jobs"
+    assert (REPO / "spark_jobs" / "cluster_health.py").is_file()
+    assert env["SPARK_LOCAL_HOSTNAME"] == services["airflow-scheduler"]["hostname"] == "airflow-scheduler"
+
+
+def test_airflow_reads_the_env_file(services: dict[str, Any]) -> None:
+    for name in AIRFLOW | {"airflow-init"}:
+        assert ".env" in services[name]["env_file"], f"{name} does not read docker/.env"
+    for name in SERVICES - AIRFLOW - {"airflow-init"}:
+        assert not services[name].get("env_file"), f"{name} gets every secret of docker/.env"
+
+
+def test_every_variable_is_documented_and_secrets_are_never_in_the_example() -> None:
+    active, documented = env_example()
+    used = VARIABLE.findall(COMPOSE_FILE.read_text())
+    missing = sorted({name for name, _, _ in used} - documented)
+    assert not missing, f"docker/.env.example does not document {missing}"
+    required = {name for name, op, _ in used if op == ":?"}
+    assert required, "the secrets are required variables"
+    for name in required:
+        assert active.get(name) == "", f"{name}: the example must list it, empty"
+    for name, value in active.items():
+        assert not (SECRET_NAME.search(name) and value), f"{name} has a value in the example"
+
+
+def test_docker_env_is_git_ignored() -> None:
+    def ignored(path: str) -> bool:
+        result = subprocess.run(["git", "check-ignore", "-q", path], cwd=REPO, check=False)
+        return result.returncode == 0
+
+    assert ignored("docker/.env")
+    assert not ignored("docker/.env.example")
+
+
+def test_no_secret_literal_in_the_compose_file(compose: dict[str, Any]) -> None:
+    envs = [environment(s) for s in compose["services"].values()]
+    envs += [{str(k): str(v) for k, v in compose["x-airflow-env"].items()}]
+    for env in envs:
+        for name, value in env.items():
+            if SECRET_NAME.search(name) and not name.endswith("_FILE"):  # a path to secrets is not one
+                assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]*\}", value), f"{name} must come from docker/.env"
+            if name.startswith("AIRFLOW_CONN_"):
+                fields = json.loads(interpolate(value))
+                assert not {"login", "password"} & set(fields), f"{name} holds credentials"
+            for match in re.finditer(r"://[^:/@\s]+:([^@\s]+)@", interpolate(value)):
+                assert match.group(1).startswith("set-"), f"{name} has a password in a URL"
+    text = COMPOSE_FILE.read_text()
+    for marker in ("hooks.slack.com", "BEGIN PRIVATE KEY", "AKIA"):
+        assert marker not in text
+
+
+def test_connections_parse_as_airflow_and_kafka_ops_read_them(services: dict[str, Any]) -> None:
+    conns = connections(services["airflow-scheduler"])
+    assert set(conns) == {"zookeeper_default", "kafka_default", "spark_default", "alerts_log"}
+    for name in AIRFLOW | {"airflow-init"}:
+        assert set(connections(services[name])) == set(conns), name
+    zookeeper = zookeeper_hook.target_from_connection(conns["zookeeper_default"])
+    assert zookeeper.connect_string == "zookeeper:2181/kafka"
+    kafka = kafka_hook.target_from_connection(conns["kafka_default"])
+    advertised = [override(services[b], "advertised.listeners").removeprefix("PLAINTEXT://") for b in BROKERS]
+    assert kafka.bootstrap_servers == ",".join(advertised)
+    assert notifier_for(conns["alerts_log"]).kind == "log"
+    assert conns["alerts_log"].extra_dejson["path"].startswith(LAKE + "/")
+
+
+def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook  # noqa: PLC0415
+
+    raw = interpolate(environment(services["airflow-scheduler"])["AIRFLOW_CONN_SPARK_DEFAULT"])
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", raw)
+    resolved = SparkSubmitHook(conn_id="spark_default")._resolve_connection()
+    assert (resolved["master"], resolved["deploy_mode"]) == ("spark://spark-master:7077", "client")
+    master = command_of(services["spark-master"])
+    assert master[:2] == ["spark-class", "org.apache.spark.deploy.master.Master"]
+    assert master[master.index("--host") + 1] == "spark-master" and master[master.index("--port") + 1] == "7077"
+    assert command_of(services["spark-worker"])[-1] == "spark://spark-master:7077"
+
+
+def test_the_documented_connection_examples_parse() -> None:
+    lines = [line.lstrip("# ") for line in ENV_EXAMPLE.read_text().splitlines()]
+    examples = [line for line in lines if line.startswith("AIRFLOW_CONN_")]
+    assert len(examples) >= 5
+    for line in examples:
+        name, _, value = line.partition("=")
+        conn_id = name.removeprefix("AIRFLOW_CONN_").lower()
+        conn = Connection.from_json(value.strip("'"), conn_id=conn_id)
+        if conn.conn_type == "zookeeper":
+            assert zookeeper_hook.target_from_connection(conn).digest_auth is not None
+        elif conn.conn_type == "kafka_admin":
+            assert kafka_hook.target_from_connection(conn).options["security_protocol"] == "SASL_SSL"
+        elif conn.conn_type != "smtp":  # the SMTP server of the e-mail sink, not a sink itself
+            notifier_for(conn)
+
+
+def test_the_settings_file_loads_and_names_defined_connections(
+    services: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+    settings = load_settings(DOCKER / "config" / "kafka-ops.toml")
+    defined = set(connections(services["airflow-scheduler"]))
+    for cluster in settings.clusters:
+        named = {cluster.zookeeper_conn_id, cluster.kafka_conn_id, *cluster.alert_conn_ids}
+        assert named <= defined, f"cluster {cluster.name} names undefined connections {named - defined}"
+        assert cluster.writes_enabled is False, "the shipped settings never write to a cluster"
+
+
+def test_airflow_init_script_parses() -> None:
+    subprocess.run(["bash", "-n", str(DOCKER / "airflow" / "airflow-init.sh")], check=True)
+
+
+# -- the image ---------------------------------------------------------------------------------------
+
+
+def dockerfile_instructions() -> list[list[tuple[str, str]]]:
+    """(INSTRUCTION, arguments) per build stage, continuation lines joined, comments dropped."""
+    stages: list[list[tuple[str, str]]] = []
+    logical = re.sub(r"\\\n", " ", "\n".join(
+        line for line in DOCKERFILE.read_text().splitlines() if not line.lstrip().startswith("#")
+    ))  # fmt: skip
+    for line in logical.splitlines():
+        if not line.strip():
+            continue
+        instruction, _, args = line.strip().partition(" ")
+        if instruction.upper() == "FROM":
+            stages.append([])
+        if stages:
+            stages[-1].append((instruction.upper(), " ".join(args.split())))
+    return stages
+
+
+def dockerfile_env() -> dict[str, str]:
+    final = dockerfile_instructions()[-1]
+    env = " ".join(args for instruction, args in final if instruction == "ENV")
+    return dict(re.findall(r"(\w+)=(\S+)", env))
+
+
+def makefile_venv_recipe() -> list[str]:
+    """The commands `make venv` runs, as make prints them (not run; also under a parent `make test`)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    result = subprocess.run(["make", "-n", "-B", "venv"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    return [line.strip() for line in result.stdout.splitlines() if line.strip()]
+
+
+def test_the_image_installs_with_the_makefiles_own_recipe() -> None:
+    recipe = makefile_venv_recipe()
+    installs = [line for line in recipe if " install " in line and "-c constraints.txt" in line]
+    assert len(installs) == 1, f"the Makefile's venv step should pin with constraints.txt: {recipe}"
+    build = dockerfile_instructions()[0]
+    runs = [args for instruction, args in build if instruction == "RUN"]
+    assert any(re.search(r"(^|\s)make venv jars(\s|$)", run) for run in runs), "the image must run `make venv jars`"
+    # any other install in the image adds packages under the same constraints, into the same virtualenv
+    for run in runs:
+        for pip in re.findall(r"(\S*pip install [^&;]*)", run):
+            assert pip.startswith(".venv/bin/pip install") and "-c constraints.txt" in pip, pip
+    assert ("COPY", ". .") in build
+    allowed = [p for p in DOCKERIGNORE.read_text().split() if p.startswith("!")]
+    for needed in ("Makefile", "pyproject.toml", "constraints.txt", "plugins", "dags", "spark_jobs"):
+        assert f"!{needed}" in allowed
+
+
+def test_the_extra_pins_do_not_move_the_constraints() -> None:
+    def pins(path: Path) -> dict[str, str]:
+        found = re.findall(r"^([A-Za-z0-9_.-]+)==(\S+)", path.read_text(), re.MULTILINE)
+        return {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in found}
+
+    extra, constraints = pins(DOCKER / "airflow" / "requirements-postgres.txt"), pins(REPO / "constraints.txt")
+    assert extra and all(version for version in extra.values())
+    assert {name: v for name, v in extra.items() if name in constraints} == {
+        name: constraints[name] for name in extra if name in constraints
+    }
+
+
+def test_the_image_has_python_311_a_jdk_and_the_project_paths() -> None:
+    stages = dockerfile_instructions()
+    assert len(stages) == 2
+    assert "ARG PYTHON_IMAGE=python:3.11-slim-bookworm" in DOCKERFILE.read_text()
+    build_runs = " ".join(a for i, a in stages[0] if i == "RUN")
+    final_runs = " ".join(a for i, a in stages[1] if i == "RUN")
+    assert "openjdk-17-jdk-headless" in build_runs and "openjdk-17-jdk-headless" in final_runs  # javac at run time
+    assert "maven" in build_runs and "maven" not in final_runs
+    assert "chromium" in final_runs and 'WITH_CHROMIUM" = "true"' in final_runs  # optional
+    assert "compile_java" in build_runs
+    env = dockerfile_env()
+    assert env["AIRFLOW__CORE__DAGS_FOLDER"] == "/opt/kafka-ops/dags"
+    assert env["AIRFLOW__CORE__PLUGINS_FOLDER"] == "/opt/kafka-ops/plugins"
+    assert env["KAFKA_OPS_VAR"] == "/opt/kafka-ops/var"
+    assert env["SPARK_CONF_DIR"] == "/opt/kafka-ops/docker/spark"
+    assert env["PATH"].startswith("/opt/kafka-ops/.venv/bin:")
+    assert (REPO / "plugins" / ".airflowignore").is_file()
+    user = [a for i, a in stages[1] if i == "USER"]
+    assert user == ["airflow"], "the runtime runs as a non-root user"
+
+
+def test_the_build_context_keeps_secrets_and_local_state_out() -> None:
+    patterns = [p for p in DOCKERIGNORE.read_text().splitlines() if p.strip() and not p.startswith("#")]
+    assert patterns[0] == "*", "an allowlist"
+    included = [p[1:] for p in patterns if p.startswith("!")]
+    for path in included:
+        assert path not in ("docker", ".env", "var", ".venv", ".git", "tests"), path
+        assert (REPO / path).exists(), path
+    assert "**/.env" in patterns
+
+
+# -- documentation -----------------------------------------------------------------------------------
+
+_SERVICE_IN_TEXT = re.compile(r"`((?:airflow|spark)-[a-z-]+|kafka-\d+|kafka-init)`")
+_COMPOSE_VERB = re.compile(
+    r"docker compose(?: (?:-f|--profile|--env-file) \S+)* "
+    r"(exec|logs|restart|stop|start|up|ps|run|rm|kill|cp)\b([^\n`|;&#]*)"
+)
+
+
+def test_docker_readme_lists_exactly_the_services(services: dict[str, Any]) -> None:
+    table = re.findall(r"^\| `([a-z0-9-]+)` \|", (DOCKER / "README.md").read_text(), re.MULTILINE)
+    assert sorted(table) == sorted(services), "docker/README.md's service table"
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_service_the_docs_name_exists(doc: Path, compose: dict[str, Any]) -> None:
+    services, volumes = compose["services"], set(compose["volumes"])
+    text = doc.read_text()
+    not_services = {"spark-submit", "spark-class", "spark-defaults", *volumes}
+    named = {m for m in _SERVICE_IN_TEXT.findall(text) if m not in not_services}
+    for verb, args in _COMPOSE_VERB.findall(text):
+        words = args.split()
+        if verb == "cp":
+            named |= {w.split(":", 1)[0] for w in words if ":/" in w}
+            continue
+        positional = [w for w in words if re.fullmatch(r"[a-z][a-z0-9-]*", w)]
+        named |= set(positional[:1] if verb in ("exec", "run") else positional)
+    unknown = sorted(named - set(services))
+    assert not unknown, f"{doc.name} names services the compose file does not have: {unknown}"
+
+
+# -- docker compose config, where the CLI exists ---------------------------------------------------
+
+
+def test_docker_compose_config(tmp_path: Path) -> None:
+    docker = shutil.which("docker")
+    if docker is None:
+        pytest.skip("no docker CLI on PATH: the YAML-level tests above stand in for `docker compose config`")
+    probe = subprocess.run([docker, "compose", "version"], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        reason = (probe.stderr or probe.stdout).strip().splitlines()[:1]
+        pytest.skip(f"the docker CLI has no compose plugin ({' '.join(reason)}): the YAML-level tests stand in")
+    copy = tmp_path / "docker"
+    shutil.copytree(DOCKER, copy, ignore=shutil.ignore_patterns(".env"))
+    filled = re.sub(r"^([A-Z_]+)=$", r"\1=dummy-\1", ENV_EXAMPLE.read_text(), flags=re.MULTILINE)
+    (copy / ".env").write_text(filled)
+    result = subprocess.run(
+        [docker, "compose", "-f", str(copy / "docker-compose.yml"), "config", "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
