@@ -216,6 +216,30 @@ def _topics_below_rf(snap: ClusterSnapshot, rf: int) -> ClusterSnapshot:
     )
 
 
+def print_alerts(lake_root: Path, cluster: str, events: tuple[str, ...] = ("open", "remind")) -> None:
+    """The notifications the log sink recorded, as the on-call engineer would read them."""
+    sink = lake_root / "_alerting" / f"{cluster}.alerts.jsonl"
+    sent = [json.loads(line) for line in sink.read_text().splitlines()] if sink.exists() else []
+    shown = [n for n in sent if n["event"] in events]
+    for n in shown:
+        print(f"{n['headline']}")
+        if n["event"] != "resolve":
+            print(f"    since {n['since']}; likely cause: {n['cause']}")
+            print(f"    affected: {', '.join(a['text'] for a in n['affected'][:3])}")
+            print(f"    do: {n['action']}")
+    if not shown:
+        print(f"(nothing {'/'.join(events)} in {sink})")
+
+
+def print_pointers(lake_root: Path, cluster: str) -> None:
+    reports = lake_root / "_reports" / cluster
+    say("open these in a browser")
+    print(f"health report (latest)   file://{reports / 'latest.html'}")
+    print(f"every report             {reports}/")
+    print(f"Data Docs (validations)  file://{lake_root / '_validation' / 'data_docs' / cluster / 'index.html'}")
+    print(f"alerts sent (log sink)   {lake_root / '_alerting' / f'{cluster}.alerts.jsonl'}")
+
+
 def main() -> None:
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("kafka").setLevel(logging.CRITICAL)  # connection retries while brokers start
@@ -249,16 +273,21 @@ def main() -> None:
         say("running the analysis DAG (Spark, local[2]): airflow dags test kafka_health_analysis")
         airflow_dags_test("kafka_health_analysis", cluster, lake_root)
         print(render_findings(Lake(lake_root), "default"))
+        say("what the on-call engineer received (the default log sink; Slack, PagerDuty, e-mail by connection)")
+        print_alerts(Path(lake_root), "default")
         say(f"restarting broker {STOPPED_BROKER}: ISRs expand, but its leaderships stay where they moved")
         cluster.start_broker(STOPPED_BROKER)
         cluster.wait_healthy(120)
         airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
         airflow_dags_test("kafka_health_analysis", cluster, lake_root)
         print(render_findings(Lake(lake_root), "default"))
+        say("alerts after the broker came back: the incident it caused is resolved")
+        print_alerts(Path(lake_root), "default", events=("resolve",))
         say("dry-run remediation plans, one per action (nothing is written; make demo-remediate applies two)")
         show_dry_run_plans(cluster)
         say("tearing down the consumers and the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
+    print_pointers(Path(lake_root), "default")
 
 
 if __name__ == "__main__":

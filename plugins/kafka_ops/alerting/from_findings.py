@@ -18,10 +18,10 @@ from kafka_ops.validation.gates import GateReport, GateResult
 
 GROUP_GATES = frozenset({"no_group_in_err", "no_group_in_warn"})
 TITLES = {
-    "no_offline_partitions": "{n} partitions offline (no leader): produce and consume fail on them",
-    "no_under_min_isr_partitions": "{n} partitions under min ISR: producers with acks=all are refused",
-    "leader_imbalance_within_threshold": "leader imbalance beyond the threshold on {n} brokers",
-    "controller_elections_within_threshold": "controller churn: {n} elections in the last hour",
+    "no_offline_partitions": "{partitions} offline (no leader): produce and consume fail on them",
+    "no_under_min_isr_partitions": "{partitions} under min ISR: producers with acks=all are refused",
+    "leader_imbalance_within_threshold": "leader imbalance beyond the threshold on {brokers}",
+    "controller_elections_within_threshold": "controller churn: {elections} in the last hour",
     "no_group_in_err": "consumer group {group} is in ERR",
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
 }
@@ -65,7 +65,12 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
         cluster=report.cluster,
         key=gate.name,
         severity=gate.severity,
-        title=TITLES.get(gate.name, "{n} failing: " + gate.name).format(n=gate.count, group=""),
+        title=TITLES.get(gate.name, "{n} failing: " + gate.name).format(
+            n=gate.count,
+            partitions=_plural(gate.count, "partition"),
+            brokers=_plural(gate.count, "broker"),
+            elections=_plural(gate.count, "election"),
+        ),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),
         affected_total=gate.count,
@@ -92,6 +97,10 @@ def _group_alert(
         links=links,
         details={"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id},
     )
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _affected(row: Mapping[str, Any]) -> Affected:

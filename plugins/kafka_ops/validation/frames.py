@@ -196,7 +196,8 @@ def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
                 "min_isr": r["min_isr"],
                 "status": r["status"],
                 s.NO_OFFLINE_PARTITIONS.name: offline if r["offline"] else OK,
-                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if r["under_min_isr"] else OK,
+                # an offline partition fails `no_offline_partitions`: one problem, one critical gate
+                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if r["under_min_isr"] and not r["offline"] else OK,
             }
         )
     columns = ["topic", "partition", "leader", "replicas", "isr", "missing", "min_isr", "status"]

@@ -335,7 +335,10 @@ def _leader_imbalance(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping
                 f"run kafka_preferred_leader_election: {fixable} partition{'s' if fixable != 1 else ''} "
                 "can move back to their preferred leader now"
             )
-        steps += [f"{n} cannot yet ({reason})" for reason, n in blocked.most_common()]
+        steps += [
+            f"{n} partition{'s' if n != 1 else ''} cannot move back yet ({reason}): fix that first, then elect"
+            for reason, n in blocked.most_common()
+        ]
         action = "; ".join(steps) or "run kafka_preferred_leader_election"
     return _Verdict(rows, cause, action, ev.captured_at)
 

@@ -101,8 +101,8 @@ def test_offline_and_under_min_isr_partitions_are_critical_with_cause_action_and
     assert ["offline, no leader: replicas [3], ISR [3]", "1", "solo", "0"] in table_rows(offline.data_docs or "")
 
     under = gate(report, "no_under_min_isr_partitions")
-    assert (under.severity, under.count) == ("critical", 2)
-    assert [(r["topic"], r["partition"]) for r in under.rows] == [("orders", 1), ("solo", 0)]  # furthest below first
+    assert (under.severity, under.count) == ("critical", 1)
+    assert [(r["topic"], r["partition"]) for r in under.rows] == [("orders", 1)]  # solo-0 is the offline gate's
     assert under.rows[0]["problem"] == "ISR [1] holds 1, min.insync.replicas is 2 (topic)"
     assert under.rows[0]["missing"] == [3, 2]
     assert (
@@ -154,7 +154,7 @@ def test_leader_imbalance_beyond_the_threshold_is_a_warning_with_an_election_to_
     assert result.cause == "broker 2 leads 6 of the 10 partitions it is preferred leader for (40% > 10%)"
     assert result.action == (
         "run kafka_preferred_leader_election: 3 partitions can move back to their preferred leader now; "
-        "1 cannot yet (preferred replica is not in the ISR)"
+        "1 partition cannot move back yet (preferred replica is not in the ISR): fix that first, then elect"
     )
     assert result.since == AT
     assert ["40.0", "1", "2"] in table_rows(result.data_docs or "")
