@@ -19,23 +19,37 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.validation.gates import GateReport, GateResult, run_gates
-from kafka_ops.validation.integrity import validate_group_snapshot, validate_snapshot, validation_of
+from kafka_ops.validation.integrity import (
+    IntegrityThresholds,
+    validate_group_snapshot,
+    validate_snapshot,
+    validation_of,
+)
 
 SOURCES = (COMMIT_TABLE, GROUP_COMMIT_TABLE)
 
 
 def validate_batches(
-    lake: Lake, cluster: str, at: datetime, snapshot_id: str | None = None, group_snapshot_id: str | None = None
+    lake: Lake,
+    cluster: str,
+    at: datetime,
+    *,
+    snapshot_id: str | None = None,
+    group_snapshot_id: str | None = None,
+    thresholds: Thresholds | None = None,
 ) -> dict[str, Any]:
     """Validate the given (else the latest) ZooKeeper snapshot and group collection of `cluster`;
     each verdict is recorded in `snapshot_validations`. Returns the verdicts."""
+    limits = thresholds or Thresholds()
+    integrity = IntegrityThresholds(int(limits.max_collection_issues), int(limits.max_group_collection_issues))
     out: dict[str, Any] = {"cluster": cluster}
     sid = snapshot_id or lake.latest_snapshot_id(cluster, COMMIT_TABLE)
     if sid is not None:
-        out[COMMIT_TABLE] = validate_snapshot(lake, cluster, sid, validated_at=at).summary()
+        out[COMMIT_TABLE] = validate_snapshot(lake, cluster, sid, thresholds=integrity, validated_at=at).summary()
     gid = group_snapshot_id or lake.latest_snapshot_id(cluster, GROUP_COMMIT_TABLE)
     if gid is not None:
-        out[GROUP_COMMIT_TABLE] = validate_group_snapshot(lake, cluster, gid, validated_at=at).summary()
+        verdict = validate_group_snapshot(lake, cluster, gid, thresholds=integrity, validated_at=at)
+        out[GROUP_COMMIT_TABLE] = verdict.summary()
     return out
 
 

@@ -37,9 +37,15 @@ def run_url(base_url: str, dag_id: str, run_id: str) -> str:
 
 def validate(target: Target, at: datetime) -> dict[str, Any]:
     """Integrity of the batches this run analyses (recorded in `snapshot_validations`)."""
-    lake = Lake(load_settings().lake_root)
+    settings = load_settings()
+    cluster = settings.cluster(target["cluster"])
     return validate_batches(
-        lake, target["cluster"], at, snapshot_id=target["snapshot_id"], group_snapshot_id=target["group_snapshot_id"]
+        Lake(settings.lake_root),
+        cluster.name,
+        at,
+        snapshot_id=target["snapshot_id"],
+        group_snapshot_id=target["group_snapshot_id"],
+        thresholds=cluster.thresholds,
     )
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafka_ops.errors import ConfigError
 
-ZERO_ALLOWED = frozenset({"lag_allowed"})
+ZERO_ALLOWED = frozenset({"lag_allowed", "max_collection_issues", "max_group_collection_issues"})
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Thresholds:
     count: a fraction is truncated."""
     lag_allowed: float = 0.0
     """lag_status: a current lag (messages) at or below this is OK whatever the window shows.
-    The default, 0, is Burrow's (the only threshold that may be 0)."""
+    The default, 0, is Burrow's."""
     lag_time_points: float = 60.0
     """lag_time: at most this many (end offset, time) points per partition, as Kafka Lag
     Exporter's lookup table keeps (the newest ones). A count: a fraction is truncated."""
@@ -42,6 +42,12 @@ class Thresholds:
     """lag_time: a partition whose consumer is more than this many seconds behind is a warning."""
     lag_seconds_critical: float = 1800.0
     """lag_time: ... and more than this many seconds behind is critical."""
+    max_collection_issues: float = 0.0
+    """Integrity: a ZooKeeper snapshot with more collection issues (znodes that failed to read or
+    parse) than this is untrusted. A count: a fraction is truncated."""
+    max_group_collection_issues: float = 0.0
+    """Integrity: a group collection with more issues than this is untrusted (a leaderless
+    partition's unknown end offset counts: raise it on clusters that run with offline partitions)."""
     skew_spread: float = 2.0
     """assignor_skew: a group whose members' partition counts differ by this much or more
     (max - min) is skewed."""
