@@ -71,7 +71,7 @@ demo-remediate: jars airflow-db
 	$(BIN)/python -m kafka_ops.demo_remediate
 
 bench: jars
-	@for b in bench/*.py; do case $$b in */synthetic_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in bench/*.py; do case $$b in */synthetic_*|*/_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 sandbox-up: jars
 	$(BIN)/python -m kafka_ops.sandbox up

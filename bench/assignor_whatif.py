@@ -29,11 +29,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 
+from _timing import best_of
+
 from kafka_ops.assignors import (
     ASSIGNORS,
     AssignorBridge,
     AssignorName,
-    AssignResult,
     ClusterLayout,
     GroupInput,
     KafkaTestHooks,
@@ -61,16 +62,6 @@ def whatif_cluster(topics: int, partitions: int) -> ClusterLayout:
     return ClusterLayout(brokers, layout)
 
 
-def best(runs: int, fn: Callable[[], AssignResult]) -> tuple[float, AssignResult]:
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    assert result is not None
-    return min(times), result
-
-
 def whatif(
     bridge: AssignorBridge, members: int, topics: int, partitions: int, runs: int
 ) -> dict[str, dict[str, object]]:
@@ -80,11 +71,11 @@ def whatif(
     racked = GroupInput(tuple(Member(f"member-{i:04d}", names, rack=RACKS[i % 3]) for i in range(members)), "racks")
     figures: dict[str, dict[str, object]] = {}
     for assignor in ASSIGNORS:
-        seconds, result = best(runs, partial(bridge.assign, fresh, cluster, assignor))
+        seconds, result = best_of(runs, partial(bridge.assign, fresh, cluster, assignor))
         previous = result.assignment
         changed = rejoined_group(previous, names, assignor, members)
-        owned_s, owned = best(runs, partial(bridge.assign, changed, cluster, assignor))
-        racks_s, racked_result = best(runs, partial(bridge.assign, racked, cluster, assignor))
+        owned_s, owned = best_of(runs, partial(bridge.assign, changed, cluster, assignor))
+        racks_s, racked_result = best_of(runs, partial(bridge.assign, racked, cluster, assignor))
         moved = sum(1 for m, parts in owned.assignment.items() for tp in parts if tp not in set(previous.get(m, ())))
         figures[assignor] = {
             "fresh_seconds": round(seconds, 3),

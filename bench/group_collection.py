@@ -18,9 +18,8 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
-from typing import TypeVar
 
+from _timing import best_of
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic, OffsetSpec
 from kafka.errors import CoordinatorNotAvailableError
@@ -30,7 +29,6 @@ from kafka_ops.groups_collector import GroupCollector, KafkaTarget
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 
-T = TypeVar("T")
 TOPICS = 25
 PARTITIONS = 20
 MESSAGES = 40  # per partition
@@ -78,16 +76,6 @@ def baseline(bootstrap: str) -> int:
     finally:
         admin.close()
     return total
-
-
-def best_of(runs: int, fn: Callable[[], T]) -> tuple[float, T]:
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    assert result is not None
-    return min(times), result
 
 
 def main() -> None:

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Callable
 from typing import Any
 
+from _timing import best_of
 from synthetic_cluster import add_brokers, healthy_cluster, skewed_cluster
 
 from kafka_ops.model import ClusterSnapshot
@@ -29,16 +28,6 @@ from kafka_ops.planning.kafka_generate import generate_full_replacement, moves_b
 from kafka_ops.planning.view import ClusterView
 
 DECOMMISSION = [1, 2, 3]
-
-
-def best_of(runs: int, fn: Callable[[], Plan]) -> tuple[float, Plan]:
-    times, plan = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        plan = fn()
-        times.append(time.perf_counter() - start)
-    assert plan is not None
-    return min(times), plan
 
 
 def spread(plan: Plan, after: bool) -> int:

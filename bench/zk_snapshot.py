@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 
+from _timing import best_of
 from kazoo.client import KazooClient
 from synthetic_zk import seed
 
@@ -53,15 +54,6 @@ def sequential_walk(connect: str) -> int:
         zk.stop()
         zk.close()
     return reads
-
-
-def best_of(runs: int, fn):  # type: ignore[no-untyped-def]
-    times, result = [], None
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main() -> None:

@@ -1,17 +1,15 @@
 """Partition reassignment on one Kafka cluster, from the Airflow UI: replication-factor change, broker
 decommission, replica balance.
 
-Declares and wires only: the form is `kafka_ops.airflow.remediation_params.REASSIGNMENT_FORM`, the
-task bodies are in `kafka_ops.airflow.remediation_tasks`, imported inside the tasks.
+Declares only: the DAG's shape is `kafka_ops.airflow.remediation_dag`, its form
+`kafka_ops.airflow.remediation_params.REASSIGNMENT_FORM`, its task bodies `kafka_ops.airflow.remediation_tasks`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from datetime import timedelta
 
-from airflow.sdk import dag, get_current_context, task
-
+from kafka_ops.airflow.remediation_dag import remediation_dag
 from kafka_ops.airflow.remediation_params import REASSIGNMENT_FORM
 
 DOC_MD = """
@@ -59,54 +57,4 @@ resume (batches already done are not applied twice).
 """
 
 
-@dag(
-    dag_id=REASSIGNMENT_FORM.dag_id,
-    schedule=None,
-    start_date=datetime(2026, 1, 1, tzinfo=UTC),
-    catchup=False,
-    max_active_runs=1,
-    tags=["kafka-ops", "remediation"],
-    doc_md=DOC_MD,
-    params=REASSIGNMENT_FORM.params(),
-    default_args={
-        "retries": 1,
-        "retry_delay": timedelta(seconds=30),
-        "execution_timeout": timedelta(minutes=15),
-    },
-)
-def kafka_partition_reassignment() -> None:
-    @task.branch
-    def validate_params() -> str:
-        """Fails the run at once on an invalid Param; then `plan` (dry run) or `execute`."""
-        from kafka_ops.airflow import remediation_tasks
-
-        return remediation_tasks.validate_params(get_current_context()["params"], REASSIGNMENT_FORM)
-
-    @task
-    def plan() -> dict[str, Any]:
-        """Dry run: fresh snapshot, integrity validation, plan saved to the lake; nothing written to Kafka."""
-        from kafka_ops.airflow import remediation_tasks
-
-        context = get_current_context()
-        return remediation_tasks.plan(
-            context["params"], REASSIGNMENT_FORM, actor=remediation_tasks.actor_of(context), run_id=context["run_id"]
-        )
-
-    # writes to the cluster: an automatic retry must never repeat a write (run the DAG again to resume)
-    @task(retries=0, execution_timeout=timedelta(hours=12))
-    def execute() -> dict[str, Any]:
-        """Execute the reviewed plan `plan_id` through the remediation executor."""
-        from kafka_ops.airflow import remediation_tasks
-
-        context = get_current_context()
-        return remediation_tasks.execute(
-            context["params"],
-            REASSIGNMENT_FORM,
-            actor=remediation_tasks.actor_of(context),
-            run_id=context["run_id"],
-        )
-
-    validate_params() >> [plan(), execute()]
-
-
-kafka_partition_reassignment()
+kafka_partition_reassignment = remediation_dag(REASSIGNMENT_FORM, DOC_MD, execute_timeout=timedelta(hours=12))
