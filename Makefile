@@ -32,7 +32,7 @@ $(STAMP): pyproject.toml constraints.txt
 jars: $(STAMP)
 	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars; print('Kafka jars in', ensure_jars())"
 
-# headless Chromium renders the health report in the tests (Debian's package; needs root or sudo once)
+# headless Chromium renders the health report and drives the Airflow UI in the tests (Debian's package; root or sudo once)
 browser:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
