@@ -9,7 +9,6 @@ own test in tests/integration/test_remediation_sandbox.py.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,28 +18,20 @@ import pytest
 from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dagrun import DagRun
 from airflow.sdk.exceptions import ParamValidationError
-from kafka import KafkaConsumer, KafkaProducer
 from kafka import TopicPartition as KafkaTP
-from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from kafka_ops.airflow.remediation_params import FORMS
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
 from kafka_ops.remediation import load_plan, read_audit
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.validation.integrity import is_trusted
+from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 CLUSTER = "sandbox"
 ELECTION = "kafka_preferred_leader_election"
 REASSIGNMENT = "kafka_partition_reassignment"
-THROTTLE_KEYS = {
-    "leader.replication.throttled.rate",
-    "follower.replication.throttled.rate",
-    "leader.replication.throttled.replicas",
-    "follower.replication.throttled.replicas",
-}
 
 Configure = Callable[..., Path]
 
@@ -75,26 +66,6 @@ def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_
     return write
 
 
-def admin_for(sandbox: SandboxCluster) -> KafkaAdminClient:
-    return KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=10_000)
-
-
-def create_topic(sandbox: SandboxCluster, name: str, assignment: dict[int, list[int]]) -> ClusterSnapshot:
-    admin = admin_for(sandbox)
-    try:
-        admin.create_topics([NewTopic(name, replica_assignments=assignment)])
-    finally:
-        admin.close()
-    return sandbox.wait_for(
-        lambda s: all(
-            (name, p) in s.partition_states and len(s.partition_states[(name, p)].isr) == len(r)
-            for p, r in assignment.items()
-        ),
-        60,
-        f"topic {name} created with its ISR full",
-    )
-
-
 def delete_topic(sandbox: SandboxCluster, name: str) -> None:
     if name not in sandbox.snapshot().topics:
         return
@@ -104,61 +75,6 @@ def delete_topic(sandbox: SandboxCluster, name: str) -> None:
     finally:
         admin.close()
     sandbox.wait_for(lambda s: name not in s.topics and name not in s.pending_topic_deletions, 60, f"{name} deleted")
-
-
-def produce(sandbox: SandboxCluster, topic: str, count: int) -> dict[bytes, bytes]:
-    """`count` keyed messages; returns key → value."""
-    sent = {}
-    producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, acks="all", linger_ms=20)
-    try:
-        for i in range(count):
-            key, value = f"key-{i:05d}".encode(), f"value-{i:05d}".encode()
-            producer.send(topic, key=key, value=value)
-            sent[key] = value
-        producer.flush(60)
-    finally:
-        producer.close()
-    return sent
-
-
-def consume_all(sandbox: SandboxCluster, topic: str, expected: int, timeout_s: float = 60) -> dict[bytes, bytes]:
-    """Every message of `topic` from the beginning, without a group."""
-    consumer = KafkaConsumer(
-        bootstrap_servers=sandbox.bootstrap_servers, enable_auto_commit=False, request_timeout_ms=10_000
-    )
-    got: dict[bytes, bytes] = {}
-    count = 0
-    try:
-        consumer.assign([KafkaTP(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())])
-        consumer.seek_to_beginning()
-        deadline = time.monotonic() + timeout_s
-        while count < expected and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=1_000).values():
-                for record in batch:
-                    got[record.key] = record.value
-                    count += 1
-    finally:
-        consumer.close()
-    assert count == expected, f"read {count} messages of {topic}, expected {expected}"
-    return got
-
-
-def throttles(sandbox: SandboxCluster, topics: list[str]) -> dict[str, dict[str, str]]:
-    """Every throttle set on a broker or one of `topics`, as the brokers report them."""
-    admin = admin_for(sandbox)
-    try:
-        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in sandbox.broker_ids()]
-        resources += [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
-        described = admin.describe_configs(resources)
-    finally:
-        admin.close()
-    found = {}
-    for kind, entities in described.items():
-        for name, configs in entities.items():
-            keys = {k: v["value"] for k, v in configs.items() if k in THROTTLE_KEYS and v["value"]}
-            if keys:
-                found[f"{kind} {name}"] = keys
-    return found
 
 
 def cluster_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
@@ -284,7 +200,7 @@ def test_tp_re_02_replication_factor_dry_run_then_execute(
         assert snap.topics[topic].partitions[m.partition] == m.target
         assert sorted(snap.partition_states[(topic, m.partition)].isr) == sorted(m.target)
         assert len({racks[b] for b in m.target}) == 2, f"{topic}-{m.partition} on one rack: {m.target}"
-    assert throttles(sandbox, [topic]) == {}
+    assert throttle_configs(sandbox, [topic]) == {}
     assert consume_all(sandbox, topic, 10_000) == sent
     rows = read_audit(lake, CLUSTER, plan_id)
     assert {(r["actor"], r["run_id"]) for r in rows} == {("dag_test", run.run_id)}
