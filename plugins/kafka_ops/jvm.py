@@ -7,10 +7,8 @@ builds them with `javac` into a cache folder keyed by the sources' hash, on firs
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Sequence
@@ -18,14 +16,6 @@ from pathlib import Path
 
 from kafka_ops.errors import SandboxError
 from kafka_ops.sandbox.jars import ensure_jars, var_dir
-
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent() -> None:
-    """Child-side (`preexec_fn`): ask the kernel to kill this process if the one that started it dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def kafka_classpath() -> str:

@@ -11,7 +11,6 @@ is safe to call twice or after a failed start. `api()` speaks to the REST API wi
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import secrets
@@ -26,12 +25,12 @@ from typing import Any, TypeVar
 
 import httpx
 
+from kafka_ops.child_process import die_with_parent
 from kafka_ops.sandbox.cluster import free_port
 
 T = TypeVar("T")
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
 USER = "admin"
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,6 @@ class AirflowUI:
     cluster: str
     lake_root: Path
     artifacts: Path
-
-
-def _die_with_parent() -> None:
-    """Child-side: the kernel kills the component if the test process dies (a crashed run leaves none)."""
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def wait_until(check: Callable[[], T | None], timeout_s: float, what: str, *, every_s: float = 1.0) -> T:
@@ -135,7 +129,7 @@ class AirflowStack:
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,  # its own process group: stop() ends its workers too
-                    preexec_fn=_die_with_parent,  # noqa: PLW1509 - no threads started yet in the child
+                    preexec_fn=die_with_parent,  # noqa: PLW1509 - no threads started yet in the child
                 )
         self.wait_for("the REST API to answer", self._healthy, timeout_s)
         return self

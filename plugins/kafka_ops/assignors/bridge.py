@@ -36,9 +36,10 @@ from kafka_ops.assignors.model import (
     GroupInput,
     KafkaTestHooks,
 )
+from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.groups_model import TopicPartition
-from kafka_ops.jvm import compile_java, die_with_parent, java_command
+from kafka_ops.jvm import compile_java, java_command
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,6 @@ The verbs produce real failures: stop, kill -9 and restart a broker; stop and st
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
@@ -21,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
 from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox.jars import ensure_jars, var_dir
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 LOG4J = Path(__file__).with_name("log4j.properties")
 DEFAULT_RACKS = ("rack-a", "rack-b", "rack-c")
 CHROOT = "/kafka"
-_PR_SET_PDEATHSIG = 1
 
 # Small, fast-reacting settings for a 2-core machine; each differs from Kafka's default on purpose.
 BROKER_SETTINGS = {
@@ -59,12 +58,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _die_with_parent() -> None:
-    """Child-side: ask the kernel to kill this JVM if the process that started it dies."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 @dataclass
@@ -355,7 +348,7 @@ class SandboxCluster:
             stdin=subprocess.DEVNULL,
             cwd=node.home,
             start_new_session=True,
-            preexec_fn=_die_with_parent if self.die_with_parent else None,  # noqa: PLW1509
+            preexec_fn=die_with_parent if self.die_with_parent else None,  # noqa: PLW1509
         )
         out.close()
         node.pid = node.process.pid

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
-from kafka_ops.jvm import compile_java, die_with_parent, java_command
+from kafka_ops.jvm import compile_java, java_command
 
 log = logging.getLogger(__name__)
 
