@@ -42,6 +42,7 @@ import org.apache.kafka.common.Cluster;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.ConsumerProtocolSubscription;
 import org.apache.kafka.common.utils.AppInfoParser;
 
 import java.io.BufferedOutputStream;
@@ -60,6 +61,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -361,6 +363,7 @@ public final class AssignorBridge {
         List<String> topics = previous.topics();
         ByteBuffer userData = own.subscriptionUserData(new HashSet<>(topics));
         Subscription joined = new Subscription(topics, userData, given.partitions(), generation, previous.rackId());
+        if (m.version >= ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION) return asLeaderDecodes(joined, m.instanceId);
         return decodeAsLeader(ConsumerProtocol.serializeSubscription(joined, m.version), m.instanceId, "member '" + m.id + "'");
     }
 
@@ -464,11 +467,14 @@ public final class AssignorBridge {
         if (node.hasNonNull("metadata")) {
             wire = ByteBuffer.wrap(bytes(node, "metadata", where));
         } else {
-            short version = (short) node.path("version").asInt(3);
+            short version = (short) node.path("version").asInt(ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION);
             List<TopicPartition> owned = node.hasNonNull("owned") ? flat(node.get("owned"), names, where + " 'owned'") : Collections.emptyList();
             List<String> topics = named(field(node, "topics", where), names, where + " 'topics'");
+            Subscription sent = subscription(node, topics, owned, where);
+            if (version >= ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION)
+                return new Member(id, instanceId, ConsumerProtocolSubscription.HIGHEST_SUPPORTED_VERSION, asLeaderDecodes(sent, instanceId));
             try {
-                wire = ConsumerProtocol.serializeSubscription(subscription(node, topics, owned, where), version);
+                wire = ConsumerProtocol.serializeSubscription(sent, version);
             } catch (RuntimeException e) {
                 throw new BadRequest(where + ": cannot serialize its subscription at version " + version + ": " + e.getMessage(), e);
             }
@@ -480,6 +486,26 @@ public final class AssignorBridge {
             throw new BadRequest(where + ": " + e.getMessage(), e);
         }
         return new Member(id, instanceId, version, decodeAsLeader(wire, instanceId, where));
+    }
+
+    /**
+     * What decodeAsLeader returns for this subscription serialized at the highest version, which
+     * carries every field: ConsumerProtocol sorts the topics and the owned partitions, and reads an
+     * empty rack as none (ConsumerProtocol.serializeSubscription / deserializeSubscription, 3.9).
+     * Built directly because decoding a member's owned partitions grows Kafka's
+     * ImplicitLinkedHashCollection one resize at a time: seconds for a million-partition group,
+     * for the same Subscription. test_bridge checks the two paths agree.
+     */
+    private static Subscription asLeaderDecodes(Subscription sent, Optional<String> instanceId) {
+        List<String> topics = new ArrayList<>(sent.topics());
+        Collections.sort(topics);
+        List<TopicPartition> owned = new ArrayList<>(sent.ownedPartitions());
+        owned.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));
+        ByteBuffer userData = sent.userData() == null ? null : sent.userData().duplicate();
+        Optional<String> rack = sent.rackId().filter(r -> !r.isEmpty());
+        Subscription decoded = new Subscription(topics, userData, owned, sent.generationId().orElse(-1), rack);
+        decoded.setGroupInstanceId(instanceId);
+        return decoded;
     }
 
     /** What ConsumerCoordinator.onLeaderElected does with one JoinGroup member's metadata. */

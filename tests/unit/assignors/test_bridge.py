@@ -3,6 +3,7 @@ settling, batches, and how it fails (bad requests, timeouts, a dying JVM, no Jav
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from pathlib import Path
@@ -101,6 +102,42 @@ def test_raw_join_metadata_is_what_the_leader_decodes(bridge: AssignorBridge) ->
             assign(bridge, [member, other], assignor).assignment
             == assign(bridge, [structured, other], assignor).assignment
         )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_v3_members_from_fields_see_what_the_leader_decodes(bridge: AssignorBridge, seed: int) -> None:
+    # At v3 the bridge builds the decoded Subscription itself rather than round-tripping it
+    # through Kafka's ConsumerProtocol. It must give the same assignments: owned partitions
+    # arrive sorted (sticky's tie-breaks follow their order), generations and racks intact.
+    rand = random.Random(seed)
+    counts = {f"topic{i}": rand.randrange(1, 7) for i in range(6)}
+    cluster = ClusterLayout({0: "r0", 1: "r1"}, {t: tuple((i % 2,) for i in range(n)) for t, n in counts.items()})
+    everything = [(t, p) for t, n in counts.items() for p in range(n)]
+    rand.shuffle(everything)
+    names = [f"m{i}" for i in range(5)]
+    owned = {m: everything[i::6] for i, m in enumerate(names)}  # interleaved topics, one sixth left unowned
+    for assignor in ASSIGNORS:
+        fields = []
+        for i, m in enumerate(names):
+            topics = tuple(rand.sample(sorted(counts), rand.randrange(2, 7)))
+            mine = tuple(tp for tp in owned[m] if tp[0] in topics)
+            user_data = bridge.subscription_user_data(assignor, list(topics), list(mine), 4)
+            rack = ("", "r0", "r1", None)[i % 4]
+            fields.append(Member(m, topics, mine, 4 if i else -1, None, rack, user_data))
+        raw = [
+            Member.from_subscription(
+                f.member_id,
+                None,
+                protocol.encode_subscription(
+                    protocol.Subscription(f.topics, f.user_data, f.owned, f.generation, f.rack)
+                ),
+            )
+            for f in fields
+        ]
+        from_fields = assign(bridge, fields, assignor, cluster=cluster)
+        from_wire = assign(bridge, raw, assignor, cluster=cluster)
+        untimed = [[dataclasses.replace(r, assign_seconds=0.0) for r in x.rounds] for x in (from_fields, from_wire)]
+        assert untimed[0] == untimed[1], assignor
 
 
 def test_malformed_metadata_fails_only_its_group(bridge: AssignorBridge) -> None:
