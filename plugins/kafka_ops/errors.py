@@ -126,6 +126,11 @@ class RemediationFailed(RemediationError):
     the batch and the partitions. The execution's progress is kept, so a later run resumes."""
 
 
+class PlanCancelled(RemediationFailed):
+    """The plan was cancelled (by `kafka_ops.remediation.cancel`) while this run executed it: the
+    run stopped before its next write. Its progress stays `cancelled`; it is never resumed."""
+
+
 class ReassignmentStuck(RemediationFailed):
     """A submitted batch made no progress (no ISR change) for longer than allowed. It is still in
     flight: its throttles are kept; run again to keep waiting, or cancel the plan."""

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -24,7 +25,7 @@ from typing import Any
 import pytest
 from kafka import TopicPartition
 
-from kafka_ops.errors import ReassignmentStuck, RemediationRefused, SnapshotUntrusted
+from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.model import ClusterSnapshot
@@ -433,5 +434,62 @@ def test_stuck_batch_keeps_its_throttles_then_cancel(sandbox_ready: SandboxClust
     snap = sandbox.snapshot()
     assert snap.topics[topic].partitions[0] == (1,) and not snap.topics[topic].adding_replicas
     assert throttle_configs(sandbox, [topic]) == {}
+    with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
+        run(sandbox, plan, lake, "admin_api")
+
+
+def test_cancel_stops_a_running_execution(sandbox_ready: SandboxCluster, lake: Lake) -> None:
+    """An execution crawling through a throttled batch is cancelled from elsewhere (as the cancel
+    DAG does, from another process): the moves stop, the executing run stops before its next write
+    with `PlanCancelled`, the throttles go, later batches never start, and the plan stays cancelled."""
+    sandbox = sandbox_ready
+    topic = "re_cancel_running"
+    create_topic(sandbox, topic, {0: [1], 1: [1], 2: [2]})
+    produce(sandbox, topic, 300, value_bytes=10_000)
+    before = sandbox.snapshot().topics[topic].partitions
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    crawl = replace(FAST, throttle_bytes_per_s=1, stuck_after_s=120, batch_max_partitions=1)
+    outcome: dict[str, BaseException | None] = {}
+
+    def execution() -> None:
+        try:
+            run(sandbox, plan, lake, "admin_api", crawl)
+            outcome["error"] = None
+        except BaseException as e:  # handed to the test thread
+            outcome["error"] = e
+
+    worker = threading.Thread(target=execution, daemon=True)
+    worker.start()
+    wait(lambda: bool(sandbox.snapshot().topics[topic].adding_replicas), 30, "batch 0 in flight")
+    backend = backend_of(sandbox, "admin_api")
+    try:
+        report = cancel(
+            plan.plan_id,
+            lake=lake,
+            cluster_config=settings("admin_api"),
+            backend=backend,
+            zookeeper=zk_target(sandbox),
+            actor="pytest-cancel",
+            poll_s=0.3,
+        )
+    finally:
+        backend.close()
+    worker.join(30)
+    assert not worker.is_alive(), "the executing run did not stop"
+
+    error = outcome["error"]
+    assert isinstance(error, PlanCancelled), error
+    assert f"plan {plan.plan_id} was cancelled before batch 0 was done (cancelled by pytest-cancel" in str(error)
+    stored = read_progress(lake, CLUSTER, plan.plan_id)
+    assert stored is not None and stored.status == "cancelled" and stored.message is not None
+    assert report.cancelled == [f"{t}-{p}" for t, p in stored.batches[0].partitions]
+    assert report.still_in_flight == [] and report.throttles_removed and report.batches_applied == []
+    snap = sandbox.snapshot()
+    assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
+    assert throttle_configs(sandbox, [topic]) == {}
+    assert [s.state for s in stored.batches][1:] == ["pending"] * (len(stored.batches) - 1)
+    log = actions(lake, plan)
+    assert (None, "cancel", "ok") in log and (0, "stop", "cancelled") in log
+    assert log.count((0, "reassign", "ok")) == 1 and not any(b == 1 and a == "reassign" for b, a, _ in log), log
     with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
         run(sandbox, plan, lake, "admin_api")

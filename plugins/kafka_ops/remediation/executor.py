@@ -31,7 +31,11 @@ any point is resumed by the next run without applying a batch twice.
 `cancel(plan_id, ...)` stops the plan's in-flight reassignments (Admin API: replicas `None`;
 ZooKeeper mode cannot cancel and says what to do), marks the plan cancelled so it is never
 resumed, and removes its throttles. Batches already completed stay applied: the plan's
-`rollback.json` puts them back.
+`rollback.json` puts them back. It may run while another process executes the plan: that run
+reads the stored status before each write and at every poll, and stops with `PlanCancelled`
+before writing again; `cancel` keeps cancelling the plan's moves until none has been in flight
+for a poll interval after the plan was marked, so a batch submitted at that very moment is
+cancelled too.
 
 Time: `clock` (wall seconds) and `sleep` are injectable; the controller-change check compares
 ZooKeeper's znode times with `clock`.
@@ -52,6 +56,7 @@ from typing import Any, Literal
 from kafka_ops.errors import (
     ConfigError,
     KafkaOpsError,
+    PlanCancelled,
     ReassignmentStuck,
     RemediationFailed,
     RemediationRefused,
@@ -278,6 +283,9 @@ class _Run:
             self.report.elections_refused = {f"{t}-{p}": why for (t, p), why in sorted(refused.items())}
             self._verify_plan(refused)
             self.progress.status = "done"
+        except PlanCancelled as e:  # the cancelling run's status and message stay
+            error = e
+            raise
         except BaseException as e:  # recorded in the progress document, then re-raised as is
             error = e
             self.progress.status = "stuck" if isinstance(e, ReassignmentStuck) else "failed"
@@ -319,9 +327,20 @@ class _Run:
 
     # -- reassignment batches ------------------------------------------------------------------------
 
+    def _stop_if_cancelled(self, step: Step | None = None) -> None:
+        """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
+        stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
+        if stored is None or stored.status != "cancelled":
+            return
+        self.progress.status, self.progress.message = stored.status, stored.message
+        where = "" if step is None else f" before batch {step.index} was done"
+        self.audit.record("stop", "cancelled", batch=None if step is None else step.index, detail=stored.message or "")
+        raise PlanCancelled(f"plan {self.plan.plan_id} was cancelled{where} ({stored.message}); this run stopped")
+
     def _batch(self, step: Step) -> None:
         if step.state == "done":
             return
+        self._stop_if_cancelled(step)
         moves = [self.moves[tp] for tp in step.partitions]
         live = self.reader.topics({m.topic for m in moves})
         try:
@@ -411,6 +430,7 @@ class _Run:
                     "waiting, or cancel the plan"
                 )
             self.sleep(self.options.poll_s)
+            self._stop_if_cancelled(step)
 
     # -- elections ----------------------------------------------------------------------------------
 
@@ -422,6 +442,7 @@ class _Run:
         """Elect the chunk's partitions not yet led by their preferred replica; returns the refused."""
         if step.state == "done":
             return {}
+        self._stop_if_cancelled()
         chosen: list[Election] = [self.elections[tp] for tp in step.partitions]
         topics = {e.topic for e in chosen}
         live = self._wait_for_no_pending_election(topics)
@@ -562,27 +583,31 @@ class _Run:
         except RemediationRefused as e:
             self.audit.record("refuse", "refused", detail=str(e))
             raise
-        live = self.reader.full()
-        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
-        ours = sorted(tp for tp, m in self.moves.items() if moving.get(tp) == m.target)
-        if ours:
-            try:
-                refused = self.backend.cancel(ours)
-            except RemediationRefused as e:
-                refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
-                self.audit.record("cancel", "refused", partitions=len(ours), detail=str(refusal))
-                raise refusal from e
-            self.audit.record(
-                "cancel",
-                "partial" if refused else "ok",
-                partitions=len(ours),
-                detail=tp_text(ours) + (f"; refused: {_reasons(refused)}" if refused else ""),
-            )
-        still = self._wait_until_stopped(ours, wait_s)
-        p.status = "cancelled"
-        p.message = f"cancelled by {self.label} at {_now()}"
-        self._save()
+        # before the plan is marked: a back end that cannot cancel refuses with nothing changed
+        cancelled = self._cancel_ours()
+        self._mark_cancelled()
+        deadline = self.clock() + wait_s
+        still: list[TopicPartition] = []
+        # until none of ours has been in flight for a poll interval after the mark: a run executing
+        # the plan checks the mark before each submit, so at most one batch can slip in, and is cancelled
+        quiet_since: float | None = None
+        while self.moves:
+            cancelled |= self._cancel_ours()
+            moving = in_flight(self.reader.topics({t for t, _ in self.moves}))
+            still = sorted(tp for tp in self.moves if tp in moving)
+            now = self.clock()
+            if still:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = now
+            if (quiet_since is not None and now - quiet_since >= self.options.poll_s) or now >= deadline:
+                break
+            self.sleep(self.options.poll_s)
         removed = self._remove_throttles()
+        stored = read_progress(self.lake, p.cluster, p.plan_id)
+        if stored is not None:  # the executing run's batch states are newer than this run's
+            p.batches, p.elections = stored.batches, stored.elections
+        self._save()
         applied = [s.index for s in p.batches if s.state == "done"]
         note = (
             f"batches {applied} were completed and stay applied: apply the plan's rollback.json to undo them"
@@ -592,23 +617,43 @@ class _Run:
         return CancelReport(
             self.plan.plan_id,
             self.plan.cluster,
-            [f"{t}-{q}" for t, q in ours],
+            [f"{t}-{q}" for t, q in sorted(cancelled)],
             [f"{t}-{q}" for t, q in still],
             applied,
             removed,
             note,
         )
 
-    def _wait_until_stopped(self, partitions: list[TopicPartition], wait_s: float) -> list[TopicPartition]:
-        deadline = self.clock() + wait_s
-        topics = {t for t, _ in partitions}
-        while partitions:
-            moving = in_flight(self.reader.topics(topics))
-            partitions = [tp for tp in partitions if tp in moving]
-            if not partitions or self.clock() >= deadline:
-                break
-            self.sleep(self.options.poll_s)
-        return partitions
+    def _cancel_ours(self) -> set[TopicPartition]:
+        """Cancel the plan's moves now in flight towards their targets; returns them."""
+        if not self.moves:
+            return set()
+        live = self.reader.topics({t for t, _ in self.moves})
+        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
+        ours = sorted(tp for tp, m in self.moves.items() if moving.get(tp) == m.target)
+        if not ours:
+            return set()
+        try:
+            refused = self.backend.cancel(ours)
+        except RemediationRefused as e:
+            refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
+            self.audit.record("cancel", "refused", partitions=len(ours), detail=str(refusal))
+            raise refusal from e
+        self.audit.record(
+            "cancel",
+            "partial" if refused else "ok",
+            partitions=len(ours),
+            detail=tp_text(ours) + (f"; refused: {_reasons(refused)}" if refused else ""),
+        )
+        return set(ours)
+
+    def _mark_cancelled(self) -> None:
+        """Store the `cancelled` status, on the latest stored progress (another run may be executing)."""
+        p = read_progress(self.lake, self.plan.cluster, self.plan.plan_id) or self.progress
+        p.status = "cancelled"
+        p.message = f"cancelled by {self.label} at {_now()}"
+        self.progress = p
+        self._save()
 
 
 def _leader(live: ClusterSnapshot, tp: TopicPartition) -> int:
