@@ -54,6 +54,10 @@ was untrusted, or the request cannot be planned (the message names the Param). `
 read its message; a refusal (`refused (<check>)`) wrote nothing; a stuck batch stays in flight with
 its throttles. `execute` is never retried automatically: trigger it again with the same plan id to
 resume (batches already done are not applied twice).
+
+**Stopping it.** DAG `kafka_remediation_cancel` with the plan id cancels the moves in flight, stops
+a running `execute` before its next write and removes the throttles; completed batches stay
+(`rollback.json` puts them back).
 """
 
 

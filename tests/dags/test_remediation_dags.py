@@ -21,10 +21,16 @@ from airflow.sdk.exceptions import ParamValidationError
 from kafka import TopicPartition as KafkaTP
 
 from kafka_ops.airflow.remediation_params import FORMS
+from kafka_ops.errors import PlanCancelled
+from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
-from kafka_ops.remediation import load_plan, read_audit
+from kafka_ops.planning import plan_replication_factor
+from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, execute, load_plan, read_audit
 from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.settings import ClusterConfig
 from kafka_ops.validation.integrity import is_trusted
+from kafka_ops.zk_collector import ZooKeeperTarget
+from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
@@ -32,6 +38,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures
 CLUSTER = "sandbox"
 ELECTION = "kafka_preferred_leader_election"
 REASSIGNMENT = "kafka_partition_reassignment"
+CANCEL = "kafka_remediation_cancel"
 
 Configure = Callable[..., Path]
 
@@ -94,6 +101,11 @@ def trigger(dag_bag: DagBag, dag_id: str, **conf: Any) -> DagRun:
     runs in one process share the DAG object, whose Params keep the previous run's conf otherwise."""
     defaults = {name: param.value for name, param in FORMS[dag_id].params().items()}
     return dag_bag.dags[dag_id].test(run_conf={**defaults, "cluster": CLUSTER, **conf})
+
+
+def trigger_cancel(dag_bag: DagBag, **conf: Any) -> DagRun:
+    defaults = {"cluster": CLUSTER, "dry_run": True, "wait_seconds": 120}
+    return dag_bag.dags[CANCEL].test(run_conf={**defaults, **conf})
 
 
 def states(run: DagRun) -> dict[str, str | None]:
@@ -312,3 +324,67 @@ def test_refusals_write_nothing(
         "partition 0 moved to broker 2",
     )
     refused(f"cluster changed since plan {plan_id}: {topic}-0 is now [2], the plan was based on [1]")
+
+
+def test_cancel_dag_stops_a_running_execution(
+    configure: Configure,
+    dag_bag: DagBag,
+    dag_sandbox: SandboxCluster,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """A reassignment crawling at 1 B/s in another thread (as an `execute` task in another DAG run):
+    the cancel DAG's preview shows it and writes nothing; with writes disabled the cancel is refused;
+    then it is cancelled, the execution stops, and the cluster is as before the plan."""
+    sandbox = dag_sandbox
+    topic = "re_dag_cancel"
+    create_topic(sandbox, topic, {0: [1], 1: [2]})
+    produce(sandbox, topic, 300, value_bytes=10_000)
+    lake_root = configure()
+    before = sandbox.snapshot().topics[topic].partitions
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    admin = AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
+    crawl = ExecutionOptions(poll_s=0.3, controller_quiet_s=0, throttle_bytes_per_s=1, stuck_after_s=120)
+    execution = Background(
+        lambda: execute(
+            plan,
+            lake=Lake(lake_root),
+            cluster_config=ClusterConfig(CLUSTER, writes_enabled=True),
+            backend=admin,
+            zookeeper=ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5),
+            actor="pytest-executor",
+            trusted=lambda lake, cluster, snapshot_id: None,
+            options=crawl,
+        )
+    )
+    try:
+        sandbox.wait_for(lambda s: bool(s.topics[topic].adding_replicas), 30, "the first batch in flight")
+        moving = sorted(f"{topic}-{p}" for p in sandbox.snapshot().topics[topic].adding_replicas)
+
+        preview = trigger_cancel(dag_bag, plan_id=plan.plan_id)
+        assert states(preview) == {"validate_params": "success", "preview": "success", "cancel": "skipped"}
+        shown = xcom(preview, "preview")
+        assert (shown["status"], shown["in_flight"], shown["would_refuse"]) == ("running", moving, None)
+        assert "trigger again with dry_run = false to cancel" in logged(caplog, capfd)
+
+        configure(writes_enabled=False)
+        refused = trigger_cancel(dag_bag, plan_id=plan.plan_id, dry_run=False)
+        assert refused.state == "failed" and states(refused)["cancel"] == "failed"
+        assert "refused (writes enabled): writes are disabled for cluster 'sandbox'" in logged(caplog, capfd)
+        assert audit(lake_root, plan.plan_id)[-1] == (None, "refuse", "refused")
+        assert sandbox.snapshot().topics[topic].adding_replicas, "a refused cancel stopped the move"
+
+        configure(writes_enabled=True)
+        cancelled = trigger_cancel(dag_bag, plan_id=plan.plan_id, dry_run=False, wait_seconds=60)
+        assert states(cancelled) == {"validate_params": "success", "preview": "skipped", "cancel": "success"}
+        report = xcom(cancelled, "cancel")
+        assert (report["cancelled"], report["still_in_flight"], report["throttles_removed"]) == (moving, [], True)
+        error = execution.error(30)
+    finally:
+        admin.close()
+    assert isinstance(error, PlanCancelled), error
+    snap = sandbox.snapshot()
+    assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
+    assert throttle_configs(sandbox, [topic]) == {}
+    assert (None, "cancel", "ok") in audit(lake_root, plan.plan_id)
+    delete_topic(sandbox, topic)

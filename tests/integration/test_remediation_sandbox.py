@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -47,6 +46,7 @@ from kafka_ops.remediation import (
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.zk_collector import ZooKeeperTarget
+from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
 
 pytestmark = pytest.mark.integration
@@ -449,17 +449,7 @@ def test_cancel_stops_a_running_execution(sandbox_ready: SandboxCluster, lake: L
     before = sandbox.snapshot().topics[topic].partitions
     plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
     crawl = replace(FAST, throttle_bytes_per_s=1, stuck_after_s=120, batch_max_partitions=1)
-    outcome: dict[str, BaseException | None] = {}
-
-    def execution() -> None:
-        try:
-            run(sandbox, plan, lake, "admin_api", crawl)
-            outcome["error"] = None
-        except BaseException as e:  # handed to the test thread
-            outcome["error"] = e
-
-    worker = threading.Thread(target=execution, daemon=True)
-    worker.start()
+    execution = Background(lambda: run(sandbox, plan, lake, "admin_api", crawl))
     wait(lambda: bool(sandbox.snapshot().topics[topic].adding_replicas), 30, "batch 0 in flight")
     backend = backend_of(sandbox, "admin_api")
     try:
@@ -474,10 +464,8 @@ def test_cancel_stops_a_running_execution(sandbox_ready: SandboxCluster, lake: L
         )
     finally:
         backend.close()
-    worker.join(30)
-    assert not worker.is_alive(), "the executing run did not stop"
 
-    error = outcome["error"]
+    error = execution.error(30)
     assert isinstance(error, PlanCancelled), error
     assert f"plan {plan.plan_id} was cancelled before batch 0 was done (cancelled by pytest-cancel" in str(error)
     stored = read_progress(lake, CLUSTER, plan.plan_id)

@@ -223,7 +223,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     dry_run = params.get("dry_run", True)
     if not isinstance(dry_run, bool):
         raise ParamError("dry_run", f"must be true or false, got {dry_run!r}")
-    cluster = _cluster(params.get("cluster", "default"), settings)
+    cluster = cluster_param(params.get("cluster", "default"), settings)
     action = _action(params.get("action"), form.actions if form is not None else ACTIONS)
     # what to plan: required on a dry run; on an execution the plan says it, and any value given must agree
     topics, pattern = _topics(params.get("topics"), params.get("topic_pattern"), action, required=dry_run)
@@ -255,7 +255,8 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
 # -- one check per Param ------------------------------------------------------------------------------
 
 
-def _cluster(value: object, settings: Settings) -> ClusterConfig:
+def cluster_param(value: object, settings: Settings) -> ClusterConfig:
+    """Param `cluster`: a cluster named in the settings."""
     if not isinstance(value, str) or not value.strip():
         raise ParamError("cluster", f"must name a cluster from the settings, got {value!r}")
     try:
@@ -372,14 +373,20 @@ def _plan_id(value: object, dry_run: bool) -> str | None:
                 "with dry_run false and the plan_id it printed",
             )
         return None
-    if not isinstance(value, str) or not _PLAN_ID.match(value.strip()):
-        raise ParamError("plan_id", f"{value!r} is not a plan id (16 hex digits, as a dry run prints it)")
+    plan_id = plan_id_param(value)
     if dry_run:
         raise ParamError(
             "plan_id",
-            f"is set ({value.strip()}) but dry_run is true: to execute that plan set dry_run to false; to make "
+            f"is set ({plan_id}) but dry_run is true: to execute that plan set dry_run to false; to make "
             "a new plan, clear plan_id",
         )
+    return plan_id
+
+
+def plan_id_param(value: object) -> str:
+    """Param `plan_id`: a plan id as a dry run prints it."""
+    if not isinstance(value, str) or not _PLAN_ID.match(value.strip()):
+        raise ParamError("plan_id", f"{value!r} is not a plan id (16 hex digits, as a dry run prints it)")
     return value.strip()
 
 

@@ -1,0 +1,249 @@
+"""The cancel DAG (`kafka_remediation_cancel`): its form, and its two tasks' bodies.
+
+A plan being executed by `kafka_partition_reassignment` or `kafka_preferred_leader_election` is
+stopped from this separate DAG: those run one at a time, so a cancel queued behind the running
+execution would start only after it ended. Params: the cluster, the plan id, `dry_run` (on by
+default) and how long to wait for the moves to stop.
+
+* `preview(params)`: dry run. Reads the stored progress and ZooKeeper (never writes): which of the
+  plan's moves are in flight now, which batches are done (they stay applied), the throttles the
+  execution set, and whether a cancel would be refused.
+* `cancel(params, actor=..., run_id=...)`: `kafka_ops.remediation.cancel`. Writes disabled for the
+  cluster, or a plan already completed, is refused (audited); otherwise the plan's in-flight moves
+  are cancelled through the Admin API (ZooKeeper-mode Kafka cannot cancel through ZooKeeper: the
+  `zookeeper` back end refuses when there is something to cancel), the plan is marked cancelled
+  (a running execution stops before its next write; the plan is never resumed), and its throttles
+  are removed.
+
+No heavy imports at module level beyond Airflow's `Param`: the DAG file imports `params()` at parse
+time; the task bodies import the executor when they run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from airflow.sdk import Param
+from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param
+from kafka_ops.errors import KafkaOpsError, RemediationRefused
+from kafka_ops.settings import ClusterConfig, Settings, load_settings
+
+log = logging.getLogger(__name__)
+
+DAG_ID = "kafka_remediation_cancel"
+PREVIEW_TASK = "preview"
+CANCEL_TASK = "cancel"
+DEFAULT_WAIT_S = 120
+MAX_WAIT_S = 3600
+FIELDS = frozenset({"cluster", "plan_id", "dry_run", "wait_seconds"})
+
+
+def params() -> dict[str, Param]:
+    """The DAG's form."""
+    return {
+        "cluster": Param(
+            "default", type="string", minLength=1, title="Cluster",
+            description="A cluster name from the kafka-ops settings ($KAFKA_OPS_CONFIG).",
+        ),
+        "plan_id": Param(
+            type="string", pattern="^[0-9a-f]{16}$", title="Plan id",
+            description="The plan to cancel: the plan_id its dry run printed (16 hex digits).",
+        ),
+        "dry_run": Param(
+            True, type="boolean", title="Dry run",
+            description="On: show what a cancel would stop; nothing is written. Off: cancel the plan.",
+        ),
+        "wait_seconds": Param(
+            DEFAULT_WAIT_S, type="integer", minimum=0, maximum=MAX_WAIT_S, title="Wait (seconds)",
+            description="How long to wait for the cancelled moves to stop before the throttles are removed.",
+        ),
+    }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CancelRequest:
+    cluster: ClusterConfig
+    lake_root: str
+    plan_id: str
+    dry_run: bool
+    wait_seconds: int
+
+
+def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelRequest:
+    """Validate a run's Params; `ParamError` names the first invalid one. The plan must be stored
+    for this cluster."""
+    unknown = sorted(set(values) - FIELDS)
+    if unknown:
+        raise ParamError(unknown[0], f"is not a Param of this DAG (its Params: {sorted(FIELDS)})")
+    cluster = cluster_param(values.get("cluster", "default"), settings)
+    plan_id = plan_id_param(values.get("plan_id"))
+    dry_run = values.get("dry_run", True)
+    if not isinstance(dry_run, bool):
+        raise ParamError("dry_run", f"must be true or false, got {dry_run!r}")
+    wait = values.get("wait_seconds", DEFAULT_WAIT_S)
+    if isinstance(wait, bool) or not isinstance(wait, int) or not 0 <= wait <= MAX_WAIT_S:
+        raise ParamError("wait_seconds", f"must be a whole number of seconds from 0 to {MAX_WAIT_S}, got {wait!r}")
+    request = CancelRequest(cluster, settings.lake_root, plan_id, dry_run, wait)
+    _plan(request)
+    return request
+
+
+def _plan(request: CancelRequest) -> Any:
+    from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only
+    from kafka_ops.remediation import load_plan  # noqa: PLC0415
+
+    try:
+        return load_plan(Lake(request.lake_root), request.cluster.name, request.plan_id)
+    except KafkaOpsError as e:
+        raise ParamError(
+            "plan_id", f"no stored plan {request.plan_id} for cluster {request.cluster.name!r} ({e})"
+        ) from None
+
+
+def preview(request: CancelRequest) -> dict[str, Any]:
+    """What `cancel` would do now; writes nothing. Logged, and returned for XCom."""
+    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.remediation import LiveReader, plan_dir, read_progress  # noqa: PLC0415
+    from kafka_ops.remediation.live import in_flight  # noqa: PLC0415
+
+    lake = Lake(request.lake_root)
+    plan = _plan(request)
+    progress = read_progress(lake, plan.cluster, plan.plan_id)
+    targets = {(m.topic, m.partition): m.target for m in plan.reassignments}
+    moving: dict[tuple[str, int], tuple[int, ...]] = {}
+    if targets:
+        reader = LiveReader(plan.cluster, ZooKeeperHook(request.cluster.zookeeper_conn_id).target())
+        moving = in_flight(reader.topics({t for t, _ in targets}))
+    ours = sorted(tp for tp, target in targets.items() if moving.get(tp) == target)
+    status = "not started" if progress is None else progress.status
+    done = [] if progress is None else [s.index for s in progress.batches if s.state == "done"]
+    refusal = _refusal(request, status, ours)
+    summary = {
+        "plan_id": plan.plan_id,
+        "kind": plan.kind,
+        "cluster": plan.cluster,
+        "status": status,
+        "in_flight": [f"{t}-{p}" for t, p in ours],
+        "batches_done": done,
+        "batches": 0 if progress is None else len(progress.batches),
+        "throttled_brokers": [] if progress is None else progress.throttled_brokers,
+        "throttled_topics": [] if progress is None else progress.throttled_topics,
+        "rollback": f"{plan_dir(lake, plan.cluster, plan.plan_id)}/rollback.json",
+        "would_refuse": refusal,
+    }
+    log.info("%s", render_preview(summary))
+    return summary
+
+
+def _refusal(request: CancelRequest, status: str, ours: list[tuple[str, int]]) -> str | None:
+    if status == "done":
+        return "the plan already completed; to undo it, apply its rollback.json as a new plan"
+    if not request.cluster.writes_enabled:
+        return f"writes are disabled for cluster {request.cluster.name!r}"
+    if ours and request.cluster.remediation_backend == "zookeeper":
+        return "ZooKeeper-mode Kafka cannot cancel a reassignment through ZooKeeper: use the admin_api back end"
+    return None
+
+
+def render_preview(summary: Mapping[str, Any]) -> str:
+    moving = summary["in_flight"]
+    lines = [
+        f"cancel preview: plan {summary['plan_id']} ({summary['kind']}) on cluster {summary['cluster']}",
+        f"  status           {summary['status']}",
+        f"  in flight now    {len(moving)} partition(s)" + (f": {', '.join(moving[:20])}" if moving else ""),
+        f"  batches done     {summary['batches_done']} of {summary['batches']} (they stay applied; "
+        f"{summary['rollback']} puts them back)",
+        f"  throttles set    brokers {summary['throttled_brokers']}, topics {summary['throttled_topics']}",
+    ]
+    if summary["would_refuse"]:
+        lines.append(f"  a cancel would be REFUSED: {summary['would_refuse']}")
+    else:
+        lines.append(
+            "  next             trigger again with dry_run = false to cancel: the moves in flight stop, an "
+            "execution of the plan stops before its next write, the throttles are removed"
+        )
+    return "\n".join(lines)
+
+
+def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
+    """Cancel the plan (see the module docstring); returns the cancel report's summary."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415
+    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.remediation import AuditLog, backend_for  # noqa: PLC0415
+    from kafka_ops.remediation import cancel as cancel_plan  # noqa: PLC0415
+
+    config = request.cluster
+    lake = Lake(request.lake_root)
+    if not config.writes_enabled:  # before any connection is resolved: a read-only cluster may have no Kafka one
+        refusal = RemediationRefused(
+            request.plan_id, "writes enabled", f"writes are disabled for cluster {config.name!r}"
+        )
+        AuditLog(lake, _plan(request), config.remediation_backend, actor, run_id).record(
+            "refuse", "refused", detail=str(refusal)
+        )
+        raise refusal
+    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
+    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
+    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    try:
+        report = cancel_plan(
+            request.plan_id,
+            lake=lake,
+            cluster_config=config,
+            backend=backend,
+            zookeeper=zookeeper,
+            actor=actor,
+            run_id=run_id,
+            wait_s=request.wait_seconds,
+        )
+    finally:
+        backend.close()
+    summary = report.summary()
+    log.info("plan %s cancelled: %s", request.plan_id, json.dumps(summary, sort_keys=True))
+    return summary
+
+
+# -- the tasks: Airflow's exceptions around the work above -----------------------------------------
+
+
+def next_task(values: Mapping[str, Any], settings: Settings | None = None) -> str:
+    """`validate_params`: fails the run at once on an invalid Param; else `preview` or `cancel`."""
+    request = _request(values, settings)
+    return PREVIEW_TASK if request.dry_run else CANCEL_TASK
+
+
+def preview_task(values: Mapping[str, Any], settings: Settings | None = None) -> dict[str, Any]:
+    request = _request(values, settings)
+    if not request.dry_run:
+        raise AirflowSkipException("not a dry run")
+    try:
+        return preview(request)
+    except KafkaOpsError as e:
+        raise AirflowFailException(f"{type(e).__name__}: {e}") from e
+
+
+def cancel_task(
+    values: Mapping[str, Any], *, actor: str, run_id: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    request = _request(values, settings)
+    if request.dry_run:
+        raise AirflowSkipException("dry run: nothing is cancelled")
+    try:
+        return cancel(request, actor=actor, run_id=run_id)
+    except KafkaOpsError as e:  # never retried: a refusal stays a refusal; run the DAG again to retry
+        raise AirflowFailException(f"{type(e).__name__}: {e}") from e
+
+
+def _request(values: Mapping[str, Any], settings: Settings | None) -> CancelRequest:
+    try:
+        return parse_request(dict(values), settings or load_settings())
+    except KafkaOpsError as e:
+        raise AirflowFailException(str(e)) from e
