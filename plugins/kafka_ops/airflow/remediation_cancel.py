@@ -25,7 +25,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -33,6 +33,9 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param
 from kafka_ops.errors import KafkaOpsError, RemediationRefused
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
+
+if TYPE_CHECKING:
+    from kafka_ops.planning.plan import Plan
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +97,7 @@ def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelReques
     return request
 
 
-def _plan(request: CancelRequest) -> Any:
+def _plan(request: CancelRequest) -> Plan:
     from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only
     from kafka_ops.remediation import load_plan  # noqa: PLC0415
 

@@ -604,6 +604,7 @@ class _Run:
                 break
             self.sleep(self.options.poll_s)
         removed = self._remove_throttles()
+        p = self.progress  # as marked, with the throttles removed
         stored = read_progress(self.lake, p.cluster, p.plan_id)
         if stored is not None:  # the executing run's batch states are newer than this run's
             p.batches, p.elections = stored.batches, stored.elections
