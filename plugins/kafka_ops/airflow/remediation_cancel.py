@@ -31,7 +31,7 @@ from airflow.sdk import Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param
-from kafka_ops.errors import KafkaOpsError, RemediationRefused
+from kafka_ops.errors import KafkaOpsError
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -114,20 +114,25 @@ def preview(request: CancelRequest) -> dict[str, Any]:
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
     from kafka_ops.remediation import LiveReader, plan_dir, read_progress  # noqa: PLC0415
-    from kafka_ops.remediation.live import in_flight  # noqa: PLC0415
+    from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
+    from kafka_ops.remediation.live import in_flight, moving_as_planned  # noqa: PLC0415
 
     lake = Lake(request.lake_root)
     plan = _plan(request)
     progress = read_progress(lake, plan.cluster, plan.plan_id)
-    targets = {(m.topic, m.partition): m.target for m in plan.reassignments}
-    moving: dict[tuple[str, int], tuple[int, ...]] = {}
-    if targets:
+    ours: list[tuple[str, int]] = []
+    if plan.reassignments:
         reader = LiveReader(plan.cluster, ZooKeeperHook(request.cluster.zookeeper_conn_id).target())
-        moving = in_flight(reader.topics({t for t, _ in targets}))
-    ours = sorted(tp for tp, target in targets.items() if moving.get(tp) == target)
+        ours = moving_as_planned(plan.reassignments, in_flight(reader.topics({m.topic for m in plan.reassignments})))
     status = "not started" if progress is None else progress.status
     done = [] if progress is None else [s.index for s in progress.batches if s.state == "done"]
-    refusal = _refusal(request, status, ours)
+    refused = cancel_refusal(plan.plan_id, progress, request.cluster)
+    if refused is not None:
+        refusal: str | None = refused.problem
+    elif ours and request.cluster.remediation_backend == "zookeeper":
+        refusal = "ZooKeeper-mode Kafka cannot cancel a reassignment through ZooKeeper: use the admin_api back end"
+    else:
+        refusal = None
     summary = {
         "plan_id": plan.plan_id,
         "kind": plan.kind,
@@ -143,16 +148,6 @@ def preview(request: CancelRequest) -> dict[str, Any]:
     }
     log.info("%s", render_preview(summary))
     return summary
-
-
-def _refusal(request: CancelRequest, status: str, ours: list[tuple[str, int]]) -> str | None:
-    if status == "done":
-        return "the plan already completed; to undo it, apply its rollback.json as a new plan"
-    if not request.cluster.writes_enabled:
-        return f"writes are disabled for cluster {request.cluster.name!r}"
-    if ours and request.cluster.remediation_backend == "zookeeper":
-        return "ZooKeeper-mode Kafka cannot cancel a reassignment through ZooKeeper: use the admin_api back end"
-    return None
 
 
 def render_preview(summary: Mapping[str, Any]) -> str:
@@ -180,15 +175,15 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
-    from kafka_ops.remediation import AuditLog, backend_for  # noqa: PLC0415
+    from kafka_ops.remediation import AuditLog, backend_for, read_progress  # noqa: PLC0415
     from kafka_ops.remediation import cancel as cancel_plan  # noqa: PLC0415
+    from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
 
     config = request.cluster
     lake = Lake(request.lake_root)
-    if not config.writes_enabled:  # before any connection is resolved: a read-only cluster may have no Kafka one
-        refusal = RemediationRefused(
-            request.plan_id, "writes enabled", f"writes are disabled for cluster {config.name!r}"
-        )
+    # the executor's own check, before any connection is resolved: a read-only cluster may have no Kafka one
+    refusal = cancel_refusal(request.plan_id, read_progress(lake, config.name, request.plan_id), config)
+    if refusal is not None:
         AuditLog(lake, _plan(request), config.remediation_backend, actor, run_id).record(
             "refuse", "refused", detail=str(refusal)
         )

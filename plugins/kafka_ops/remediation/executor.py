@@ -66,7 +66,14 @@ from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
 from kafka_ops.remediation.backends import BROKER_THROTTLES, FOLLOWER_RATE, LEADER_RATE, Backend
 from kafka_ops.remediation.batching import chunk_elections, split_moves
-from kafka_ops.remediation.live import LiveReader, assigned, batch_progress, in_flight, tp_text
+from kafka_ops.remediation.live import (
+    LiveReader,
+    assigned,
+    batch_progress,
+    in_flight,
+    moving_as_planned,
+    tp_text,
+)
 from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress, Step, decide
 from kafka_ops.remediation.store import AuditLog, load_plan, read_progress, save_plan, write_progress
@@ -568,21 +575,10 @@ class _Run:
     # -- cancel ---------------------------------------------------------------------------------------
 
     def cancel(self, wait_s: float) -> CancelReport:
-        p = self.progress
-        try:
-            if p.status == "done":
-                raise RemediationRefused(
-                    self.plan.plan_id,
-                    "cancel",
-                    "the plan already completed; to undo it, apply its rollback.json as a new plan",
-                )
-            if not self.config.writes_enabled:
-                raise RemediationRefused(
-                    self.plan.plan_id, "writes enabled", f"writes are disabled for cluster {self.config.name!r}"
-                )
-        except RemediationRefused as e:
-            self.audit.record("refuse", "refused", detail=str(e))
-            raise
+        refusal = cancel_refusal(self.plan.plan_id, self.progress, self.config)
+        if refusal is not None:
+            self.audit.record("refuse", "refused", detail=str(refusal))
+            raise refusal
         # before the plan is marked: a back end that cannot cancel refuses with nothing changed
         cancelled = self._cancel_ours()
         self._mark_cancelled()
@@ -630,8 +626,7 @@ class _Run:
         if not self.moves:
             return set()
         live = self.reader.topics({t for t, _ in self.moves})
-        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
-        ours = sorted(tp for tp, m in self.moves.items() if moving.get(tp) == m.target)
+        ours = moving_as_planned(self.moves.values(), {**self.backend.reassignments_in_flight(), **in_flight(live)})
         if not ours:
             return set()
         try:
@@ -655,6 +650,17 @@ class _Run:
         p.message = f"cancelled by {self.label} at {_now()}"
         self.progress = p
         self._save()
+
+
+def cancel_refusal(plan_id: str, progress: Progress | None, config: ClusterConfig) -> RemediationRefused | None:
+    """Why `cancel` refuses before it reads the cluster (None: it goes ahead)."""
+    if progress is not None and progress.status == "done":
+        return RemediationRefused(
+            plan_id, "cancel", "the plan already completed; to undo it, apply its rollback.json as a new plan"
+        )
+    if not config.writes_enabled:
+        return RemediationRefused(plan_id, "writes enabled", f"writes are disabled for cluster {config.name!r}")
+    return None
 
 
 def _leader(live: ClusterSnapshot, tp: TopicPartition) -> int:

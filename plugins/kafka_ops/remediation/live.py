@@ -16,7 +16,7 @@ removing ones (the controller writes target + original, target first).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
@@ -119,6 +119,11 @@ def in_flight(snap: ClusterSnapshot) -> dict[TopicPartition, tuple[int, ...]]:
     for request in snap.reassignment_requests:
         out[(request.topic, request.partition)] = request.replicas
     return out
+
+
+def moving_as_planned(moves: Iterable[Move], moving: Mapping[TopicPartition, tuple[int, ...]]) -> list[TopicPartition]:
+    """The planned moves now in flight towards their planned replicas (`moving`: `in_flight`)."""
+    return sorted((m.topic, m.partition) for m in moves if moving.get((m.topic, m.partition)) == m.target)
 
 
 def assigned(snap: ClusterSnapshot, tp: TopicPartition) -> tuple[int, ...] | None:
