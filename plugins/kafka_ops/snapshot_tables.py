@@ -141,9 +141,13 @@ def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
                                   list(t.adding_replicas.get(p, ())), list(removing))  # fmt: skip
     rows = []
     for key in sorted(set(moving) | set(requested)):
-        current = s.topics.get(key[0])
-        replicas = list(current.partitions.get(key[1], ())) if current else []
-        replicas, target, adding, removing = moving.get(key, (replicas, requested[key], [], []))
+        if key in moving:
+            replicas, target, adding, removing = moving[key]
+        else:  # requested in the znode, not started yet: no adding/removing replicas to show
+            current = s.topics.get(key[0])
+            replicas = list(current.partitions.get(key[1], ())) if current else []
+            target, adding, removing = requested[key], [], []
+        # An Admin API reassignment is in the topic znode only: its target is what stays after removal.
         rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested))
     names = ["topic", "partition", "replicas", "target_replicas", "adding_replicas",
              "removing_replicas", "requested_in_znode"]  # fmt: skip

@@ -37,6 +37,19 @@ def test_reassignments_merge_topic_znode_and_request() -> None:
     assert row["requested_in_znode"] is True
 
 
+def test_reassignment_submitted_through_the_admin_api_is_in_the_topic_znode_only() -> None:
+    """An Admin API reassignment writes no /admin/reassign_partitions: the row comes from the topic znode."""
+    snap = small_snapshot()
+    snap.reassignment_requests = []
+    snap.topics["orders"].removing_replicas[0] = (3,)
+    rows = {(r["topic"], r["partition"]): r for r in snapshot_batch(snap).tables["reassignments"].to_pylist()}
+    assert set(rows) == {("orders", 0), ("orders", 2)}
+    assert rows[("orders", 0)]["target_replicas"] == [1, 2]
+    assert rows[("orders", 0)]["removing_replicas"] == [3]
+    assert rows[("orders", 2)]["target_replicas"] == [1, 2, 3]
+    assert not any(r["requested_in_znode"] for r in rows.values())
+
+
 def test_secret_config_values_never_reach_the_lake() -> None:
     rows = snapshot_batch(small_snapshot()).tables["configs"].to_pylist()
     values = {r["config_key"]: r["config_value"] for r in rows}
