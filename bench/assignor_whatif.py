@@ -255,7 +255,7 @@ def leaving_and_random(
     return time.perf_counter() - start, r1.assign_seconds + r2.assign_seconds
 
 
-def kafka_scale(bridge: AssignorBridge, runs: int) -> dict[str, dict[str, object]]:
+def kafka_scale(bridge: AssignorBridge, runs: int, only: str = "") -> dict[str, dict[str, object]]:
     figures: dict[str, dict[str, object]] = {}
     flavors: tuple[AssignorName, ...] = ("sticky", "cooperative-sticky")
     cases: list[tuple[str, int, Callable[[AssignorName], tuple[float, float]]]] = []
@@ -268,6 +268,8 @@ def kafka_scale(bridge: AssignorBridge, runs: int) -> dict[str, dict[str, object
         )
         cases.append((label, 60, partial(leaving_and_random, bridge, has_consumer_rack=rack, seed=1)))
     for label, limit, run in cases:
+        if only not in label:
+            continue
         for flavor in flavors:
             measured = [run(flavor) for _ in range(runs)]
             wall, jvm = min(measured)
@@ -291,6 +293,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="what-if runs per figure (best kept)")
     parser.add_argument("--scale-runs", type=int, default=1, help="runs per Kafka scale test (best kept)")
     parser.add_argument("--skip-scale", action="store_true", help="what-if figures only")
+    parser.add_argument("--scale-only", default="", metavar="TEXT", help="only the scale tests whose name holds TEXT")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -302,7 +305,7 @@ def main() -> None:
         scale: dict[str, dict[str, object]] = {}
         if not args.skip_scale:
             log("Kafka's sticky scale tests (exact sizes), against their JUnit @Timeout:")
-            scale = kafka_scale(bridge, args.scale_runs)
+            scale = kafka_scale(bridge, args.scale_runs, args.scale_only)
         version = bridge.kafka_clients_version
     worst = max((float(str(f["ratio"])) for f in scale.values()), default=0.0)
     print(

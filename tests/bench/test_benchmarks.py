@@ -1,0 +1,100 @@
+"""Every benchmark in `bench/`, run at toy size exactly as `make bench` runs it (a subprocess, from the
+repository root), its last line parsed as JSON and its figures checked. A benchmark nobody runs rots:
+a new `bench/*.py` without a toy size here fails `test_every_benchmark_has_a_toy_size`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / "bench"
+
+
+@dataclass(frozen=True)
+class Toy:
+    args: tuple[str, ...]
+    keys: tuple[str, ...]  # figures the JSON line must carry (dotted for nested)
+    positive: tuple[str, ...] = ()  # figures that must be > 0 (numbers) or not empty (lists, objects)
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+TOYS: dict[str, Toy] = {
+    "zk_snapshot": Toy(
+        ("--partitions", "300", "--topics", "10", "--brokers", "3", "--runs", "1"),
+        ("partitions", "seconds", "collect_seconds", "baseline_seconds", "ratio", "targets"),
+        ("seconds", "collect_seconds", "baseline_seconds", "ratio"),
+        (pytest.mark.integration,),
+    ),
+    "group_collection": Toy(
+        ("--groups", "5", "--live-groups", "1", "--runs", "1"),
+        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio", "targets"),
+        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio"),
+        (pytest.mark.integration,),
+    ),
+    "health_analysis": Toy(
+        ("--partitions", "200", "--snapshots", "6", "--scales", "1,2"),
+        ("partitions", "snapshots", "rows", "detectors", "seconds", "seconds_1x", "seconds_2x", "growth_2x"),
+        ("seconds", "seconds_2x", "growth_2x"),
+    ),
+    "assignor_whatif": Toy(
+        ("--members", "20", "--topics", "3", "--partitions", "10", "--runs", "1", "--scale-only", "LeavingAndRandom"),
+        ("kafka_clients", "members", "partitions", "whatif", "kafka_scale", "worst_ratio", "targets"),
+        ("whatif", "kafka_scale"),
+    ),
+    "remediation_planning": Toy(
+        ("--partitions", "2000", "--topics", "50", "--brokers", "12", "--runs", "1"),
+        ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
+        ("max_seconds", "max_moves_over_lower_bound"),
+    ),
+}
+
+
+def benchmarks() -> list[str]:
+    """What `make bench` runs: every bench/*.py but the shared `_*` modules and `synthetic_*` generators."""
+    return sorted(
+        p.stem for p in BENCH.glob("*.py") if not p.name.startswith("_") and not p.name.startswith("synthetic_")
+    )
+
+
+def test_every_benchmark_has_a_toy_size() -> None:
+    assert benchmarks() == sorted(TOYS)
+
+
+def figure(result: dict[str, object], dotted: str) -> object:
+    value: object = result
+    for part in dotted.split("."):
+        assert isinstance(value, dict) and part in value, f"no figure {dotted!r} in {result}"
+        value = value[part]
+    return value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [pytest.param(n, marks=t.marks) for n, t in TOYS.items()])
+def test_benchmark_runs_at_toy_size(name: str) -> None:
+    toy = TOYS[name]
+    done = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), *toy.args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, f"bench/{name}.py exited {done.returncode}:\n{done.stderr[-4000:]}"
+    lines = done.stdout.strip().splitlines()
+    assert lines, f"bench/{name}.py printed nothing on stdout:\n{done.stderr[-2000:]}"
+    result = json.loads(lines[-1])
+    assert result["bench"] == name
+    for key in toy.keys:
+        figure(result, key)
+    for key in toy.positive:
+        value = figure(result, key)
+        assert value if isinstance(value, list | dict) else isinstance(value, int | float) and value > 0, (
+            f"{name}: {key} = {value!r}"
+        )
