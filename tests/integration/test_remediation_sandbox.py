@@ -43,6 +43,7 @@ from kafka_ops.remediation import (
     read_progress,
     save_plan,
 )
+from kafka_ops.remediation import executor as executor_module
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.zk_collector import ZooKeeperTarget
@@ -479,5 +480,51 @@ def test_cancel_stops_a_running_execution(sandbox_ready: SandboxCluster, lake: L
     log = actions(lake, plan)
     assert (None, "cancel", "ok") in log and (0, "stop", "cancelled") in log
     assert log.count((0, "reassign", "ok")) == 1 and not any(b == 1 and a == "reassign" for b, a, _ in log), log
+    with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
+        run(sandbox, plan, lake, "admin_api")
+
+
+def test_a_cancel_between_check_and_save_is_never_overwritten(
+    sandbox_ready: SandboxCluster, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's lost cancel, with the interleaving forced (the sandbox cannot schedule it): the
+    cancel lands after the executing run checked "cancelled?" for batch 0 and before its next save.
+    The run stops with `PlanCancelled` and writes nothing after the cancel: the status stays
+    cancelled, no throttle, no reassignment, no progress save."""
+    sandbox = sandbox_ready
+    topic = "re_cancel_race"
+    create_topic(sandbox, topic, {0: [1], 1: [2]})
+    before = sandbox.snapshot().topics[topic].partitions
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    cancelled_at: list[int] = []
+    real_decide = executor_module.decide
+
+    def decide_then_cancel(*args: Any, **kwargs: Any) -> Any:
+        """Runs right after the batch's "cancelled?" check, before anything of it is saved or written."""
+        decision = real_decide(*args, **kwargs)
+        if not cancelled_at:
+            backend = backend_of(sandbox, "admin_api")
+            try:
+                cancel(plan.plan_id, lake=lake, cluster_config=settings("admin_api"), backend=backend,
+                       zookeeper=zk_target(sandbox), actor="pytest-cancel", poll_s=0.3)  # fmt: skip
+            finally:
+                backend.close()
+            cancelled_at.append(len(actions(lake, plan)))
+        return decision
+
+    monkeypatch.setattr(executor_module, "decide", decide_then_cancel)
+    with pytest.raises(PlanCancelled, match=rf"plan {plan.plan_id} was cancelled before batch 0 was done"):
+        run(sandbox, plan, lake, "admin_api")
+
+    assert cancelled_at, "the cancel was not forced in"
+    stored = read_progress(lake, CLUSTER, plan.plan_id)
+    assert stored is not None and stored.status == "cancelled" and "pytest-cancel" in (stored.message or "")
+    assert [s.state for s in stored.batches] == ["pending"] * len(stored.batches)
+    assert stored.throttled_brokers == [] and stored.throttled_topics == []
+    after_cancel = actions(lake, plan)[cancelled_at[0] :]
+    assert after_cancel == [(0, "stop", "cancelled")], after_cancel
+    snap = sandbox.snapshot()
+    assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
+    assert throttle_configs(sandbox, [topic]) == {}
     with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
         run(sandbox, plan, lake, "admin_api")

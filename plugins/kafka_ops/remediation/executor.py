@@ -31,11 +31,16 @@ any point is resumed by the next run without applying a batch twice.
 `cancel(plan_id, ...)` stops the plan's in-flight reassignments (Admin API: replicas `None`;
 ZooKeeper mode cannot cancel and says what to do), marks the plan cancelled so it is never
 resumed, and removes its throttles. Batches already completed stay applied: the plan's
-`rollback.json` puts them back. It may run while another process executes the plan: that run
-reads the stored status before each write and at every poll, and stops with `PlanCancelled`
-before writing again; `cancel` keeps cancelling the plan's moves until none has been in flight
-for a poll interval after the plan was marked, so a batch submitted at that very moment is
-cancelled too.
+`rollback.json` puts them back. It may run while another process executes the plan. A cancelled
+plan never writes again: the executing run takes the plan's progress lock
+(`store.progress_lock`), reads the stored status and, unless cancelled, saves its progress and
+makes its one write to the cluster (throttles and reassignment of a batch, an election, the
+removal of throttles) before releasing it; `cancel` marks the plan under the same lock. So the
+status check and the write are one compare-and-set: a cancel lands before the check (the run
+stops with `PlanCancelled` and writes nothing more, not even its progress) or after the write
+(whose throttles are then recorded, and whose moves `cancel` sees in flight and cancels: it
+keeps cancelling the plan's moves until none has been in flight for a poll interval after the
+mark). The run also reads the status at every poll, to stop waiting early.
 
 Time: `clock` (wall seconds) and `sleep` are injectable; the controller-change check compares
 ZooKeeper's znode times with `clock`.
@@ -48,7 +53,8 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -76,7 +82,14 @@ from kafka_ops.remediation.live import (
 )
 from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress, Step, decide
-from kafka_ops.remediation.store import AuditLog, load_plan, read_progress, save_plan, write_progress
+from kafka_ops.remediation.store import (
+    AuditLog,
+    load_plan,
+    progress_lock,
+    read_progress,
+    save_plan,
+    write_progress,
+)
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.zk_collector import ZooKeeperTarget
 
@@ -248,6 +261,8 @@ class _Run:
         self.started = clock()
         self.progress: Progress = read_progress(lake, plan.cluster, plan.plan_id) or self._new_progress()
         self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
+        self.cancelling = False  # this run is the cancel: the stored `cancelled` is its own
+        self._locked = False
 
     def _new_progress(self) -> Progress:
         o = self.options
@@ -261,8 +276,25 @@ class _Run:
             elections=[Step(i, tuple((e.topic, e.partition) for e in c)) for i, c in enumerate(chunks)],
         )
 
+    @contextmanager
+    def _writing(self, step: Step | None = None) -> Iterator[None]:
+        """Hold the plan's progress lock and stop (`PlanCancelled`) if the stored status is cancelled:
+        the check and whatever runs inside (progress saves, one write to the cluster) are one
+        compare-and-set against `cancel`, which marks the plan under the same lock. Re-entrant."""
+        if self._locked:
+            yield
+            return
+        with progress_lock(self.lake, self.plan.cluster, self.plan.plan_id):
+            self._locked = True
+            try:
+                self._stop_if_cancelled(step)
+                yield
+            finally:
+                self._locked = False
+
     def _save(self) -> None:
-        write_progress(self.lake, self.progress)
+        with self._writing():
+            write_progress(self.lake, self.progress)
 
     # -- execute ------------------------------------------------------------------------------------
 
@@ -322,7 +354,9 @@ class _Run:
 
     def _finish(self, error: BaseException | None) -> None:
         """Remove throttles when allowed, and always save the progress; a cleanup failure never hides
-        the error that ended the run."""
+        the error that ended the run. A cancelled run writes nothing: the cancel owns the plan now."""
+        if isinstance(error, PlanCancelled):
+            return
         try:
             self.report.throttles_removed = self._remove_throttles()
         except KafkaOpsError as e:
@@ -336,6 +370,8 @@ class _Run:
 
     def _stop_if_cancelled(self, step: Step | None = None) -> None:
         """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
+        if self.cancelling:
+            return
         stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
         if stored is None or stored.status != "cancelled":
             return
@@ -375,6 +411,10 @@ class _Run:
         self._save()
 
     def _submit(self, step: Step, moves: Sequence[Move]) -> None:
+        with self._writing(step):
+            self._submit_locked(step, moves)
+
+    def _submit_locked(self, step: Step, moves: Sequence[Move]) -> None:
         self._set_throttles(step, moves)
         step.state = "submitting"
         step.submitted_by = self.label
@@ -465,29 +505,33 @@ class _Run:
                 detail="every partition is led by its preferred replica",
             )
         else:
-            step.state = "submitting"
-            step.submitted_by = self.label
-            self._save()
-            try:
-                refused = self.backend.elect_preferred(todo)
-            except RemediationRefused as e:
-                refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
-                self.audit.record("elect", "refused", batch=step.index, partitions=len(todo), detail=str(refusal))
-                raise refusal from e
-            except KafkaOpsError as e:
-                self.audit.record("elect", "failed", batch=step.index, partitions=len(todo), detail=str(e))
-                raise
-            detail = tp_text(todo) + (f"; refused: {_reasons(refused)}" if refused else "")
-            self.audit.record(
-                "elect", "partial" if refused else "ok", batch=step.index, partitions=len(todo), detail=detail
-            )
-            self.report.election_chunks_submitted.append(step.index)
-            step.state = "submitted"
-            step.submitted_at = _now()
-            self._save()
+            with self._writing(step):
+                refused = self._elect(step, todo)
             self._wait_for_leaders([tp for tp in todo if tp not in refused], topics)
         step.state = "done"
         step.done_at = _now()
+        self._save()
+        return refused
+
+    def _elect(self, step: Step, todo: list[TopicPartition]) -> dict[TopicPartition, str]:
+        step.state = "submitting"
+        step.submitted_by = self.label
+        self._save()
+        try:
+            refused = self.backend.elect_preferred(todo)
+        except RemediationRefused as e:
+            refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
+            self.audit.record("elect", "refused", batch=step.index, partitions=len(todo), detail=str(refusal))
+            raise refusal from e
+        except KafkaOpsError as e:
+            self.audit.record("elect", "failed", batch=step.index, partitions=len(todo), detail=str(e))
+            raise
+        detail = tp_text(todo) + (f"; refused: {_reasons(refused)}" if refused else "")
+        outcome = "partial" if refused else "ok"
+        self.audit.record("elect", outcome, batch=step.index, partitions=len(todo), detail=detail)
+        self.report.election_chunks_submitted.append(step.index)
+        step.state = "submitted"
+        step.submitted_at = _now()
         self._save()
         return refused
 
@@ -545,6 +589,10 @@ class _Run:
     def _remove_throttles(self) -> bool:
         """Remove every throttle this execution set, unless a reassignment is in flight anywhere.
         Returns True when none is left."""
+        with self._writing():
+            return self._remove_throttles_locked()
+
+    def _remove_throttles_locked(self) -> bool:
         p = self.progress
         if not p.throttled_topics and not p.throttled_brokers:
             return True
@@ -575,6 +623,7 @@ class _Run:
     # -- cancel ---------------------------------------------------------------------------------------
 
     def cancel(self, wait_s: float) -> CancelReport:
+        self.cancelling = True
         refusal = cancel_refusal(self.plan.plan_id, self.progress, self.config)
         if refusal is not None:
             self.audit.record("refuse", "refused", detail=str(refusal))
@@ -644,12 +693,14 @@ class _Run:
         return set(ours)
 
     def _mark_cancelled(self) -> None:
-        """Store the `cancelled` status, on the latest stored progress (another run may be executing)."""
-        p = read_progress(self.lake, self.plan.cluster, self.plan.plan_id) or self.progress
-        p.status = "cancelled"
-        p.message = f"cancelled by {self.label} at {_now()}"
-        self.progress = p
-        self._save()
+        """Store the `cancelled` status, on the latest stored progress (another run may be executing), under
+        the progress lock: an executing run's check-and-write happens wholly before or after it."""
+        with self._writing():
+            p = read_progress(self.lake, self.plan.cluster, self.plan.plan_id) or self.progress
+            p.status = "cancelled"
+            p.message = f"cancelled by {self.label} at {_now()}"
+            self.progress = p
+            self._save()
 
 
 def cancel_refusal(plan_id: str, progress: Progress | None, config: ClusterConfig) -> RemediationRefused | None:

@@ -7,17 +7,27 @@
   saved twice is the same plan and is stored once.
 * Progress: `<lake>/_executions/<cluster>/<plan_id>.json` (see `progress`), replaced atomically
   (write a temporary file, then rename) through the lake's pyarrow filesystem, so a crash leaves
-  the previous or the new document, never half of one.
+  the previous or the new document, never half of one. A run that must not write once another
+  changed the stored status (an execution, once the plan is cancelled) holds `progress_lock`
+  around its read-check-write: an exclusive `fcntl` lock on `<plan_id>.json.lock` next to the
+  document, so the check and the write form one compare-and-set against a cancel taking the
+  same lock. The lock is a local-disk (POSIX) lock: on a lake on an object store or HDFS there is
+  no lock, and the check stays a check before each write (run cancels and executions of one plan
+  on one host, or keep the lake on a shared POSIX filesystem).
 * Audit: `remediation_audit` (its own commit log), one row per event, appended and never
   rewritten. `AuditLog` binds the plan, back end and actor so each call names only what happened.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import secrets
-from collections.abc import Mapping
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +48,9 @@ log = logging.getLogger(__name__)
 PLANS_DIR = "_plans"
 EXECUTIONS_DIR = "_executions"
 PLAN_FILES = ("reassignment.json", "rollback.json", "election.json")
+PROGRESS_LOCK_TIMEOUT_S = 300.0
+"""How long a run waits for another to release a plan's progress lock (it is held across one write to
+the cluster: an Admin API call or a znode write, seconds at most)."""
 
 
 # -- plans ------------------------------------------------------------------------------------------
@@ -194,6 +207,38 @@ def write_progress(lake: Lake, progress: Progress) -> None:
     path = progress_path(lake, progress.cluster, progress.plan_id)
     lake.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     write_atomically(lake.fs, path, json.dumps(progress.to_json(), indent=1).encode())
+
+
+@contextmanager
+def progress_lock(lake: Lake, cluster: str, plan_id: str, timeout_s: float = PROGRESS_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the plan's progress lock (module docstring): no other holder reads-checks-writes the
+    progress document meanwhile. `LakeError` naming the lock file after `timeout_s`; on a lake that
+    is not on local disk it holds nothing."""
+    if not isinstance(lake.fs, pafs.LocalFileSystem):
+        yield
+        return
+    path = progress_path(lake, cluster, plan_id) + ".lock"
+    lake.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LakeError(
+                        f"{path}: another run of plan {plan_id} held the progress lock for {timeout_s:g}s; "
+                        "is an execution stuck in a write to the cluster?"
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
 
 
 def write_atomically(fs: pafs.FileSystem, path: str, content: bytes) -> None:

@@ -17,6 +17,7 @@ from kafka_ops.remediation.store import (
     plan_dir,
     plan_from_json,
     plan_to_json,
+    progress_lock,
     progress_path,
     read_audit,
     read_progress,
@@ -111,3 +112,16 @@ def test_audit_rows_are_appended_per_event(lake: Lake) -> None:
     }
     assert len({r["event_id"] for r in rows}) == 3
     assert read_audit(lake, "c1", "other") == [] and read_audit(lake, "c2") == []
+
+
+def test_progress_lock_excludes_a_second_holder_until_released(lake: Lake) -> None:
+    """The compare-and-set behind a cancel: while one holder has the plan's lock, another waits and
+    gives up with a `LakeError` naming the lock file; once released, the next holder gets it."""
+    with progress_lock(lake, "c1", "abcd"):
+        with pytest.raises(LakeError, match=r"_executions/c1/abcd\.json\.lock: another run of plan abcd held"):
+            with progress_lock(lake, "c1", "abcd", timeout_s=0.2):
+                pass
+        with progress_lock(lake, "c1", "other", timeout_s=0.2):  # another plan's lock is its own
+            pass
+    with progress_lock(lake, "c1", "abcd", timeout_s=0.2):
+        pass
