@@ -6,9 +6,11 @@ tests/conftest.py before anything imports airflow.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -19,6 +21,8 @@ from airflow.utils.db import check_migrations
 from kafka_ops.sandbox import SandboxCluster
 
 DAGS_FOLDER = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
+CLUSTER = "sandbox"  # the cluster name the DAG tests give the sandbox in their settings
+Configure = Callable[..., Path]
 
 
 @cache
@@ -54,6 +58,33 @@ def airflow_db() -> None:
         stdout=subprocess.DEVNULL,
     )
     check_migrations(timeout=0)
+
+
+@pytest.fixture
+def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Configure:
+    """Connections to the sandbox, and `configure(writes_enabled=...)` writing the settings file."""
+    zookeeper = {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": dag_sandbox.chroot}}
+    monkeypatch.setenv("AIRFLOW_CONN_ZK_SANDBOX", json.dumps(zookeeper))
+    kafka = {"conn_type": "kafka", "host": dag_sandbox.bootstrap_servers, "extra": {"request_timeout_ms": 10_000}}
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SANDBOX", json.dumps(kafka))
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+
+    def write(*, writes_enabled: bool = True) -> Path:
+        path = tmp_path / "kafka-ops.toml"
+        path.write_text(
+            f'lake_root = "{tmp_path / "lake"}"\n'
+            "[[clusters]]\n"
+            f'name = "{CLUSTER}"\n'
+            'zookeeper_conn_id = "zk_sandbox"\n'
+            'kafka_conn_id = "kafka_sandbox"\n'
+            f"writes_enabled = {str(writes_enabled).lower()}\n"
+            "remediation_controller_quiet_seconds = 0\n"
+        )
+        monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
+        return tmp_path / "lake"
+
+    write()
+    return write
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,47 +30,18 @@ from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.validation.integrity import is_trusted
 from kafka_ops.zk_collector import ZooKeeperTarget
+from tests.dags.conftest import CLUSTER, Configure
 from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
-CLUSTER = "sandbox"
 ELECTION = "kafka_preferred_leader_election"
 REASSIGNMENT = "kafka_partition_reassignment"
 CANCEL = "kafka_remediation_cancel"
 
-Configure = Callable[..., Path]
-
 
 # -- fixtures and helpers ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Configure:
-    """Connections to the sandbox, and `configure(writes_enabled=...)` writing the settings file."""
-    zookeeper = {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": dag_sandbox.chroot}}
-    monkeypatch.setenv("AIRFLOW_CONN_ZK_SANDBOX", json.dumps(zookeeper))
-    kafka = {"conn_type": "kafka", "host": dag_sandbox.bootstrap_servers, "extra": {"request_timeout_ms": 10_000}}
-    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SANDBOX", json.dumps(kafka))
-    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
-
-    def write(*, writes_enabled: bool = True) -> Path:
-        path = tmp_path / "kafka-ops.toml"
-        path.write_text(
-            f'lake_root = "{tmp_path / "lake"}"\n'
-            "[[clusters]]\n"
-            f'name = "{CLUSTER}"\n'
-            'zookeeper_conn_id = "zk_sandbox"\n'
-            'kafka_conn_id = "kafka_sandbox"\n'
-            f"writes_enabled = {str(writes_enabled).lower()}\n"
-            "remediation_controller_quiet_seconds = 0\n"
-        )
-        monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
-        return tmp_path / "lake"
-
-    write()
-    return write
 
 
 def delete_topic(sandbox: SandboxCluster, name: str) -> None:
