@@ -23,6 +23,7 @@ from kafka.admin import KafkaAdminClient, OffsetSpec
 from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, UnknownTopicOrPartitionError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
+from kafka_ops import redaction
 from kafka_ops.errors import CollectionFailed, ConfigError, KafkaUnreachable
 from kafka_ops.groups_model import (
     STABLE,
@@ -99,6 +100,9 @@ class AdminFactory(Protocol):
     def __call__(self) -> KafkaAdminClient: ...
 
 
+_SECRET_OPTION = re.compile(r"password|secret|token", re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class KafkaTarget:
     """Bootstrap servers plus kafka-python client options (security, timeouts).
@@ -109,6 +113,12 @@ class KafkaTarget:
 
     bootstrap_servers: str
     options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # kafka-python logs a client's whole configuration at DEBUG, SASL password included
+        for key, value in self.options.items():
+            if isinstance(value, str) and _SECRET_OPTION.search(key):
+                redaction.register(value)
 
     def __repr__(self) -> str:
         return f"KafkaTarget({self.bootstrap_servers!r})"

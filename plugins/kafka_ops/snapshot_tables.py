@@ -132,7 +132,7 @@ def _log_dir_events(s: ClusterSnapshot) -> dict[str, list[Any]]:
 
 def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
     requested = {(r.topic, r.partition): list(r.replicas) for r in s.reassignment_requests}
-    moving: dict[tuple[str, int], tuple[Any, ...]] = {}
+    moving: dict[tuple[str, int], tuple[list[int], list[int], list[int], list[int]]] = {}
     for topic, t in s.topics.items():
         for p in sorted(set(t.adding_replicas) | set(t.removing_replicas)):
             removing = t.removing_replicas.get(p, ())
@@ -142,13 +142,13 @@ def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
     rows = []
     for key in sorted(set(moving) | set(requested)):
         if key in moving:
-            replicas, target, adding, removing = moving[key]
-        else:  # requested in the znode, not started yet: no adding/removing replicas to show
+            # an Admin API reassignment is in the topic znode only: its target is what stays after removal
+            replicas, target, adding, removing_ = moving[key]
+        else:  # requested in /admin/reassign_partitions, not started yet: nothing adding or removing
             current = s.topics.get(key[0])
             replicas = list(current.partitions.get(key[1], ())) if current else []
-            target, adding, removing = requested[key], [], []
-        # An Admin API reassignment is in the topic znode only: its target is what stays after removal.
-        rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing, key in requested))
+            target, adding, removing_ = requested[key], [], []
+        rows.append((key[0], key[1], replicas, requested.get(key, target), adding, removing_, key in requested))
     names = ["topic", "partition", "replicas", "target_replicas", "adding_replicas",
              "removing_replicas", "requested_in_znode"]  # fmt: skip
     return _rows(names, rows)

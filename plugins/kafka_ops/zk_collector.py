@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
-from kafka_ops import znodes
+from kafka_ops import redaction, znodes
 from kafka_ops.errors import (
     NotAKafkaChroot,
     ZnodeFormatError,
@@ -54,6 +54,10 @@ class ZooKeeperTarget:
     @property
     def connect_string(self) -> str:
         return self.hosts + (self.chroot if self.chroot != "/" else "")
+
+    def __post_init__(self) -> None:
+        if self.digest_auth is not None:
+            redaction.register(self.digest_auth[1])  # kazoo logs its Auth requests (user:password)
 
     def __repr__(self) -> str:  # never show credentials
         return f"ZooKeeperTarget({self.connect_string!r})"
