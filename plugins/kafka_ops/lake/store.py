@@ -88,8 +88,17 @@ class Lake:
         check_name("batch id", batch.batch_id)
         if batch.commit_table not in batch.tables:
             raise LakeError(f"batch {batch.batch_id} has no {batch.commit_table!r} commit row")
-        self.recover(older_than_s=STALE_STAGING_S)
         staging = f"{self.base}/{STAGING}/{batch.batch_id}"
+        try:
+            self.recover(older_than_s=STALE_STAGING_S)
+            self._stage_and_place(batch, staging)
+        except OSError as e:  # pyarrow's I/O errors: a path under a file, a read-only or full disk, ...
+            self._discard_unstaged(staging)
+            raise LakeError(
+                f"cannot write batch {batch.batch_id} to the lake at {self.root}: {_cause(e)}; nothing was published"
+            ) from e
+
+    def _stage_and_place(self, batch: Batch, staging: str) -> None:
         self.fs.create_dir(staging, recursive=True)
         moves = []
         # the commit table goes last: moving it is what publishes the batch
@@ -105,6 +114,16 @@ class Lake:
             moves.append((staged, self.final_path(table, batch.cluster, batch.dt, batch.batch_id)))
         _write_atomically(self.fs, f"{staging}/{MANIFEST}", json.dumps({"moves": moves}).encode())
         self._place(staging, moves)
+
+    def _discard_unstaged(self, staging: str) -> None:
+        """After a failed publish: staged files without a manifest are deleted now (freeing a full disk);
+        a manifest means the batch is committed-to and `recover()` rolls it forward later."""
+        try:
+            staged = self.fs.get_file_info(staging).type == pafs.FileType.Directory
+            if staged and self.fs.get_file_info(f"{staging}/{MANIFEST}").type != pafs.FileType.File:
+                self.fs.delete_dir(staging)
+        except OSError as e:
+            log.warning("could not remove the staging folder %s after a failed publish: %s", staging, _cause(e))
 
     def recover(self, older_than_s: float = 0.0) -> list[str]:
         """Finish publishes that were fully staged; delete ones that were not. Returns batch ids.
@@ -214,6 +233,14 @@ def _conform(data: pa.Table, schema: pa.Schema, table: str) -> pa.Table:
         return data.select(schema.names).cast(schema)
     except (KeyError, pa.ArrowInvalid, pa.ArrowTypeError) as e:
         raise LakeError(f"rows for lake table {table!r} do not fit its schema: {e}") from e
+
+
+def _cause(error: OSError) -> str:
+    """The operating system's reason, without pyarrow's call-site prefix."""
+    if error.strerror:
+        where = f" ({error.filename})" if error.filename else ""
+        return f"{error.strerror}{where}"
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 def _write_atomically(fs: pafs.FileSystem, path: str, content: bytes) -> None:
