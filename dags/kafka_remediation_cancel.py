@@ -33,6 +33,12 @@ running execution would only start after it ended.
 2. *Trigger* again with **Dry run** off. Task `cancel` cancels and waits up to **Wait (seconds)**
    for the moves to stop; its log lists what was cancelled and what is still moving.
 
+**Leftover throttles.** A plan whose last batch finished while another tool's reassignment was
+still moving keeps its replication throttles (the executor's log and `remediation_audit` say so).
+Trigger with **Action** `clear_throttles`: the dry run (`preview`) lists the broker rates and topic
+replica lists it would remove and those another move in flight still needs (kept); with **Dry
+run** off, task `clear_throttles` removes them. Refused while a move of the plan is in flight.
+
 **Safety.** Refused (and audited in `remediation_audit`) when writes are disabled for the cluster,
 or the plan already completed. The `zookeeper` back end cannot cancel (ZooKeeper-mode Kafka offers
 no way to through ZooKeeper): configure `remediation_backend = "admin_api"` for the cluster.
@@ -76,7 +82,17 @@ def kafka_remediation_cancel() -> None:
         context = get_current_context()
         return remediation_cancel.cancel_task(context["params"], actor=actor_of(context), run_id=context["run_id"])
 
-    validate_params() >> [preview(), cancel()]
+    # writes to the cluster: never retried automatically
+    @task(retries=0)
+    def clear_throttles() -> dict[str, Any]:
+        """Remove the throttles the finished or cancelled plan left (action clear_throttles)."""
+        from kafka_ops.airflow import remediation_cancel
+        from kafka_ops.airflow.remediation_tasks import actor_of
+
+        context = get_current_context()
+        return remediation_cancel.clear_task(context["params"], actor=actor_of(context), run_id=context["run_id"])
+
+    validate_params() >> [preview(), cancel(), clear_throttles()]
 
 
 kafka_remediation_cancel()

@@ -1,4 +1,5 @@
-"""`kafka-ops` command line: snapshot a cluster into the lake and print what it saw."""
+"""`kafka-ops` command line: snapshot a cluster into the lake and print what it saw; print findings;
+remove the replication throttles a finished remediation plan left (`remediation clear-throttles`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Lake
-from kafka_ops.settings import DEFAULT_LAKE
+from kafka_ops.settings import DEFAULT_LAKE, load_settings
 from kafka_ops.snapshot_tables import render_summary
 from kafka_ops.snapshotting import snapshot_to_lake
 from kafka_ops.zk_collector import ZooKeeperTarget
@@ -45,7 +46,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     findings.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
     findings.add_argument("--snapshot-id", default=None, help="an analysed snapshot (default: the latest)")
+    _remediation_parser(verbs)
     return parser
+
+
+def _remediation_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    remediation = verbs.add_parser("remediation", help="act on a stored remediation plan")
+    actions = remediation.add_subparsers(dest="action", required=True)
+    clear = actions.add_parser(
+        "clear-throttles",
+        help="remove the replication throttles a finished or cancelled plan left behind",
+        description="Remove the replication throttles (broker rates, topic throttled-replica lists) that plan "
+        "PLAN_ID set and could not remove because another reassignment was in flight when it ended. Refused "
+        "while a move of the plan is in flight; throttles another move in flight still needs are kept. Writes "
+        "only when writes_enabled is true for the cluster in the kafka-ops settings ($KAFKA_OPS_CONFIG); "
+        "audited in remediation_audit.",
+    )
+    clear.add_argument("--cluster", required=True, help="the cluster's name in the kafka-ops settings")
+    clear.add_argument("--plan-id", required=True, help="the plan id (16 hex digits)")
+    clear.add_argument("--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
+    clear.add_argument("--bootstrap-servers", default=None, help="Kafka brokers (the admin_api back end needs them)")
+    clear.add_argument("--lake", default=None, help="lake root path or URL (default: the settings' lake_root)")
+    clear.add_argument("--dry-run", action="store_true", help="say what would be removed; write nothing")
+    clear.add_argument("--actor", default=os.environ.get("USER", "cli"), help="who runs it, for the audit")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(message)s")
     if args.verb == "findings":
         return _findings(args)
+    if args.verb == "remediation":
+        return _clear_throttles(args)
     return _snapshot(args)
 
 
@@ -62,6 +87,35 @@ def _findings(args: argparse.Namespace) -> int:
     except KafkaOpsError as e:
         print(f"kafka-ops: {e}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _clear_throttles(args: argparse.Namespace) -> int:
+    from kafka_ops.groups_collector import KafkaTarget  # noqa: PLC0415 - kafka-python only for this verb
+    from kafka_ops.remediation import backend_for, clear_throttles  # noqa: PLC0415
+
+    try:
+        settings = load_settings()
+        config = settings.cluster(args.cluster)
+        zookeeper = ZooKeeperTarget.parse(args.zookeeper)
+        admin = KafkaTarget(args.bootstrap_servers) if args.bootstrap_servers else None
+        backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+        try:
+            report = clear_throttles(
+                args.plan_id,
+                lake=Lake(args.lake or settings.lake_root),
+                cluster_config=config,
+                backend=backend,
+                zookeeper=zookeeper,
+                actor=args.actor,
+                dry_run=args.dry_run,
+            )
+        finally:
+            backend.close()
+    except KafkaOpsError as e:
+        print(f"kafka-ops: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.summary(), sort_keys=True))
     return 0
 
 

@@ -25,7 +25,18 @@ from kafka_ops.errors import PlanCancelled
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_replication_factor
-from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, execute, load_plan, read_audit
+from kafka_ops.remediation import (
+    AdminApiBackend,
+    ExecutionOptions,
+    Progress,
+    Step,
+    execute,
+    load_plan,
+    read_audit,
+    save_plan,
+)
+from kafka_ops.remediation.backends import BROKER_THROTTLES
+from kafka_ops.remediation.store import write_progress
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.validation.integrity import is_trusted
@@ -333,7 +344,9 @@ def test_cancel_dag_stops_a_running_execution(
         moving = sorted(f"{topic}-{p}" for p in sandbox.snapshot().topics[topic].adding_replicas)
 
         preview = trigger_cancel(dag_bag, plan_id=plan.plan_id)
-        assert states(preview) == {"validate_params": "success", "preview": "success", "cancel": "skipped"}
+        assert states(preview) == {
+            "validate_params": "success", "preview": "success", "cancel": "skipped", "clear_throttles": "skipped"
+        }  # fmt: skip
         shown = xcom(preview, "preview")
         assert (shown["status"], shown["in_flight"], shown["would_refuse"]) == ("running", moving, None)
         assert "trigger again with dry_run = false to cancel" in logged(caplog, capfd)
@@ -347,7 +360,9 @@ def test_cancel_dag_stops_a_running_execution(
 
         configure(writes_enabled=True)
         cancelled = trigger_cancel(dag_bag, plan_id=plan.plan_id, dry_run=False, wait_seconds=60)
-        assert states(cancelled) == {"validate_params": "success", "preview": "skipped", "cancel": "success"}
+        assert states(cancelled) == {
+            "validate_params": "success", "preview": "skipped", "cancel": "success", "clear_throttles": "skipped"
+        }  # fmt: skip
         report = xcom(cancelled, "cancel")
         assert (report["cancelled"], report["still_in_flight"], report["throttles_removed"]) == (moving, [], True)
         error = execution.error(30)
@@ -358,4 +373,57 @@ def test_cancel_dag_stops_a_running_execution(
     assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
     assert throttle_configs(sandbox, [topic]) == {}
     assert (None, "cancel", "ok") in audit(lake_root, plan.plan_id)
+    delete_topic(sandbox, topic)
+
+
+def test_cancel_dag_clears_the_throttles_a_finished_plan_left(
+    configure: Configure, dag_bag: DagBag, dag_sandbox: SandboxCluster
+) -> None:
+    """Action clear_throttles: the dry run lists what would go and writes nothing; with writes
+    disabled it is refused (audited); then the broker rates and the topic's replica lists go, read
+    back from Kafka. The leftover state is the one the executor records when a foreign reassignment
+    outlives its last batch (that path itself runs for real in tests/integration/test_remediation_sandbox.py)."""
+    sandbox = dag_sandbox
+    topic = "re_dag_leftover"
+    create_topic(sandbox, topic, {0: [1]})
+    lake_root = configure()
+    lake = Lake(lake_root)
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    (move,) = plan.reassignments
+    save_plan(lake, plan, created_by="pytest")
+    progress = Progress(plan.plan_id, CLUSTER, "admin_api", [Step(0, ((topic, 0),), state="done")], [], status="done")
+    progress.throttled_topics, progress.throttled_brokers = [topic], sorted(move.target)
+    write_progress(lake, progress)
+    admin = AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
+    try:
+        admin.set_configs(
+            {topic: {"leader.replication.throttled.replicas": "0:1", "follower.replication.throttled.replicas": "0:2"}},
+            {b: dict.fromkeys(BROKER_THROTTLES, "20000") for b in move.target},
+        )
+        left = throttle_configs(sandbox, [topic])
+        assert len(left) == 3, left
+
+        preview = trigger_cancel(dag_bag, plan_id=plan.plan_id, action="clear_throttles")
+        assert states(preview)["preview"] == "success" and states(preview)["clear_throttles"] == "skipped"
+        shown = xcom(preview, "preview")
+        assert (shown["brokers_cleared"], shown["topics_cleared"], shown["kept"]) == (sorted(move.target), [topic], {})
+        assert throttle_configs(sandbox, [topic]) == left
+
+        configure(writes_enabled=False)
+        refused = trigger_cancel(dag_bag, plan_id=plan.plan_id, action="clear_throttles", dry_run=False)
+        assert states(refused)["clear_throttles"] == "failed" and audit(lake_root, plan.plan_id)[-1][1:] == (
+            "refuse", "refused"
+        )  # fmt: skip
+        assert throttle_configs(sandbox, [topic]) == left
+
+        configure(writes_enabled=True)
+        cleared = trigger_cancel(dag_bag, plan_id=plan.plan_id, action="clear_throttles", dry_run=False)
+        assert states(cleared) == {
+            "validate_params": "success", "preview": "skipped", "cancel": "skipped", "clear_throttles": "success"
+        }  # fmt: skip
+        assert throttle_configs(sandbox, [topic]) == {}
+        assert audit(lake_root, plan.plan_id)[-1] == (None, "remove_throttle", "ok")
+    finally:
+        admin.delete_configs({}, {b: BROKER_THROTTLES for b in move.target})
+        admin.close()
     delete_topic(sandbox, topic)

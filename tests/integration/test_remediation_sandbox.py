@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from kafka import TopicPartition
 
+from kafka_ops.cli import main as cli_main
 from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
@@ -35,6 +36,7 @@ from kafka_ops.remediation import (
     ExecutionOptions,
     ZooKeeperBackend,
     cancel,
+    clear_throttles,
     execute,
     load_plan,
     plan_dir,
@@ -528,3 +530,108 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
     assert throttle_configs(sandbox, [topic]) == {}
     with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
         run(sandbox, plan, lake, "admin_api")
+
+
+def clear(sandbox: SandboxCluster, lake: Lake, plan: Plan, **overrides: Any) -> Any:
+    backend = backend_of(sandbox, "admin_api")
+    arguments: dict[str, Any] = {
+        "lake": lake,
+        "cluster_config": settings("admin_api"),
+        "backend": backend,
+        "zookeeper": zk_target(sandbox),
+        "actor": "pytest-clear",
+        **overrides,
+    }
+    try:
+        return clear_throttles(plan.plan_id, **arguments)
+    finally:
+        backend.close()
+
+
+def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
+    sandbox_ready: SandboxCluster, lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """Issue point 5: the plan's last batch finishes while another tool's reassignment still moves
+    (throttled to 1 B/s by that tool): the executor keeps its throttles and names the command that
+    clears them; re-running answers already_done, cancel is refused. The clear action (dry run, then
+    for real) removes the plan's topic throttles and the broker rates the foreign move does not go
+    through, read back from Kafka; the rate on the broker the foreign move is throttled on stays
+    until that move is over, and a second clear removes it."""
+    sandbox = sandbox_ready
+    topic, foreign = "re_leftover", "re_leftover_foreign"
+    create_topic(sandbox, topic, {0: [1]})
+    create_topic(sandbox, foreign, {0: [1]})
+    produce(sandbox, topic, 1_000, value_bytes=1_000)  # ~1 MB: several seconds at 100 kB/s
+    produce(sandbox, foreign, 300, value_bytes=10_000)
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    (move,) = plan.reassignments
+    (other,) = set(sandbox.broker_ids()) - set(move.target)
+    execution = Background(lambda: run(sandbox, plan, lake, "admin_api", replace(FAST, throttle_bytes_per_s=100_000)))
+    tool = backend_of(sandbox, "admin_api")  # "another tool": kafka-reassign-partitions --throttle 1
+    try:
+        wait(lambda: bool(sandbox.snapshot().topics[topic].adding_replicas), 30, "the plan's batch in flight")
+        tool.set_configs(
+            {
+                foreign: {
+                    "leader.replication.throttled.replicas": "0:1",
+                    "follower.replication.throttled.replicas": f"0:{other}",
+                }
+            },
+            {other: {"follower.replication.throttled.rate": "1"}},
+        )
+        tool.reassign({(foreign, 0): (1, other)})
+        assert execution.error(120) is None
+        snap = sandbox.snapshot()
+        assert snap.topics[topic].partitions[0] == move.target
+        assert snap.topics[foreign].adding_replicas.get(0) == (other,), "the foreign move is over"
+        kept = throttle_configs(sandbox, [topic])
+        assert kept[f"topic {topic}"] and kept["broker 1"]["leader.replication.throttled.rate"] == "100000", kept
+        log = read_audit(lake, CLUSTER, plan.plan_id)
+        assert (log[-1]["action"], log[-1]["outcome"]) == ("remove_throttle", "kept")
+        command = f"kafka-ops remediation clear-throttles --cluster {CLUSTER} --plan-id {plan.plan_id}"
+        assert command in log[-1]["detail"]
+        assert run(sandbox, plan, lake, "admin_api").status == "already_done"
+        with pytest.raises(RemediationRefused, match="the plan already completed"):
+            cancel(plan.plan_id, lake=lake, cluster_config=settings("admin_api"), backend=tool,
+                   zookeeper=zk_target(sandbox), actor="pytest")  # fmt: skip
+
+        with pytest.raises(RemediationRefused, match=r"\(writes enabled\)"):
+            clear(sandbox, lake, plan, cluster_config=settings("admin_api", writes_enabled=False))
+        preview = clear(sandbox, lake, plan, dry_run=True)
+        assert preview.dry_run and preview.status == "done"
+        assert (preview.topics_cleared, preview.brokers_cleared) == ([topic], [b for b in move.target if b != 1])
+        assert list(preview.kept) == ["broker 1"] and f"{foreign}-0" in preview.kept["broker 1"]
+        assert throttle_configs(sandbox, [topic]) == kept, "the dry run wrote"
+
+        report = clear(sandbox, lake, plan)
+
+        assert (report.topics_cleared, report.brokers_cleared) == (preview.topics_cleared, preview.brokers_cleared)
+        left = throttle_configs(sandbox, [topic])
+        assert left == {"broker 1": kept["broker 1"], f"broker {other}": {"follower.replication.throttled.rate": "1"}}
+        stored = read_progress(lake, CLUSTER, plan.plan_id)
+        assert stored is not None and stored.status == "done"
+        assert (stored.throttled_brokers, stored.throttled_topics) == ([1], [])
+
+        assert tool.cancel([(foreign, 0)]) == {}  # the other tool's move is over
+        wait(lambda: not sandbox.snapshot().topics[foreign].adding_replicas, 30, "the foreign move cancelled")
+        config = tmp_path / "kafka-ops.toml"
+        config.write_text(f'[[clusters]]\nname = "{CLUSTER}"\nwrites_enabled = true\n')
+        monkeypatch.setenv("KAFKA_OPS_CONFIG", str(config))
+        cli = ["remediation", "clear-throttles", "--cluster", CLUSTER, "--plan-id", plan.plan_id, "--lake", lake.root,
+               "--zookeeper", sandbox.zookeeper_connect, "--bootstrap-servers", sandbox.bootstrap_servers]  # fmt: skip
+        capsys.readouterr()
+        assert cli_main(cli) == 0
+        assert json.loads(capsys.readouterr().out)["brokers_cleared"] == [1]
+        assert "broker 1" not in throttle_configs(sandbox, [topic])
+        stored = read_progress(lake, CLUSTER, plan.plan_id)
+        assert stored is not None and stored.throttled_brokers == []
+        assert [(a, o) for _, a, o in actions(lake, plan)][-3:] == [
+            ("refuse", "refused"), ("remove_throttle", "ok"), ("remove_throttle", "ok")
+        ]  # fmt: skip
+    finally:
+        tool.cancel([(foreign, 0)])
+        tool.delete_configs(
+            {foreign: ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")},
+            {other: ("follower.replication.throttled.rate",)},
+        )
+        tool.close()

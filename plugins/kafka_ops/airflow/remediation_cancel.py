@@ -14,6 +14,11 @@ default) and how long to wait for the moves to stop.
   `zookeeper` back end refuses when there is something to cancel), the plan is marked cancelled
   (a running execution stops before its next write; the plan is never resumed), and its throttles
   are removed.
+* `clear_throttles(params, actor=..., run_id=...)` (action `clear_throttles`):
+  `kafka_ops.remediation.clear_throttles`. Removes the throttles a finished (or cancelled) plan had
+  to keep because another reassignment was in flight when it ended, once nothing of the plan is
+  in flight; throttles another move in flight still goes through stay. Its dry run is `preview`
+  (what would be removed and kept). Gated by `writes_enabled` and audited like every write.
 
 No heavy imports at module level beyond Airflow's `Param`: the DAG file imports `params()` at parse
 time; the task bodies import the executor when they run.
@@ -30,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param
+from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.errors import KafkaOpsError
+from kafka_ops.kafka_types import shown
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -42,9 +48,11 @@ log = logging.getLogger(__name__)
 DAG_ID = "kafka_remediation_cancel"
 PREVIEW_TASK = "preview"
 CANCEL_TASK = "cancel"
+CLEAR_TASK = "clear_throttles"
+ACTIONS = ("cancel", "clear_throttles")
 DEFAULT_WAIT_S = 120
 MAX_WAIT_S = 3600
-FIELDS = frozenset({"cluster", "plan_id", "dry_run", "wait_seconds"})
+FIELDS = frozenset({"cluster", "plan_id", "action", "dry_run", "wait_seconds"})
 
 
 def params() -> dict[str, Param]:
@@ -58,9 +66,15 @@ def params() -> dict[str, Param]:
             type="string", pattern="^[0-9a-f]{16}$", title="Plan id",
             description="The plan to cancel: the plan_id its dry run printed (16 hex digits).",
         ),
+        "action": Param(
+            "cancel", type="string", enum=list(ACTIONS), title="Action",
+            description="cancel: stop the plan (moves in flight, a running execution, its throttles). "
+            "clear_throttles: remove the throttles a finished or cancelled plan left because another "
+            "reassignment was in flight when it ended.",
+        ),
         "dry_run": Param(
             True, type="boolean", title="Dry run",
-            description="On: show what a cancel would stop; nothing is written. Off: cancel the plan.",
+            description="On: show what the action would do; nothing is written. Off: do it.",
         ),
         "wait_seconds": Param(
             DEFAULT_WAIT_S, type="integer", minimum=0, maximum=MAX_WAIT_S, title="Wait (seconds)",
@@ -76,23 +90,25 @@ class CancelRequest:
     plan_id: str
     dry_run: bool
     wait_seconds: int
+    action: str = "cancel"
 
 
 def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelRequest:
     """Validate a run's Params; `ParamError` names the first invalid one. The plan must be stored
     for this cluster."""
-    unknown = sorted(set(values) - FIELDS)
-    if unknown:
-        raise ParamError(unknown[0], f"is not a Param of this DAG (its Params: {sorted(FIELDS)})")
+    reject_unknown(values, FIELDS)
     cluster = cluster_param(values.get("cluster", "default"), settings)
     plan_id = plan_id_param(values.get("plan_id"))
     dry_run = values.get("dry_run", True)
     if not isinstance(dry_run, bool):
-        raise ParamError("dry_run", f"must be true or false, got {dry_run!r}")
+        raise ParamError("dry_run", f"must be true or false, got {shown(dry_run)}")
     wait = values.get("wait_seconds", DEFAULT_WAIT_S)
     if isinstance(wait, bool) or not isinstance(wait, int) or not 0 <= wait <= MAX_WAIT_S:
-        raise ParamError("wait_seconds", f"must be a whole number of seconds from 0 to {MAX_WAIT_S}, got {wait!r}")
-    request = CancelRequest(cluster, settings.lake_root, plan_id, dry_run, wait)
+        raise ParamError("wait_seconds", f"must be a whole number of seconds from 0 to {MAX_WAIT_S}, got {shown(wait)}")
+    action = values.get("action", "cancel")
+    if action not in ACTIONS:
+        raise ParamError("action", f"must be one of {list(ACTIONS)}, got {action!r}")
+    request = CancelRequest(cluster, settings.lake_root, plan_id, dry_run, wait, action)
     _plan(request)
     return request
 
@@ -110,7 +126,11 @@ def _plan(request: CancelRequest) -> Plan:
 
 
 def preview(request: CancelRequest) -> dict[str, Any]:
-    """What `cancel` would do now; writes nothing. Logged, and returned for XCom."""
+    """What the action would do now; writes nothing. Logged, and returned for XCom."""
+    if request.action == "clear_throttles":
+        summary = clear_throttles(request, actor="preview", run_id=None)
+        log.info("%s", render_clear(summary))
+        return summary
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
     from kafka_ops.remediation import LiveReader, plan_dir, read_progress  # noqa: PLC0415
@@ -209,13 +229,57 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
     return summary
 
 
+def clear_throttles(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
+    """Remove (or, dry run, say which) throttles the plan left; the report's summary."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415
+    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.remediation import backend_for  # noqa: PLC0415
+    from kafka_ops.remediation import clear_throttles as clear_plan_throttles  # noqa: PLC0415
+
+    config = request.cluster
+    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
+    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
+    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    try:
+        report = clear_plan_throttles(
+            request.plan_id,
+            lake=Lake(request.lake_root),
+            cluster_config=config,
+            backend=backend,
+            zookeeper=zookeeper,
+            actor=actor,
+            run_id=run_id,
+            dry_run=request.dry_run,
+        )
+    finally:
+        backend.close()
+    summary = report.summary()
+    log.info("plan %s throttles: %s", request.plan_id, json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def render_clear(summary: Mapping[str, Any]) -> str:
+    return "\n".join(
+        [
+            f"clear_throttles preview: plan {summary['plan_id']} on cluster {summary['cluster']} ({summary['status']})",
+            f"  would remove     broker rates on {summary['brokers_cleared']}, "
+            f"replica lists of {summary['topics_cleared']}",
+            f"  would keep       {summary['kept'] or 'nothing'}",
+            "  next             trigger again with dry_run = false to remove them",
+        ]
+    )
+
+
 # -- the tasks: Airflow's exceptions around the work above -----------------------------------------
 
 
 def next_task(values: Mapping[str, Any], settings: Settings | None = None) -> str:
     """`validate_params`: fails the run at once on an invalid Param; else `preview` or `cancel`."""
     request = _request(values, settings)
-    return PREVIEW_TASK if request.dry_run else CANCEL_TASK
+    if request.dry_run:
+        return PREVIEW_TASK
+    return CLEAR_TASK if request.action == "clear_throttles" else CANCEL_TASK
 
 
 def preview_task(values: Mapping[str, Any], settings: Settings | None = None) -> dict[str, Any]:
@@ -232,11 +296,23 @@ def cancel_task(
     values: Mapping[str, Any], *, actor: str, run_id: str | None, settings: Settings | None = None
 ) -> dict[str, Any]:
     request = _request(values, settings)
-    if request.dry_run:
-        raise AirflowSkipException("dry run: nothing is cancelled")
+    if request.dry_run or request.action != "cancel":
+        raise AirflowSkipException("dry run, or not the cancel action: nothing is cancelled")
     try:
         return cancel(request, actor=actor, run_id=run_id)
     except KafkaOpsError as e:  # never retried: a refusal stays a refusal; run the DAG again to retry
+        raise AirflowFailException(f"{type(e).__name__}: {e}") from e
+
+
+def clear_task(
+    values: Mapping[str, Any], *, actor: str, run_id: str | None, settings: Settings | None = None
+) -> dict[str, Any]:
+    request = _request(values, settings)
+    if request.dry_run or request.action != "clear_throttles":
+        raise AirflowSkipException("dry run, or not the clear_throttles action: nothing is removed")
+    try:
+        return clear_throttles(request, actor=actor, run_id=run_id)
+    except KafkaOpsError as e:  # never retried, like every write
         raise AirflowFailException(f"{type(e).__name__}: {e}") from e
 
 

@@ -5,7 +5,8 @@ passed, in batches (`batching`), with replication throttles, through one of two 
 (`backends`: the Admin API, or ZooKeeper znodes), waiting on and verifying each batch against
 fresh ZooKeeper reads (`live`). Progress survives crashes (`progress`, stored by `store`) so a
 later run resumes without applying a batch twice; every write is audited in the lake (`store`).
-`cancel` stops a plan.
+`cancel` stops a plan; `clear_throttles` removes the throttles a finished plan had to leave
+(`throttles`).
 
 Wiring, e.g. in a task::
 
@@ -23,7 +24,15 @@ from __future__ import annotations
 
 from kafka_ops.remediation.backends import AdminApiBackend, Backend, ZooKeeperBackend, backend_for
 from kafka_ops.remediation.batching import chunk_elections, split_moves
-from kafka_ops.remediation.executor import CancelReport, ExecutionOptions, ExecutionReport, cancel, execute
+from kafka_ops.remediation.executor import (
+    CancelReport,
+    ExecutionOptions,
+    ExecutionReport,
+    ThrottleReport,
+    cancel,
+    clear_throttles,
+    execute,
+)
 from kafka_ops.remediation.live import LiveReader
 from kafka_ops.remediation.preflight import TrustCheck
 from kafka_ops.remediation.progress import Progress, Step, decide
@@ -49,11 +58,13 @@ __all__ = [
     "Progress",
     "SavedPlan",
     "Step",
+    "ThrottleReport",
     "TrustCheck",
     "ZooKeeperBackend",
     "backend_for",
     "cancel",
     "chunk_elections",
+    "clear_throttles",
     "decide",
     "execute",
     "load_plan",

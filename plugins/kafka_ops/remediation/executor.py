@@ -90,6 +90,7 @@ from kafka_ops.remediation.store import (
     save_plan,
     write_progress,
 )
+from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.zk_collector import ZooKeeperTarget
 
@@ -143,6 +144,22 @@ class ExecutionReport:
     elections_refused: dict[str, str] = field(default_factory=dict)
     throttles_removed: bool = False
     seconds: float = 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class ThrottleReport:
+    """What `clear_throttles` removed (or, dry run, would remove) and what it kept, with why."""
+
+    plan_id: str
+    cluster: str
+    status: str
+    dry_run: bool
+    brokers_cleared: list[int]
+    topics_cleared: list[str]
+    kept: dict[str, str]
 
     def summary(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -226,6 +243,46 @@ def cancel(
     return run.cancel(wait_s)
 
 
+def clear_throttles(
+    plan_id: str,
+    *,
+    lake: Lake,
+    cluster_config: ClusterConfig,
+    backend: Backend,
+    zookeeper: ZooKeeperTarget,
+    actor: str,
+    run_id: str | None = None,
+    dry_run: bool = False,
+) -> ThrottleReport:
+    """Remove the replication throttles plan `plan_id` set and left (its execution ended while another
+    reassignment was in flight), once nothing of the plan is in flight; throttles a move still in
+    flight needs stay (`throttles.clearance`). Refused (`RemediationRefused`, audited) when writes
+    are disabled, the plan never ran, an execution may be running, or a move of the plan is in
+    flight. `dry_run`: the same checks and answer, nothing written."""
+    plan = load_plan(lake, cluster_config.name, plan_id)
+    run = _Run(
+        plan,
+        lake=lake,
+        config=cluster_config,
+        backend=backend,
+        reader=LiveReader(plan.cluster, zookeeper),
+        actor=actor,
+        run_id=run_id,
+        options=ExecutionOptions(),
+        clock=time.time,
+        sleep=time.sleep,
+    )
+    return run.clear_throttles(dry_run)
+
+
+def clear_command(cluster: str, plan_id: str) -> str:
+    """How an operator removes a plan's leftover throttles (the CLI, or the cancel DAG's action)."""
+    return (
+        f"`kafka-ops remediation clear-throttles --cluster {cluster} --plan-id {plan_id}` "
+        "(or the kafka_remediation_cancel DAG with action clear_throttles)"
+    )
+
+
 class _Run:
     """One run of the executor on one plan."""
 
@@ -261,7 +318,7 @@ class _Run:
         self.started = clock()
         self.progress: Progress = read_progress(lake, plan.cluster, plan.plan_id) or self._new_progress()
         self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
-        self.cancelling = False  # this run is the cancel: the stored `cancelled` is its own
+        self.stops_on_cancel = True  # False for a cancel (the stored `cancelled` is its own) or a cleanup
         self._locked = False
 
     def _new_progress(self) -> Progress:
@@ -370,7 +427,7 @@ class _Run:
 
     def _stop_if_cancelled(self, step: Step | None = None) -> None:
         """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
-        if self.cancelling:
+        if not self.stops_on_cancel:
             return
         stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
         if stored is None or stored.status != "cancelled":
@@ -604,7 +661,7 @@ class _Run:
                 "kept",
                 partitions=len(moving),
                 detail=f"a reassignment is still in flight ({tp_text(moving)}): the throttles stay until "
-                "it finishes; run the executor again, or cancel the plan, to remove them",
+                f"it finishes; then remove them with {clear_command(self.plan.cluster, self.plan.plan_id)}",
             )
             return False
         topics = {t: (LEADER_THROTTLED, FOLLOWER_THROTTLED) for t in p.throttled_topics if t in live.topics}
@@ -620,10 +677,68 @@ class _Run:
         self._save()
         return True
 
+    # -- leftover throttles ---------------------------------------------------------------------------
+
+    def clear_throttles(self, dry_run: bool) -> ThrottleReport:
+        self.stops_on_cancel = False
+        try:
+            with self._writing():
+                return self._clear_throttles_locked(dry_run)
+        except RemediationRefused as e:
+            if not dry_run:
+                self.audit.record("refuse", "refused", detail=str(e))
+            raise
+
+    def _clear_throttles_locked(self, dry_run: bool) -> ThrottleReport:
+        stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
+        plan_id = self.plan.plan_id
+        if not self.config.writes_enabled and not dry_run:
+            raise RemediationRefused(plan_id, "writes enabled", f"writes are disabled for cluster {self.config.name!r}")
+        if stored is None:
+            raise RemediationRefused(plan_id, "clear throttles", "the plan was never executed: it set no throttle")
+        if stored.status == "running":
+            raise RemediationRefused(
+                plan_id,
+                "clear throttles",
+                "an execution of the plan is running (or was killed): it removes its throttles when it ends; "
+                "trigger execute again with this plan id to resume it, or cancel the plan",
+            )
+        self.progress = stored
+        live = self.reader.full()
+        moving = {**self.backend.reassignments_in_flight(), **in_flight(live)}
+        ours = sorted(tp for tp in self.moves if tp in moving)
+        if ours:
+            raise RemediationRefused(
+                plan_id,
+                "clear throttles",
+                f"moves of the plan are in flight ({tp_text(ours)}): wait for them, or cancel the plan",
+            )
+        plan = clearance(stored.throttled_topics, stored.throttled_brokers, live, moving)
+        report = ThrottleReport(
+            plan_id, self.plan.cluster, stored.status, dry_run, list(plan.brokers), list(plan.topics), plan.kept
+        )
+        if dry_run or not (plan.topics or plan.brokers):
+            return report
+        detail = f"brokers {list(plan.brokers)}, topics {list(plan.topics)}" + (
+            f"; kept: {plan.kept}" if plan.kept else ""
+        )
+        try:
+            self.backend.delete_configs(
+                dict.fromkeys(plan.topics, TOPIC_THROTTLES), dict.fromkeys(plan.brokers, BROKER_THROTTLES)
+            )
+        except KafkaOpsError as e:
+            self.audit.record("remove_throttle", "failed", detail=f"{e}; {detail}")
+            raise
+        self.audit.record("remove_throttle", "ok", detail=detail)
+        stored.throttled_topics = [t for t in stored.throttled_topics if t not in plan.topics and t in live.topics]
+        stored.throttled_brokers = [b for b in stored.throttled_brokers if b not in plan.brokers]
+        self._save()
+        return report
+
     # -- cancel ---------------------------------------------------------------------------------------
 
     def cancel(self, wait_s: float) -> CancelReport:
-        self.cancelling = True
+        self.stops_on_cancel = False
         refusal = cancel_refusal(self.plan.plan_id, self.progress, self.config)
         if refusal is not None:
             self.audit.record("refuse", "refused", detail=str(refusal))
