@@ -635,3 +635,63 @@ def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
             {other: ("follower.replication.throttled.rate",)},
         )
         tool.close()
+
+
+def test_cancel_reports_batches_completed_after_the_executor_died(
+    sandbox_ready: SandboxCluster, lake: Lake, tmp_path: Path
+) -> None:
+    """SIGKILL the executor while batch 0 is in flight; the batch completes on its own afterwards. The
+    progress document still says `submitted`, yet the cancel report reads the cluster: batch 0 applied,
+    its partitions at their target, the rest not started, and the note points at rollback.json."""
+    sandbox = sandbox_ready
+    topic = "re_killed_cancel"
+    create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3], 3: [1]})
+    produce(sandbox, topic, 400, value_bytes=10_000)  # ~1 MB per partition: seconds at 400 kB/s
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    save_plan(lake, plan, created_by="pytest")
+    options = {"batch_max_partitions": 2, "poll_s": 0.2, "controller_quiet_s": 0, "throttle_bytes_per_s": 400_000}
+    args = {"lake": lake.root, "hosts": sandbox.zookeeper_hosts, "chroot": sandbox.chroot, "plan_id": plan.plan_id,
+            "options": options}  # fmt: skip
+    child_log = tmp_path / "child.log"
+    with child_log.open("w") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-c", CHILD, json.dumps(args)], cwd=REPO, stdout=out, stderr=subprocess.STDOUT
+        )
+    try:
+
+        def first_batch_submitted() -> bool:
+            if child.poll() is not None:
+                raise AssertionError(f"the executor exited early ({child.returncode}): {child_log.read_text()}")
+            progress = read_progress(lake, CLUSTER, plan.plan_id)
+            return progress is not None and progress.batches[0].state == "submitted"
+
+        wait(first_batch_submitted, 60, "the first batch to be submitted")
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    first = read_progress(lake, CLUSTER, plan.plan_id).batches[0]  # type: ignore[union-attr]
+    targets = {m.partition: m.target for m in plan.reassignments}
+    sandbox.wait_for(
+        lambda s: (
+            not s.reassignment_requests
+            and not s.topics[topic].adding_replicas
+            and all(s.topics[topic].partitions[p] == targets[p] for _, p in first.partitions)
+        ),
+        120,
+        "batch 0 completed after its executor died",
+    )
+    assert read_progress(lake, CLUSTER, plan.plan_id).batches[0].state == "submitted"  # type: ignore[union-attr]
+
+    backend = backend_of(sandbox, "admin_api")
+    try:
+        report = cancel(plan.plan_id, lake=lake, cluster_config=settings("admin_api"), backend=backend,
+                        zookeeper=zk_target(sandbox), actor="pytest-cancel", poll_s=0.3)  # fmt: skip
+    finally:
+        backend.close()
+
+    done = sorted(f"{topic}-{p}" for _, p in first.partitions)
+    assert report.cancelled == [] and report.still_in_flight == []
+    assert report.batches_applied == [0] and report.at_target == done
+    assert report.not_started == sorted(f"{topic}-{p}" for p in targets if f"{topic}-{p}" not in done)
+    assert "no partition" not in report.note and "rollback.json" in report.note and done[0] in report.note
+    assert report.throttles_removed and throttle_configs(sandbox, [topic]) == {}

@@ -76,6 +76,7 @@ from kafka_ops.remediation.live import (
     LiveReader,
     assigned,
     batch_progress,
+    classify,
     in_flight,
     moving_as_planned,
     tp_text,
@@ -167,6 +168,9 @@ class ThrottleReport:
 
 @dataclass
 class CancelReport:
+    """What a cancel did, and where each planned move stands on the cluster afterwards (read live,
+    not from the progress document: a batch may have completed after its executor died)."""
+
     plan_id: str
     cluster: str
     cancelled: list[str]
@@ -174,6 +178,9 @@ class CancelReport:
     batches_applied: list[int]
     throttles_removed: bool
     note: str
+    at_target: list[str] = field(default_factory=list)
+    not_started: list[str] = field(default_factory=list)
+    elsewhere: list[str] = field(default_factory=list)
 
     def summary(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -769,20 +776,41 @@ class _Run:
         if stored is not None:  # the executing run's batch states are newer than this run's
             p.batches, p.elections = stored.batches, stored.elections
         self._save()
-        applied = [s.index for s in p.batches if s.state == "done"]
-        note = (
-            f"batches {applied} were completed and stay applied: apply the plan's rollback.json to undo them"
-            if applied
-            else "no batch was completed"
-        )
-        return CancelReport(
+        report = CancelReport(
             self.plan.plan_id,
             self.plan.cluster,
             [f"{t}-{q}" for t, q in sorted(cancelled)],
             [f"{t}-{q}" for t, q in still],
-            applied,
+            [],
             removed,
-            note,
+            "",
+        )
+        self._report_live(report, p)
+        return report
+
+    def _report_live(self, report: CancelReport, p: Progress) -> None:
+        """Where each planned move stands on the cluster now, and the batches whose every partition is
+        at its target (completed, whatever the progress document says: its executor may have died
+        before it noted the batch done)."""
+        live = self.reader.topics({t for t, _ in self.moves}) if self.moves else None
+        status: dict[TopicPartition, str] = {}
+        if live is not None:
+            moving = in_flight(live)
+            status = {tp: classify(m, live, moving) for tp, m in self.moves.items()}
+        names: dict[str, list[str]] = {}
+        for (t, q), kind in sorted(status.items()):
+            names.setdefault(kind, []).append(f"{t}-{q}")
+        report.at_target = names.get("target", [])
+        report.not_started = names.get("base", [])
+        report.elsewhere = [*names.get("elsewhere", []), *names.get("other_in_flight", []), *names.get("missing", [])]
+        report.batches_applied = [
+            s.index for s in p.batches if s.partitions and all(status.get(tp) == "target" for tp in s.partitions)
+        ]
+        report.note = (
+            f"{len(report.at_target)} partition(s) reached their target ({', '.join(report.at_target[:10])}); "
+            f"batches {report.batches_applied} completed. They stay applied: the plan's rollback.json puts them back"
+            if report.at_target
+            else "no partition of the plan reached its target: the cluster is as before the plan"
         )
 
     def _cancel_ours(self) -> set[TopicPartition]:
