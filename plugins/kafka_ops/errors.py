@@ -48,6 +48,32 @@ class LakeError(KafkaOpsError):
     """The lake cannot be read or written as asked."""
 
 
+class FormatError(KafkaOpsError):
+    """A JSON document kafka-ops reads back (a stored plan, a progress document) is not in the format
+    it writes: names the document, the field by its JSON path (`reassignments[3].target[1]`) and what
+    was wrong. `what` says which kind of document it is not."""
+
+    what = "not in the expected format"
+
+    def __init__(self, document: str, field: str, problem: str) -> None:
+        super().__init__(f"{document}: {self.what}: {f'{field}: ' if field else ''}{problem}")
+        self.document = document
+        self.field = field
+        self.problem = problem
+
+
+class PlanFormatError(FormatError, LakeError):
+    """A stored plan (its `remediation_plans` row, or its JSON) cannot be read back as a `Plan`."""
+
+    what = "not a plan kafka-ops stored (make a new plan with a dry run)"
+
+
+class ProgressFormatError(FormatError, LakeError):
+    """A plan's progress document (`_executions/<cluster>/<plan_id>.json`) is not one the executor wrote."""
+
+    what = "not a progress document this executor wrote"
+
+
 class SandboxError(KafkaOpsError):
     """The sandbox cluster could not be started, stopped or reached."""
 

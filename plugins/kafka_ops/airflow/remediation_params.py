@@ -34,6 +34,7 @@ from typing import Any, Literal, cast, get_args
 from airflow.sdk import Param
 
 from kafka_ops.errors import ConfigError, KafkaOpsError
+from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, shown
 from kafka_ops.settings import ClusterConfig, Settings
 
 Action = Literal["preferred_election", "leader_reorder", "replication_factor", "decommission", "replica_balance"]
@@ -51,6 +52,14 @@ TOPIC_ACTIONS = frozenset({"preferred_election", "leader_reorder", "replication_
 BROKER_ACTIONS = frozenset({"decommission", "replica_balance"})
 
 MIN_THROTTLE = 1_000_000
+MAX_THROTTLE = INT64_MAX  # Kafka's throttled rate is a long
+MAX_REPLICATION_FACTOR = 2**15 - 1  # Kafka's replication factor is an int16
+MAX_BATCH_SIZE = INT32_MAX
+MAX_PATTERN_LENGTH = 500
+"""Longest topic pattern accepted. A topic name has at most 249 characters; a longer pattern is a list
+of topics, better given in `topics`. It also bounds nesting to 250 groups, which `re.compile` (about
+two stack frames per group) handles far below Python's recursion limit wherever the pattern is
+compiled again, so a pattern valid here stays valid in the tasks."""
 DEFAULT_THROTTLE = 50_000_000
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _PLAN_ID = re.compile(r"^[0-9a-f]{16}$")
@@ -110,33 +119,42 @@ class Form:
                 description=self.topics_help,
             ),
             "topic_pattern": Param(
-                "", type=["string", "null"], title="Topic pattern (regex)", section=WHAT,
+                "", type=["string", "null"], maxLength=MAX_PATTERN_LENGTH, title="Topic pattern (regex)",
+                section=WHAT,
                 description="Instead of topics: a Python regular expression that must match the whole topic "
                 r"name, e.g. orders\..* . It never matches internal topics (names starting with __): name "
-                "those in topics.",
+                f"those in topics. At most {MAX_PATTERN_LENGTH} characters.",
             ),
         }  # fmt: skip
         if self.brokers:
             out["brokers"] = Param(
-                [], type="array", items={"type": "integer", "minimum": 0}, title="Brokers", section=WHAT,
+                [], type="array", items={"type": "integer", "minimum": 0, "maximum": INT32_MAX}, title="Brokers",
+                section=WHAT,
                 description="Broker ids as a JSON list, e.g. [3]. decommission: the brokers to empty (required). "
                 "replica_balance: brokers to drain to zero while balancing (optional).",
             )  # fmt: skip
         if self.replication_factor:
             out["replication_factor"] = Param(
-                None, type=["null", "integer"], minimum=1, title="Target replication factor", section=WHAT,
+                None, type=["null", "integer"], minimum=1, maximum=MAX_REPLICATION_FACTOR,
+                title="Target replication factor", section=WHAT,
                 description="replication_factor only: the new number of replicas of every partition of the "
                 "topics (at most the number of live brokers).",
             )  # fmt: skip
         if self.throttle:
             out["throttle_bytes_per_s"] = Param(
-                DEFAULT_THROTTLE, type=["null", "integer"], minimum=MIN_THROTTLE, section=PACE,
+                DEFAULT_THROTTLE, type=["null", "integer"], minimum=MIN_THROTTLE, maximum=MAX_THROTTLE, section=PACE,
                 title="Replication throttle (bytes/s)",
                 description=f"Caps replication traffic on every broker that sends or receives a replica while "
                 f"a batch moves; at least {MIN_THROTTLE} (1 MB/s). Empty: no throttle. Removed when done.",
             )  # fmt: skip
         out["batch_size"] = Param(
-            self.batch_size, type="integer", minimum=1, title="Batch size", section=PACE, description=self.batch_help
+            self.batch_size,
+            type="integer",
+            minimum=1,
+            maximum=MAX_BATCH_SIZE,
+            title="Batch size",
+            section=PACE,
+            description=self.batch_help,
         )
         out["dry_run"] = Param(
             True, type="boolean", title="Dry run", section=MODE,
@@ -217,12 +235,10 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     Raises `ParamError` naming the first invalid Param. With `dry_run` false, the plan `plan_id`
     must be stored in `settings.lake_root` for this cluster and be of this action."""
     allowed = form.fields if form is not None else frozenset().union(*(f.fields for f in FORMS.values()))
-    unknown = sorted(set(params) - allowed)
-    if unknown:
-        raise ParamError(unknown[0], f"is not a Param of this DAG (its Params: {sorted(allowed)})")
+    reject_unknown(params, allowed)
     dry_run = params.get("dry_run", True)
     if not isinstance(dry_run, bool):
-        raise ParamError("dry_run", f"must be true or false, got {dry_run!r}")
+        raise ParamError("dry_run", f"must be true or false, got {shown(dry_run)}")
     cluster = cluster_param(params.get("cluster", "default"), settings)
     action = _action(params.get("action"), form.actions if form is not None else ACTIONS)
     # what to plan: required on a dry run; on an execution the plan says it, and any value given must agree
@@ -231,7 +247,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     rf = _replication_factor(params.get("replication_factor"), action, required=dry_run)
     throttle = _throttle(params.get("throttle_bytes_per_s", DEFAULT_THROTTLE))
     default_batch = form.batch_size if form is not None else 10
-    batch_size = _positive("batch_size", params.get("batch_size", default_batch))
+    batch_size = _positive("batch_size", params.get("batch_size", default_batch), MAX_BATCH_SIZE)
     plan_id = _plan_id(params.get("plan_id"), dry_run)
     request = RemediationRequest(
         cluster=cluster,
@@ -255,10 +271,17 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
 # -- one check per Param ------------------------------------------------------------------------------
 
 
+def reject_unknown(params: Mapping[Any, Any], allowed: frozenset[str]) -> None:
+    """A Param the DAG does not have is refused, naming the first (keys of any type, as a dict may hold)."""
+    unknown = sorted((str(k) for k in params if k not in allowed), key=str)
+    if unknown:
+        raise ParamError(unknown[0], f"is not a Param of this DAG (its Params: {sorted(allowed)})")
+
+
 def cluster_param(value: object, settings: Settings) -> ClusterConfig:
     """Param `cluster`: a cluster named in the settings."""
     if not isinstance(value, str) or not value.strip():
-        raise ParamError("cluster", f"must name a cluster from the settings, got {value!r}")
+        raise ParamError("cluster", f"must name a cluster from the settings, got {shown(value)}")
     try:
         return settings.cluster(value.strip())
     except ConfigError as e:
@@ -267,7 +290,7 @@ def cluster_param(value: object, settings: Settings) -> ClusterConfig:
 
 def _action(value: object, actions: tuple[str, ...]) -> Action:
     if value not in actions:
-        raise ParamError("action", f"must be one of {list(actions)}, got {value!r}")
+        raise ParamError("action", f"must be one of {list(actions)}, got {shown(value)}")
     return cast(Action, value)
 
 
@@ -284,12 +307,12 @@ def _topics(names: object, pattern: object, action: str, *, required: bool) -> t
     if names is None:
         names = []
     if not isinstance(names, list) or not all(isinstance(t, str) for t in names):
-        raise ParamError("topics", f"must be a list of topic names, got {names!r}")
+        raise ParamError("topics", f"must be a list of topic names, got {shown(names)}")
     cleaned = [t.strip() for t in names if t.strip()]  # the form's text area leaves blank lines
     bad = [t for t in cleaned if not _TOPIC_NAME.match(t) or t in (".", "..")]
     if bad:
         raise ParamError(
-            "topics", f"{bad[0]!r} is not a Kafka topic name (letters, digits, '.', '_', '-'; at most 249)"
+            "topics", f"{shown(bad[0])} is not a Kafka topic name (letters, digits, '.', '_', '-'; at most 249)"
         )
     twice = sorted(t for t, n in Counter(cleaned).items() if n > 1)
     if twice:
@@ -306,11 +329,21 @@ def _pattern(value: object) -> str | None:
     if _unset(value):
         return None
     if not isinstance(value, str):
-        raise ParamError("topic_pattern", f"must be a regular expression, got {value!r}")
+        raise ParamError("topic_pattern", f"must be a regular expression, got {shown(value)}")
+    if len(value) > MAX_PATTERN_LENGTH:
+        raise ParamError(
+            "topic_pattern",
+            f"is {len(value)} characters long, at most {MAX_PATTERN_LENGTH} are accepted: list the topics in "
+            "topics instead",
+        )
+    try:
+        value.encode()
+    except UnicodeEncodeError:
+        raise ParamError("topic_pattern", f"{shown(value)} is not valid Unicode (a lone surrogate)") from None
     try:
         re.compile(value)
-    except re.error as e:
-        raise ParamError("topic_pattern", f"{value!r} is not a valid regular expression: {e}") from None
+    except (re.error, OverflowError, RecursionError) as e:  # a{4294967296}: OverflowError; deep groups: recursion
+        raise ParamError("topic_pattern", f"{shown(value)} is not a valid regular expression: {e}") from None
     return value
 
 
@@ -321,10 +354,10 @@ def _brokers(value: object, action: str, *, required: bool) -> tuple[int, ...]:
         return ()
     value = [] if value is None else value
     if not isinstance(value, list):
-        raise ParamError("brokers", f"must be a list of broker ids, e.g. [3], got {value!r}")
-    bad = [b for b in value if isinstance(b, bool) or not isinstance(b, int) or b < 0]
+        raise ParamError("brokers", f"must be a list of broker ids, e.g. [3], got {shown(value)}")
+    bad = [b for b in value if isinstance(b, bool) or not isinstance(b, int) or not 0 <= b <= INT32_MAX]
     if bad:
-        raise ParamError("brokers", f"broker ids are whole numbers >= 0, got {bad[0]!r}")
+        raise ParamError("brokers", f"broker ids are whole numbers >= 0 (at most {INT32_MAX}), got {shown(bad[0])}")
     twice = sorted(b for b, n in Counter(value).items() if n > 1)
     if twice:
         raise ParamError("brokers", f"lists broker(s) {twice} more than once")
@@ -342,14 +375,16 @@ def _replication_factor(value: object, action: str, *, required: bool) -> int | 
         if not required:
             return None
         raise ParamError("replication_factor", "required for action replication_factor: the new number of replicas")
-    return _positive("replication_factor", value)
+    return _positive("replication_factor", value, MAX_REPLICATION_FACTOR)
 
 
-def _positive(name: str, value: object) -> int:
+def _positive(name: str, value: object, maximum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ParamError(name, f"must be a whole number, got {value!r}")
+        raise ParamError(name, f"must be a whole number, got {shown(value)}")
     if value < 1:
         raise ParamError(name, f"must be at least 1, got {value}")
+    if value > maximum:
+        raise ParamError(name, f"must be at most {maximum}, got {shown(value)}")
     return value
 
 
@@ -359,8 +394,10 @@ def _throttle(value: object) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < MIN_THROTTLE:
         raise ParamError(
             "throttle_bytes_per_s",
-            f"must be at least {MIN_THROTTLE} bytes/s (1 MB/s), or empty for no throttle, got {value!r}",
+            f"must be at least {MIN_THROTTLE} bytes/s (1 MB/s), or empty for no throttle, got {shown(value)}",
         )
+    if value > MAX_THROTTLE:
+        raise ParamError("throttle_bytes_per_s", f"must be at most {MAX_THROTTLE} (Kafka's limit), got {shown(value)}")
     return value
 
 
@@ -386,7 +423,7 @@ def _plan_id(value: object, dry_run: bool) -> str | None:
 def plan_id_param(value: object) -> str:
     """Param `plan_id`: a plan id as a dry run prints it."""
     if not isinstance(value, str) or not _PLAN_ID.match(value.strip()):
-        raise ParamError("plan_id", f"{value!r} is not a plan id (16 hex digits, as a dry run prints it)")
+        raise ParamError("plan_id", f"{shown(value)} is not a plan id (16 hex digits, as a dry run prints it)")
     return value.strip()
 
 

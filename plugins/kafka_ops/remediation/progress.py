@@ -26,14 +26,17 @@ So a batch is written to the cluster at most once per plan, whatever crashed whe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Literal, cast
 
-from kafka_ops.errors import RemediationRefused
+from kafka_ops.errors import ProgressFormatError, RemediationRefused
+from kafka_ops.kafka_types import JsonReader, path_of, shown, whole_number
 from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Move
 from kafka_ops.remediation.live import PartitionStatus, classify, in_flight, tp_text
+from kafka_ops.settings import REMEDIATION_BACKENDS
 
 PROGRESS_VERSION = 1
 StepState = Literal["pending", "submitting", "submitted", "done"]
@@ -65,22 +68,22 @@ class Step:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str) -> Step:
-        state = data.get("state")
-        if state not in STEP_STATES:
-            raise ValueError(f"{where}.state: expected one of {list(STEP_STATES)}, got {state!r}")
-        raw = data.get("partitions")
-        if not isinstance(raw, list) or not all(
-            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str) and type(e[1]) is int for e in raw
-        ):
-            raise ValueError(f"{where}.partitions: expected a list of [topic, partition], got {raw!r}")
+    def from_json(cls, data: object, where: str, read: JsonReader | None = None) -> Step:
+        """Strict, as `Progress.from_json`; `where` is the step's JSON path (`batches[0]`)."""
+        read = read or JsonReader(where, ProgressFormatError)
+        step = read.mapping(data, where)
+        at = partial(path_of, where)
+        raw = read.array(read.field(step, "partitions", where), at("partitions"))
+        partitions = tuple(read.topic_partition(e, path_of(at("partitions"), i)) for i, e in enumerate(raw))
+        if len(set(partitions)) != len(partitions):
+            read.fail(at("partitions"), "lists a partition twice")
         return cls(
-            index=int(data["index"]),
-            partitions=tuple((e[0], e[1]) for e in raw),
-            state=cast(StepState, state),
-            submitted_at=data.get("submitted_at"),
-            submitted_by=data.get("submitted_by"),
-            done_at=data.get("done_at"),
+            index=read.count(read.field(step, "index", where), at("index")),
+            partitions=partitions,
+            state=cast(StepState, read.choice(read.field(step, "state", where), at("state"), STEP_STATES)),
+            submitted_at=read.optional_timestamp(step.get("submitted_at"), at("submitted_at")),
+            submitted_by=read.optional_text(step.get("submitted_by"), at("submitted_by")),
+            done_at=read.optional_timestamp(step.get("done_at"), at("done_at")),
         )
 
 
@@ -122,31 +125,37 @@ class Progress:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], where: str) -> Progress:
-        """Strict: a document this code did not write is refused with the path and field."""
-        try:
-            if not isinstance(data, Mapping):
-                raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-            if data.get("version") != PROGRESS_VERSION:
-                raise ValueError(f"unknown version {data.get('version')!r} (this code writes {PROGRESS_VERSION})")
-            status = data.get("status")
-            if status not in STATUSES:
-                raise ValueError(f"status: expected one of {list(STATUSES)}, got {status!r}")
-            return cls(
-                plan_id=str(data["plan_id"]),
-                cluster=str(data["cluster"]),
-                backend=str(data["backend"]),
-                status=cast(Status, status),
-                batches=[Step.from_json(s, f"batches[{i}]") for i, s in enumerate(data["batches"])],
-                elections=[Step.from_json(s, f"elections[{i}]") for i, s in enumerate(data["elections"])],
-                throttled_topics=[str(t) for t in data.get("throttled_topics", [])],
-                throttled_brokers=[int(b) for b in data.get("throttled_brokers", [])],
-                runs=[str(r) for r in data.get("runs", [])],
-                message=data.get("message"),
-                updated_at=data.get("updated_at"),
-            )
-        except (KeyError, TypeError, ValueError) as e:
-            raise ValueError(f"{where}: not a progress document this executor wrote: {e}") from e
+    def from_json(cls, data: object, where: str) -> Progress:
+        """Strict: a document this code did not write is refused with `ProgressFormatError` naming
+        `where` (its path) and the field; keys it does not know are ignored."""
+        read = JsonReader(where, ProgressFormatError)
+        doc = read.mapping(data, "")
+        version = read.field(doc, "version", "")
+        if not whole_number(version) or version != PROGRESS_VERSION:
+            read.fail("version", f"unknown version {shown(version)} (this code writes {PROGRESS_VERSION})")
+        steps = {
+            key: [
+                Step.from_json(s, path_of(key, i), read)
+                for i, s in enumerate(read.array(read.field(doc, key, ""), key))
+            ]
+            for key in ("batches", "elections")
+        }
+        topics, brokers, runs = (
+            read.array(doc.get(key, []), key) for key in ("throttled_topics", "throttled_brokers", "runs")
+        )
+        return cls(
+            plan_id=read.text(read.field(doc, "plan_id", ""), "plan_id"),
+            cluster=read.text(read.field(doc, "cluster", ""), "cluster"),
+            backend=read.choice(read.field(doc, "backend", ""), "backend", REMEDIATION_BACKENDS),
+            status=cast(Status, read.choice(read.field(doc, "status", ""), "status", STATUSES)),
+            batches=steps["batches"],
+            elections=steps["elections"],
+            throttled_topics=[read.topic(t, path_of("throttled_topics", i)) for i, t in enumerate(topics)],
+            throttled_brokers=[read.broker_id(b, path_of("throttled_brokers", i)) for i, b in enumerate(brokers)],
+            runs=[read.text(r, path_of("runs", i), empty=True) for i, r in enumerate(runs)],
+            message=read.optional_text(doc.get("message"), "message"),
+            updated_at=read.optional_timestamp(doc.get("updated_at"), "updated_at"),
+        )
 
     @property
     def submitted_any(self) -> bool:

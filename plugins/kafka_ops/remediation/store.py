@@ -36,11 +36,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from kafka_ops.errors import LakeError
+from kafka_ops.errors import LakeError, PlanFormatError, ProgressFormatError
+from kafka_ops.kafka_types import parse_json, shown
 from kafka_ops.lake.names import check_name
 from kafka_ops.lake.schema import REMEDIATION_AUDIT_TABLE, REMEDIATION_PLANS_TABLE, TABLES
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.planning.plan import BrokerLoad, Election, Move, Plan, Skip
+from kafka_ops.planning.plan import BrokerLoad, Plan
+from kafka_ops.planning.plan_json import plan_from_json
 from kafka_ops.remediation.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -80,29 +82,19 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def plan_from_json(data: Mapping[str, Any]) -> Plan:
-    try:
-        return Plan(
-            kind=data["kind"],
-            plan_id=str(data["plan_id"]),
-            cluster=str(data["cluster"]),
-            snapshot_id=str(data["snapshot_id"]),
-            captured_at=str(data["captured_at"]),
-            request=dict(data["request"]),
-            reassignments=tuple(
-                Move(m["topic"], int(m["partition"]), tuple(m["current"]), tuple(m["target"]), m.get("size_bytes"))
-                for m in data["reassignments"]
-            ),
-            elections=tuple(
-                Election(e["topic"], int(e["partition"]), int(e["leader"]), int(e["preferred"]))
-                for e in data["elections"]
-            ),
-            skipped=tuple(Skip(s["topic"], s["partition"], s["reason"]) for s in data["skipped"]),
-            brokers=tuple(BrokerLoad(**b) for b in data["brokers"]),
-            figures=dict(data["figures"]),
-        )
-    except (KeyError, TypeError, ValueError) as e:
-        raise LakeError(f"stored plan {data.get('plan_id')!r} cannot be read back: {e!r}") from e
+def plan_from_row(row: Mapping[str, Any], document: str) -> Plan:
+    """The plan a `remediation_plans` row holds (its `plan` column, checked against the row's `plan_id`
+    and `kind`); `PlanFormatError` naming `document` and the field."""
+    text = row.get("plan")
+    if not isinstance(text, str | bytes):
+        raise PlanFormatError(document, "plan", f"expected the plan's JSON text, got {shown(text)}")
+    plan = plan_from_json(parse_json(text, document, PlanFormatError), document)
+    for column in ("plan_id", "kind"):
+        if row.get(column) != getattr(plan, column):
+            raise PlanFormatError(
+                document, column, f"the row says {shown(row.get(column))}, its plan {shown(getattr(plan, column))}"
+            )
+    return plan
 
 
 @dataclass(frozen=True)
@@ -163,7 +155,9 @@ def load_plan(lake: Lake, cluster: str, plan_id: str) -> Plan:
     row = _plan_row(lake, cluster, plan_id)
     if row is None:
         raise LakeError(f"no plan {plan_id!r} for cluster {cluster!r} in {REMEDIATION_PLANS_TABLE} under {lake.root}")
-    plan = plan_from_json(json.loads(row["plan"]))
+    plan = plan_from_row(
+        row, f"stored plan {plan_id!r} of cluster {cluster!r} ({REMEDIATION_PLANS_TABLE} under {lake.root})"
+    )
     if plan.plan_id != plan_id or plan.cluster != cluster:
         raise LakeError(
             f"stored plan {plan_id!r} of cluster {cluster!r} holds plan {plan.plan_id!r} of {plan.cluster!r}"
@@ -186,19 +180,21 @@ def progress_path(lake: Lake, cluster: str, plan_id: str) -> str:
 
 
 def read_progress(lake: Lake, cluster: str, plan_id: str) -> Progress | None:
+    """The plan's progress document, None when there is none; `ProgressFormatError` naming the file
+    and the field when it is not one the executor wrote for this plan."""
     path = progress_path(lake, cluster, plan_id)
     if lake.fs.get_file_info(path).type != pafs.FileType.File:
         return None
     with lake.fs.open_input_stream(path) as f:
         raw = f.read()
-    try:
-        data = json.loads(raw)
-    except ValueError as e:
-        raise LakeError(f"{path}: not a progress document this executor wrote: not JSON ({e})") from e
-    try:
-        return Progress.from_json(data, path)
-    except ValueError as e:
-        raise LakeError(str(e)) from e
+    progress = Progress.from_json(parse_json(raw, path, ProgressFormatError), path)
+    if (progress.cluster, progress.plan_id) != (cluster, plan_id):
+        raise ProgressFormatError(
+            path,
+            "plan_id",
+            f"holds plan {progress.plan_id!r} of cluster {progress.cluster!r}, not {plan_id!r} of {cluster!r}",
+        )
+    return progress
 
 
 def write_progress(lake: Lake, progress: Progress) -> None:

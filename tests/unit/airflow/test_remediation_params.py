@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +92,11 @@ def test_the_two_forms_split_the_actions() -> None:
         ("action", "delete_everything", "is not one of"),
         ("dry_run", "no", "is not of type 'boolean'"),
         ("brokers", ["3"], "is not of type 'integer'"),
+        ("brokers", [2**31], "2147483648 is greater than the maximum of 2147483647"),
+        ("replication_factor", 2**15, "32768 is greater than the maximum of 32767"),
+        ("batch_size", 2**31, "2147483648 is greater than the maximum of 2147483647"),
+        ("throttle_bytes_per_s", 2**63, "9223372036854775808 is greater than the maximum of 9223372036854775807"),
+        ("topic_pattern", "a" * 501, "is too long"),
     ],
 )
 def test_the_schema_refuses_before_a_run_exists(name: str, value: Any, message: str) -> None:
@@ -157,16 +164,28 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("topic_pattern", {"topic_pattern": "t.*"}, "Param 'topic_pattern': give topics or a topic pattern, not both"),
     ("topic_pattern", {"topics": [], "topic_pattern": "("}, "Param 'topic_pattern': '(' is not a valid regular"),
     ("topic_pattern", {"topics": [], "topic_pattern": 3}, "Param 'topic_pattern': must be a regular expression"),
+    # found by fuzzing (tests/unit/airflow/test_params_fuzz.py): re.compile raised OverflowError / RecursionError
+    ("topic_pattern", {"topics": [], "topic_pattern": "a{4294967296}"},
+     "Param 'topic_pattern': 'a{4294967296}' is not a valid regular expression: the repetition number is too large"),
+    ("topic_pattern", {"topics": [], "topic_pattern": "(" * 1000 + ")" * 1000},
+     "Param 'topic_pattern': is 2000 characters long, at most 500 are accepted: list the topics in topics instead"),
+    ("topic_pattern", {"topics": [], "topic_pattern": "a" * 501}, "Param 'topic_pattern': is 501 characters long"),
     ("brokers", {"brokers": [1]}, "Param 'brokers': is not used by action replication_factor: clear it"),
     ("brokers", {"action": "decommission", "topics": [], "replication_factor": None}, "Param 'brokers': name at"),
     ("brokers", {"action": "decommission", "topics": [], "replication_factor": None, "brokers": ["3"]},
-     "Param 'brokers': broker ids are whole numbers >= 0, got '3'"),
+     "Param 'brokers': broker ids are whole numbers >= 0 (at most 2147483647), got '3'"),
+    ("brokers", {"action": "decommission", "topics": [], "replication_factor": None, "brokers": [2**31]},
+     "Param 'brokers': broker ids are whole numbers >= 0 (at most 2147483647), got 2147483648"),
     ("brokers", {"action": "replica_balance", "topics": [], "replication_factor": None, "brokers": [2, 2]},
      "Param 'brokers': lists broker(s) [2] more than once"),
     ("brokers", {"action": "decommission", "topics": [], "replication_factor": None, "brokers": 3},
      "Param 'brokers': must be a list of broker ids"),
     ("replication_factor", {"replication_factor": 0}, "Param 'replication_factor': must be at least 1, got 0"),
     ("replication_factor", {"replication_factor": True}, "Param 'replication_factor': must be a whole number"),
+    ("replication_factor", {"replication_factor": 2**15}, "Param 'replication_factor': must be at most 32767"),
+    ("batch_size", {"batch_size": 2**31}, "Param 'batch_size': must be at most 2147483647, got 2147483648"),
+    ("throttle_bytes_per_s", {"throttle_bytes_per_s": 2**63},
+     "Param 'throttle_bytes_per_s': must be at most 9223372036854775807 (Kafka's limit), got 9223372036854775808"),
     ("replication_factor", {"replication_factor": None}, "Param 'replication_factor': required for action"),
     ("replication_factor", {"action": "decommission", "topics": [], "brokers": [3]},
      "Param 'replication_factor': is only used by action replication_factor, not decommission"),
@@ -193,6 +212,37 @@ def test_invalid_params_are_named(settings: Settings, field: str, overrides: dic
     assert str(caught.value).startswith(message)
     assert caught.value.field == field
     assert isinstance(caught.value, ConfigError)
+
+
+def test_a_pattern_that_overflows_the_stack_is_refused_with_the_param_named(settings: Settings) -> None:
+    """Within the length bound no pattern nests deep enough to exhaust the stack from a task; from a
+    deep enough stack one does, and is refused, never raised as a RecursionError."""
+    params = dry_run(topics=[], topic_pattern="(" * 250 + ")" * 250)
+    assert parse_request(params, settings, REASSIGNMENT_FORM).topic_pattern == params["topic_pattern"]
+
+    def from_depth(depth: int) -> RemediationRequest:
+        return from_depth(depth - 1) if depth else parse_request(params, settings, REASSIGNMENT_FORM)
+
+    re.purge()  # a compiled pattern is cached: compile it again, here
+    with pytest.raises(ParamError, match=r"^Param 'topic_pattern': '\(\(\(.* is not a valid regular expression"):
+        from_depth(sys.getrecursionlimit() - 400)
+
+
+@pytest.mark.parametrize("value", [[[[]]], {"a": {"b": []}}], ids=["list", "object"])
+def test_deeply_nested_values_are_refused_with_the_param_named(settings: Settings, value: Any) -> None:
+    """Regression (fuzzing): the message's repr of a value nested 100,000 deep raised RecursionError."""
+    deep: Any = value
+    for _ in range(100_000):
+        deep = [deep]
+    for name in ("topics", "brokers", "topic_pattern", "batch_size", "cluster", "action", "dry_run"):
+        with pytest.raises(ParamError, match=rf"^Param '{name}': "):
+            parse_request(dry_run(**{name: deep}), settings, REASSIGNMENT_FORM)
+
+
+def test_a_param_name_of_another_type_is_refused(settings: Settings) -> None:
+    """Regression (fuzzing): sorting unknown names of mixed types raised TypeError."""
+    with pytest.raises(ParamError, match=r"^Param '1': is not a Param of this DAG"):
+        parse_request({**dry_run(), 1: "x", "zz": "y"}, settings, REASSIGNMENT_FORM)  # type: ignore[dict-item]
 
 
 def test_every_param_has_an_invalid_case() -> None:

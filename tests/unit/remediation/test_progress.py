@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from kafka_ops.errors import RemediationRefused
+from kafka_ops.errors import ProgressFormatError, RemediationRefused
 from kafka_ops.remediation.progress import Progress, Step, decide
 from tests.unit.remediation.clusters import assign, live, moving, rf2_plan
 
@@ -99,10 +99,11 @@ def test_progress_round_trips_through_json() -> None:
 ])  # fmt: skip
 def test_a_foreign_progress_document_is_refused(change: dict[str, object], message: str) -> None:
     data = {**Progress(PLAN.plan_id, "c1", "admin_api", [], []).to_json(), **change}
-    with pytest.raises(ValueError, match=rf"p\.json: not a progress document this executor wrote: .*{message}"):
+    expected = rf"p\.json: not a progress document this executor wrote: .*{message}"
+    with pytest.raises(ProgressFormatError, match=expected):
         Progress.from_json(data, "p.json")
 
 
 def test_a_progress_document_must_be_an_object() -> None:
-    with pytest.raises(ValueError, match=r"p\.json: .* expected a JSON object, got list"):
+    with pytest.raises(ProgressFormatError, match=r"p\.json: .* expected a JSON object, got \[\]"):
         Progress.from_json([], "p.json")  # type: ignore[arg-type]
