@@ -25,7 +25,7 @@ from kafka_ops.errors import (
     ZooKeeperUnreachable,
 )
 from kafka_ops.model import ClusterSnapshot, CollectionIssue
-from kafka_ops.zk_session import TlsOptions, ZkReadSession
+from kafka_ops.zk_session import DENIED, TlsOptions, ZkReadSession
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 DEFAULT_WINDOW = 4096
+NO_AUTH = "NoAuth: ACL denies read"
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +75,10 @@ def new_snapshot_id(cluster: str, at: datetime) -> str:
 class ZooKeeperCollector:
     """Reads every znode the pipeline needs from one cluster and builds a `ClusterSnapshot`.
 
-    Malformed znodes become `CollectionIssue`s naming the path; znodes that vanish mid-walk
-    (a topic deleted, a broker leaving) are skipped. Only a cluster that cannot be seen at all
-    raises a `CollectionFailed`.
+    Malformed znodes, and znodes whose ACL denies reading, become `CollectionIssue`s naming
+    the path; znodes that vanish mid-walk (a topic deleted, a broker leaving) are skipped. Only
+    a cluster that cannot be seen at all (unreachable, wrong chroot, `/brokers` unreadable with
+    these credentials) raises a `CollectionFailed`.
     """
 
     def __init__(self, cluster: str, target: ZooKeeperTarget, window: int = DEFAULT_WINDOW) -> None:
@@ -89,10 +91,10 @@ class ZooKeeperCollector:
         session = self.target.session().open()
         try:
             return self._collect(session)
-        except NoAuthError as e:
+        except NoAuthError as e:  # only the root listings raise it: the walk records denied znodes
             raise ZooKeeperAuthFailed(
-                f"ZooKeeper at {where} denies reading Kafka's metadata "
-                "(check the digest credentials and the znodes' ACLs)"
+                f"ZooKeeper at {where} denies reading Kafka's metadata ({e.args[0] if e.args else '/'}: NoAuth; "
+                "check the digest credentials and the znodes' ACLs)"
             ) from e
         except (OSError, EOFError, KazooException, ZookeeperError) as e:
             raise ZooKeeperUnreachable(f"lost ZooKeeper at {where} during the snapshot: {e!r}") from e
@@ -153,11 +155,20 @@ class _Walk:
     # -- pipelining ---------------------------------------------------------------------------
 
     def _gets(self, items: Iterable[T], path_of: Callable[[T], str] = str) -> Iterator[tuple[T, Any | None]]:
-        return self.session.pipelined(items, "get", path_of, self.window)
+        """`(item, (data, stat) or None when missing)`; a znode its ACL hides is an issue, not a result."""
+        for item, result in self.session.pipelined(items, "get", path_of, self.window, denied="yield"):
+            if result is DENIED:
+                self._issue(path_of(item), NO_AUTH, kind="denied")
+            else:
+                yield item, result
 
     def _children_of(self, paths: list[str]) -> dict[str, list[str]]:
-        pipelined = self.session.pipelined(paths, "children", str, self.window)
-        return {path: result or [] for path, result in pipelined}
+        out: dict[str, list[str]] = {}
+        for path, result in self.session.pipelined(paths, "children", str, self.window, denied="yield"):
+            if result is DENIED:
+                self._issue(path, NO_AUTH, kind="denied")
+            out[path] = result if isinstance(result, list) else []
+        return out
 
     def _issue(self, path: str, problem: str, kind: str = "parse") -> None:
         self.snap.issues.append(CollectionIssue(path=path, problem=problem, kind=kind))

@@ -21,9 +21,9 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from kazoo.exceptions import EXCEPTIONS, AuthFailedError, NoNodeError
+from kazoo.exceptions import EXCEPTIONS, AuthFailedError, NoAuthError, NoNodeError
 from kazoo.protocol.serialization import (
     Auth,
     Close,
@@ -42,6 +42,18 @@ _AUTH_XID = -4
 _CLOSE_XID = 0x7FFFFFFF
 _NO_NODE = NoNodeError
 _SEND_CHUNK = 1 << 18
+
+
+class Denied:
+    """The result of reading a znode whose ACL denies this session read access (ZooKeeper's NoAuth)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "DENIED"
+
+
+DENIED = Denied()
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,21 +166,37 @@ class ZkReadSession:
     # -- requests ---------------------------------------------------------------------------------
 
     def pipelined(
-        self, items: Iterable[T], kind: str, path_of: Callable[[T], str], window: int = 4096
+        self,
+        items: Iterable[T],
+        kind: str,
+        path_of: Callable[[T], str],
+        window: int = 4096,
+        denied: Literal["raise", "yield"] = "raise",
     ) -> Iterator[tuple[T, Any | None]]:
         """Read `path_of(item)` for every item with up to `window` requests in flight.
 
         `kind` is "get" (yields `(item, (data, stat))`) or "children" (yields `(item, names)`).
-        Yields in request order; the result is None when the znode does not exist.
+        Yields in request order; the result is None when the znode does not exist. A znode whose
+        ACL denies reading raises `NoAuthError(path)`, or with `denied="yield"` yields `DENIED`
+        and the reads go on.
         """
         op: Any = GetData if kind == "get" else GetChildren
-        pending: deque[tuple[T, int]] = deque()
+        pending: deque[tuple[T, str, int]] = deque()
         for item in items:
-            pending.append((item, self._queue(op.type, op(self.chroot + path_of(item), False))))
+            path = path_of(item)
+            pending.append((item, path, self._queue(op.type, op(self.chroot + path, False))))
             if len(pending) >= window:
-                yield self._reply(*pending.popleft(), op)
+                yield self._answer(*pending.popleft(), op, denied)
         while pending:
-            yield self._reply(*pending.popleft(), op)
+            yield self._answer(*pending.popleft(), op, denied)
+
+    def _answer(self, item: T, path: str, xid: int, op: Any, denied: str) -> tuple[T, Any | None]:
+        try:
+            return self._reply(item, xid, op)
+        except NoAuthError as e:
+            if denied == "yield":
+                return item, DENIED
+            raise NoAuthError(path) from e
 
     def get(self, path: str) -> tuple[bytes, Any] | None:
         return next(self.pipelined([path], "get", str))[1]

@@ -1,4 +1,4 @@
-"""Damaged znodes on the real sandbox: one bad znode is a collection issue, never a crash.
+"""Damaged and hidden znodes on the real sandbox: one bad znode is a collection issue, never a crash.
 
 Each test copies the sandbox's Kafka metadata into its own chroot (so the session's other tests
 see the live chroot untouched), damages the copy with a real ZooKeeper client, snapshots it with
@@ -13,7 +13,9 @@ from collections.abc import Iterator
 import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
 from kazoo.client import KazooClient
+from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
+from kafka_ops.errors import ZooKeeperAuthFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
@@ -25,12 +27,14 @@ pytestmark = pytest.mark.integration
 
 TOPIC = "it_faults"
 ASSIGNMENT = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2]}
+USER, PASSWORD = "ops", "s3cret"
 
 
 @pytest.fixture
 def zk(sandbox: SandboxCluster) -> Iterator[KazooClient]:
     client = KazooClient(hosts=sandbox.zookeeper_hosts)
     client.start()
+    client.add_auth("digest", f"{USER}:{PASSWORD}")  # so a copy with a digest ACL can be deleted
     yield client
     client.stop()
     client.close()
@@ -110,3 +114,40 @@ def test_malformed_znodes_are_issues_naming_path_and_field_and_the_rest_is_publi
     assert [ours[p]["has_state"] for p in sorted(ours)] == [False, False, True]
     assert ours[2]["isr"] == list(clean.partition_states[(TOPIC, 2)].isr)
     assert len(partitions) == clean.partition_count
+
+
+def test_a_partition_state_its_acl_hides_is_an_issue_naming_the_znode(
+    healthy_sandbox: SandboxCluster, zk: KazooClient, lake: Lake
+) -> None:
+    chroot = copied(healthy_sandbox, zk, "/faults_acl")
+    clean = collect(healthy_sandbox, chroot)
+    hidden = state_path(1)
+    zk.set_acls(chroot + hidden, [make_digest_acl(USER, PASSWORD, read=True)])
+
+    snap, _ = snapshot_to_lake("faults", ZooKeeperTarget(healthy_sandbox.zookeeper_hosts, chroot), lake)
+
+    assert [(i.path, i.kind, i.problem) for i in snap.issues] == [(hidden, "denied", "NoAuth: ACL denies read")]
+    assert set(snap.partition_states) == set(clean.partition_states) - {(TOPIC, 1)}
+    assert snap.topics == clean.topics and snap.brokers == clean.brokers
+    rows = lake.read("collection_issues", "faults", [snap.snapshot_id]).to_pylist()
+    assert [(r["path"], r["kind"], r["problem"]) for r in rows] == [(hidden, "denied", "NoAuth: ACL denies read")]
+    # With the credentials the ACL names, the znode reads and nothing is missing.
+    authorised = collect(healthy_sandbox, chroot, digest_auth=(USER, PASSWORD))
+    assert not authorised.issues
+    assert authorised.partition_states[(TOPIC, 1)] == clean.partition_states[(TOPIC, 1)]
+
+
+def test_credentials_denied_at_the_root_still_fail_the_snapshot_naming_the_znode(
+    healthy_sandbox: SandboxCluster, zk: KazooClient, lake: Lake
+) -> None:
+    chroot = copied(healthy_sandbox, zk, "/faults_acl_root")
+    zk.set_acls(f"{chroot}/brokers/topics", [make_digest_acl(USER, PASSWORD, all=True)])
+    try:
+        with pytest.raises(ZooKeeperAuthFailed, match=r"denies reading Kafka's metadata \(/brokers/topics: NoAuth"):
+            snapshot_to_lake("faults", ZooKeeperTarget(healthy_sandbox.zookeeper_hosts, chroot), lake)
+        with pytest.raises(ZooKeeperAuthFailed, match="/brokers/topics: NoAuth") as err:
+            collect(healthy_sandbox, chroot, digest_auth=(USER, "wrong"))
+        assert "wrong" not in str(err.value) and PASSWORD not in str(err.value)
+        assert lake.latest_snapshot_id("faults") is None  # nothing published
+    finally:
+        zk.set_acls(f"{chroot}/brokers/topics", OPEN_ACL_UNSAFE)
