@@ -24,8 +24,8 @@ connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
 
 from __future__ import annotations
 
-import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from datetime import timedelta
@@ -34,6 +34,7 @@ from typing import Any, Literal, get_args
 
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError, LakeError
+from kafka_ops.kafka_types import finite_number
 from kafka_ops.lake.names import check_name
 
 DEFAULT_LAKE = "var/lake"
@@ -78,6 +79,7 @@ class ClusterConfig:
     """How many consecutive analyses must find fixable leader imbalance before an automatic election."""
 
     def __post_init__(self) -> None:
+        self._check_names()
         try:
             check_name("cluster name", self.name)
         except LakeError as e:
@@ -96,7 +98,7 @@ class ClusterConfig:
                 f"got {self.remediation_backend!r}"
             )
         quiet = self.remediation_controller_quiet_seconds
-        if isinstance(quiet, bool) or not isinstance(quiet, int | float) or not math.isfinite(quiet) or quiet < 0:
+        if not finite_number(quiet) or quiet < 0:
             raise ConfigError(
                 f"{where}: 'remediation_controller_quiet_seconds' must be a number of seconds >= 0, got {quiet!r}"
             )
@@ -120,10 +122,29 @@ class ClusterConfig:
         if len(set(ids)) != len(ids):
             raise ConfigError(f"{where}: 'alert_conn_ids' names a connection twice: {list(ids)}")
         minutes = self.alert_reminder_minutes
-        number = isinstance(minutes, int | float) and not isinstance(minutes, bool)
-        if not number or not math.isfinite(minutes) or minutes <= 0:
+        if not finite_number(minutes) or minutes <= 0:
             raise ConfigError(f"{where}: 'alert_reminder_minutes' must be a positive number, got {minutes!r}")
         object.__setattr__(self, "alert_reminder_minutes", float(minutes))
+
+    def _check_names(self) -> None:
+        """Types first: a value of the wrong type must never reach `check_name`, a regex or a hook."""
+        if not isinstance(self.name, str):
+            raise ConfigError(f"cluster name must be a string, got {self.name!r}")
+        where = f"cluster {self.name!r}"
+        for key in ("zookeeper_conn_id", "kafka_conn_id"):
+            conn_id = getattr(self, key)
+            if not isinstance(conn_id, str) or not conn_id or conn_id.strip() != conn_id:
+                raise ConfigError(f"{where}: {key!r} must be an Airflow connection id, got {conn_id!r}")
+        for key in ("groups_include", "groups_exclude"):
+            pattern = getattr(self, key)
+            if pattern is None:
+                continue
+            if not isinstance(pattern, str):
+                raise ConfigError(f"{where}: {key!r} must be a regular expression, got {pattern!r}")
+            try:
+                re.compile(pattern)
+            except (re.error, OverflowError, RecursionError) as e:
+                raise ConfigError(f"{where}: {key!r} is not a valid regular expression: {e}") from None
 
     @property
     def alert_reminder(self) -> timedelta:
@@ -157,8 +178,12 @@ def _from_file(path: Path) -> Settings:
         raw = tomllib.loads(path.read_text())
     except OSError as e:
         raise ConfigError(f"cannot read settings file {path}: {e.strerror}") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"settings file {path} is not UTF-8 text: {e}") from e
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
+    except RecursionError:  # tomllib recurses into nested arrays and inline tables
+        raise ConfigError(f"settings file {path} nests arrays or tables too deeply to be settings") from None
     _reject_unknown(raw, {"lake_root", "clusters"}, f"{path}")
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:

@@ -8,11 +8,11 @@ stuck_reassignment_minutes = 120
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
+from kafka_ops.kafka_types import finite_number
 
 ZERO_ALLOWED = frozenset({"lag_allowed", "max_collection_issues", "max_group_collection_issues"})
 
@@ -61,8 +61,7 @@ class Thresholds:
         if unknown:
             raise ConfigError(f"{where}: unknown threshold(s) {unknown} (known: {sorted(known)})")
         for key, value in values.items():
-            number = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-            if not number or value < 0 or (value == 0 and key not in ZERO_ALLOWED):
+            if not finite_number(value) or value < 0 or (value == 0 and key not in ZERO_ALLOWED):
                 kind = "a number >= 0" if key in ZERO_ALLOWED else "a positive number"
                 raise ConfigError(f"{where}: threshold {key!r} must be {kind}, got {value!r}")
         return replace(cls(), **{k: float(v) for k, v in values.items()})

@@ -12,6 +12,6 @@ _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 def check_name(kind: str, value: str) -> str:
     """Return `value` if it is safe as a directory name, else raise `LakeError` naming it."""
-    if not _SAFE_NAME.match(value):
+    if not isinstance(value, str) or not _SAFE_NAME.fullmatch(value):  # match() would take "a\n"
         raise LakeError(f"{kind} {value!r} cannot be used in lake paths: use letters, digits, '.', '_' or '-'")
     return value

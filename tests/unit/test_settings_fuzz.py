@@ -1,0 +1,136 @@
+"""Fuzzing the settings file parser: any TOML an operator may write, and text that is not TOML.
+
+Hypothesis starts from a settings file that sets every key, replaces values with anything TOML
+holds (wrong types, booleans for numbers, integers too large for a float, inf and nan, strings
+that are no name, regex or connection id), drops and adds keys, and also gives raw text and bytes
+that are not UTF-8. The contract: `Settings` whose every value is usable, or `ConfigError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafka_ops.errors import ConfigError
+from kafka_ops.lake.names import check_name
+from kafka_ops.settings import REMEDIATION_BACKENDS, Settings, load_settings
+from tests.unit.json_strategies import FUZZ, mutated
+
+FULL = {
+    "lake_root": "var/lake",
+    "clusters": [
+        {"name": "payments", "zookeeper_conn_id": "zk", "kafka_conn_id": "kafka", "writes_enabled": True,
+         "groups_include": "orders-.*", "groups_exclude": "test-.*", "alert_conn_ids": ["slack"],
+         "alert_reminder_minutes": 60, "remediation_backend": "zookeeper", "remediation_controller_quiet_seconds": 0,
+         "auto_remediation": True, "auto_election_after_runs": 3,
+         "thresholds": {"history_hours": 2, "lag_allowed": 0, "stuck_reassignment_minutes": 30.5}},
+        {"name": "logs"},
+    ],
+}  # fmt: skip
+
+
+def toml(value: Any) -> str:
+    """`value` as a TOML value (inline tables and arrays); None, which TOML lacks, becomes an empty array."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return (
+            "nan"
+            if math.isnan(value)
+            else "inf"
+            if value == math.inf
+            else "-inf"
+            if value == -math.inf
+            else repr(value)
+        )
+    if isinstance(value, str):
+        return json.dumps(value)  # TOML basic strings take JSON's escapes (a lone surrogate is refused by TOML)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(toml(v) for v in value) + "]"
+    return "[]"
+
+
+def toml_file(document: Any) -> str:
+    try:
+        if not isinstance(document, dict):
+            return f"clusters = {toml(document)}\n"
+        return "".join(f"{json.dumps(k)} = {toml(v)}\n" for k, v in document.items())
+    except RecursionError:  # `nested(5000)` somewhere: its text, written by hand
+        return "clusters = " + "[" * 5000 + "]" * 5000 + "\n"
+
+
+FILES = st.one_of(
+    mutated([FULL]).map(toml_file),
+    st.just(toml_file(FULL)),
+    st.text(max_size=60),
+    st.binary(max_size=60),
+)
+
+
+def usable(settings: Settings) -> None:
+    assert isinstance(settings.lake_root, str) and settings.lake_root
+    for c in settings.clusters:
+        check_name("cluster", c.name)
+        assert all(isinstance(i, str) and i for i in (c.zookeeper_conn_id, c.kafka_conn_id, *c.alert_conn_ids))
+        for pattern in (c.groups_include, c.groups_exclude):
+            re.compile(pattern or "")
+        assert isinstance(c.writes_enabled, bool) and isinstance(c.auto_remediation, bool)
+        assert c.remediation_backend in REMEDIATION_BACKENDS
+        assert math.isfinite(c.alert_reminder_minutes) and math.isfinite(c.remediation_controller_quiet_seconds)
+        assert all(math.isfinite(v) for v in vars(c.thresholds).values())
+        c.alert_reminder  # noqa: B018 - a timedelta: raises on a value out of its range
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("settings")
+
+
+@FUZZ
+@given(FILES)
+def test_a_settings_file_is_usable_settings_or_a_config_error(folder: Path, text: str | bytes) -> None:
+    path = folder / "kafka_ops.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode(errors="surrogatepass"))
+    try:
+        settings = load_settings(path)
+    except ConfigError:
+        pass
+    else:
+        usable(settings)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (b"\xff\xfe", r"kafka_ops\.toml is not UTF-8 text"),
+        ("clusters = " + "[" * 5000 + "]" * 5000, r"kafka_ops\.toml nests arrays or tables too deeply to be settings"),
+        ('[[clusters]]\nname = 5\n', r"^cluster name must be a string, got 5$"),
+        ('[[clusters]]\nname = "a\\n"\n', r"^cluster name 'a\\n' cannot be used in lake paths"),
+        ('[[clusters]]\nname = "a"\nzookeeper_conn_id = 5\n', r"'zookeeper_conn_id' must be an Airflow connection id"),
+        ('[[clusters]]\nname = "a"\nkafka_conn_id = ""\n', r"'kafka_conn_id' must be an Airflow connection id, got ''"),
+        ('[[clusters]]\nname = "a"\ngroups_include = "("\n', r"'groups_include' is not a valid regular expression"),
+        ('[[clusters]]\nname = "a"\ngroups_exclude = "a{4294967296}"\n', r"'groups_exclude' is not a valid regular"),
+        ('[[clusters]]\nname = "a"\ngroups_exclude = ["x"]\n', r"'groups_exclude' must be a regular expression"),
+        (f'[[clusters]]\nname = "a"\nalert_reminder_minutes = 1{"0" * 400}\n', r"'alert_reminder_minutes' must be a"),
+        (f'[[clusters]]\nname = "a"\nremediation_controller_quiet_seconds = 1{"0" * 400}\n',
+         r"'remediation_controller_quiet_seconds' must be a number"),
+        (f'[[clusters]]\nname = "a"\n[clusters.thresholds]\nhistory_hours = 1{"0" * 400}\n',
+         r"threshold 'history_hours' must be a positive number"),
+    ],
+)  # fmt: skip
+def test_what_the_fuzzer_found_in_settings(tmp_path: Path, text: str | bytes, message: str) -> None:
+    path = tmp_path / "kafka_ops.toml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)
