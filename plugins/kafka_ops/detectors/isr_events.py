@@ -30,15 +30,28 @@ Findings table `isr_flapping`: between two consecutive snapshots the partition e
 replica that joined the ISR, since followers join one at a time, plus one when replicas left or
 the leader moved: those can share a write); `hidden` = max(delta - observed, 0) writes nobody
 saw. An ISR that changed and changed back takes two writes, so `flaps` = floor(hidden / 2); a
-lone extra write is a leader-epoch bump (controlled shutdown), not a flap. Pairs whose version
-went down (state znode recreated), and pairs with a reassignment in flight on either side (each
-of its phases bumps the leader epoch), are ignored. One row per partition with flaps
-in the window: snapshot_id, topic, partition, `hidden_changes` (sum of hidden), `flaps` (sum),
-`intervals_with_flaps`, `version_delta` (the epoch's total rise over the window's non-ignored
-pairs), `notified_changes` (distinct `/isr_change_notification` znodes naming the partition in
-the window: written only by brokers on IBP < 2.7, so usually 0 on Kafka 3.9), `first_seen` and
-`last_seen` (the later snapshot's capture time of the first and last pair with flaps), severity
-warning.
+lone extra write is a leader-epoch bump (controlled shutdown), not a flap.
+
+A reassignment that starts and completes between two snapshots leaves no in-flight record, only
+an assignment that changed (replicas before != after, order included). Its own writes are
+counted as observed, the way Kafka 3.9's controller makes them (`onPartitionReassignment`, ORS =
+replicas before, TRS = after): one leader-epoch bump for phase A unless TRS was already inside
+the ISR, one join per new replica (seen), one leader-epoch bump for phase B (which also moves a
+leader that is not in TRS), and one leader-epoch bump per replica of ORS - TRS removed from the
+ISR (those removals are not "replicas that left"). Every controller write bumps the leader
+epoch, so the credit is capped at the leader epoch's rise over the pair: whatever else happened
+in the interval (a follower dropping out and back, a broker bounce) still shows as hidden writes,
+and a true flap on a reassigned partition is still counted. A reassignment started and cancelled
+(or reverted) between two snapshots leaves the assignment as it was: its writes count as hidden.
+Pairs whose version went down (state znode recreated), and pairs with a reassignment in flight on
+either side (which of its phases ran in the interval cannot be told from one side's record), are
+ignored. One row per partition with flaps in the window: snapshot_id, topic, partition,
+`hidden_changes` (sum of hidden), `flaps` (sum), `intervals_with_flaps`, `version_delta` (the
+epoch's total rise over the window's non-ignored pairs), `reassignment_changes` (the part of it
+credited to completed reassignments), `notified_changes` (distinct `/isr_change_notification`
+znodes naming the partition in the window: written only by brokers on IBP < 2.7, so usually 0 on
+Kafka 3.9), `first_seen` and `last_seen` (the later snapshot's capture time of the first and
+last pair with flaps), severity warning.
 """
 
 from __future__ import annotations
@@ -174,27 +187,53 @@ def detect_under_replicated(partitions: DataFrame, snapshot_id: str) -> DataFram
     )  # fmt: skip
 
 
+def _reassignment_writes(moved: Column) -> tuple[Column, Column]:
+    """The state writes of a reassignment that started and completed between two snapshots, and
+    the replicas it removed from the ISR. Kafka 3.9's controller (`onPartitionReassignment`) with
+    ORS = replicas before, TRS = replicas after: phase A (only when TRS is not already inside the
+    ISR) bumps the leader epoch once; each new replica joins the ISR in its own write (the
+    leader's, seen as a join); phase B bumps the leader epoch once more (B3, moving the leader if
+    it is not in TRS) and then removes each replica of ORS - TRS still in the ISR, one
+    leader-epoch bump each (B4). Every write of the controller bumps the leader epoch, so never
+    more than the leader epoch rose are credited."""
+    removed = F.array_intersect(F.array_except("replicas_before", "replicas"), "isr_before")
+    phase_a = F.when(F.size(F.array_except("replicas", "isr_before")) > 0, 1).otherwise(0)
+    epoch_rise = F.greatest(F.coalesce(F.col("leader_epoch") - F.col("leader_epoch_before"), F.lit(0)), F.lit(0))
+    writes = F.least(phase_a + 1 + F.size(removed), epoch_rise)
+    return F.when(moved, writes).otherwise(0), F.when(moved, removed).otherwise(F.array().cast("array<int>"))
+
+
 def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions and ISR change notifications → the `isr_flapping` rows."""
+    # the assignment changed between the snapshots: a reassignment started and completed in between
+    moved = ~F.col("replicas").eqNullSafe(F.col("replicas_before"))
+    reassignment, reassignment_removed = _reassignment_writes(moved)
     added = F.size(F.array_except("isr_after", "isr_before"))
-    removed = F.size(F.array_except("isr_before", "isr_after"))
-    leader_moved = ~F.col("leader_before").eqNullSafe(F.col("leader_after"))
+    removed = F.size(F.array_except(F.array_except("isr_before", "isr_after"), reassignment_removed))
+    # B3 moves a leader that is not in the new assignment
+    leader_moved = ~F.col("leader_before").eqNullSafe(F.col("leader_after")) & ~(
+        moved & ~F.coalesce(F.array_contains("replicas", F.col("leader_before")), F.lit(False))
+    )
     # the fewest state writes that explain what we saw: a replica joins the ISR in its own write;
-    # removals and a leader move can share one
-    observed = added + F.when(leader_moved | (removed > 0), 1).otherwise(0)
+    # removals and a leader move can share one; a completed reassignment's own writes
+    observed = added + F.when(leader_moved | (removed > 0), 1).otherwise(0) + reassignment
     delta = F.col("version_after") - F.col("version_before")
-    # a reassignment bumps the leader epoch at each of its phases without an ISR flap: skip
-    # the pairs where one was in flight on either side
-    moving = (F.size("adding_replicas") > 0) | (F.size("removing_replicas") > 0)
+    # a reassignment in flight on either side: which of its phases ran in the interval cannot be
+    # told from one side's in-flight record, so those pairs are skipped
+    in_flight = (F.size("adding_replicas") > 0) | (F.size("removing_replicas") > 0)
     quiet = ~F.col("reassigning") & ~F.col("reassigning_before")
     pairs = (
-        transitions(partitions.withColumn("reassigning", F.coalesce(moving, F.lit(False))), "reassigning")
+        transitions(
+            partitions.withColumn("reassigning", F.coalesce(in_flight, F.lit(False))),
+            "reassigning", "replicas", "leader_epoch",
+        )
         .where((delta >= 0) & quiet)
-        .select(*KEY, "observed_at", delta.alias("delta"), observed.alias("observed"))
+        .select(*KEY, "observed_at", delta.alias("delta"), observed.alias("observed"),
+                reassignment.alias("reassignment"))
         .withColumn("hidden", F.greatest(F.col("delta") - F.col("observed"), F.lit(0)))
         # changed and changed back takes two writes; a lone extra write is a leader-epoch bump
         .withColumn("flaps", F.floor(F.col("hidden") / 2).cast("int"))
-    )
+    )  # fmt: skip
     flapped = F.col("flaps") > 0
     notified = (
         notifications.where(F.col("topic").isNotNull() & F.col("partition").isNotNull())
@@ -208,6 +247,7 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
             F.sum("flaps").alias("flaps"),
             F.count_if(flapped).alias("intervals_with_flaps"),
             F.sum("delta").alias("version_delta"),
+            F.sum("reassignment").alias("reassignment_changes"),
             F.min(F.when(flapped, F.col("observed_at"))).alias("first_seen"),
             F.max(F.when(flapped, F.col("observed_at"))).alias("last_seen"),
         )
@@ -215,7 +255,7 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
         .join(notified, KEY, "left")
         .select(
             F.lit(snapshot_id).alias("snapshot_id"),
-            *KEY, "hidden_changes", "flaps", "intervals_with_flaps", "version_delta",
+            *KEY, "hidden_changes", "flaps", "intervals_with_flaps", "version_delta", "reassignment_changes",
             F.coalesce("notified_changes", F.lit(0).cast("bigint")).alias("notified_changes"),
             "first_seen", "last_seen", F.lit("warning").alias("severity"),
         )

@@ -147,13 +147,13 @@ def test_flapping_counts_epoch_rises_no_snapshot_saw(spark: SparkSession) -> Non
     result = detect_flapping(parts, notifications, "s4")
     expected = spark.createDataFrame(
         [
-            ("s4", "f", 0, 3, 1, 1, 6, 2, T[1], T[1], "warning"),
+            ("s4", "f", 0, 3, 1, 1, 6, 0, 2, T[1], T[1], "warning"),
         ],
         result.schema,
     )
     assert result.columns == [
         "snapshot_id", "topic", "partition", "hidden_changes", "flaps", "intervals_with_flaps",
-        "version_delta", "notified_changes", "first_seen", "last_seen", "severity",
+        "version_delta", "reassignment_changes", "notified_changes", "first_seen", "last_seen", "severity",
     ]  # fmt: skip
     assertDataFrameEqual(result, expected)
 
@@ -198,3 +198,65 @@ def test_reassignment_epoch_bumps_are_not_flapping(spark: SparkSession) -> None:
         partition("h", 0, [3, 1], [1, 3], version=6, **at(2)),
     )  # fmt: skip
     assert detect_flapping(parts, no_notifications(spark), "s3").count() == 0
+
+
+# The writes Kafka 3.9's controller made on the sandbox for reassignments that completed between
+# two snapshots (state znode version and leader epoch before -> after, see `_reassignment_writes`).
+COMPLETED = [
+    # [1, 2] -> [3, 1]: phase A, 3 joins, phase B, 2 removed: 4 writes, 3 of them leader-epoch bumps
+    ("move", [1, 2], [1, 2], 1, [3, 1], [1, 3], 1, 4, 3),
+    # [1, 2] -> [1, 2, 3]: phase A, 3 joins, phase B
+    ("grow", [1, 2], [1, 2], 1, [1, 2, 3], [1, 2, 3], 1, 3, 2),
+    # [1, 2, 3] -> [1]: TRS inside the ISR, no phase A; phase B, 2 and 3 removed one at a time
+    ("shrink", [1, 2, 3], [1, 2, 3], 1, [1], [1], 1, 3, 3),
+    # [1, 2, 3] -> [2, 3]: phase B moves the leader off 1, then removes 1
+    ("leader_out", [1, 2, 3], [1, 2, 3], 1, [2, 3], [2, 3], 2, 2, 2),
+    # [1, 2, 3] -> [3, 2, 1]: a reorder is a reassignment too: phase B's bump only
+    ("reorder", [1, 2, 3], [1, 2, 3], 1, [3, 2, 1], [1, 2, 3], 1, 1, 1),
+]
+
+
+def reassigned(
+    spark: SparkSession, case: tuple[str, list[int], list[int], int, list[int], list[int], int, int, int],
+    extra_writes: int = 0, extra_bumps: int = 0,
+) -> DataFrame:  # fmt: skip
+    topic, rs_before, isr_before, leader_before, rs_after, isr_after, leader_after, writes, bumps = case
+    return history(spark,
+        partition(topic, 0, rs_before, isr_before, leader_before, version=7, epoch=4, **at(0)),
+        partition(topic, 0, rs_after, isr_after, leader_after, version=7 + writes + extra_writes,
+                  epoch=4 + bumps + extra_bumps, **at(1)),
+    )  # fmt: skip
+
+
+def test_a_reassignment_completed_between_snapshots_is_not_flapping(spark: SparkSession) -> None:
+    for case in COMPLETED:
+        found = detect_flapping(reassigned(spark, case), no_notifications(spark), "s2")
+        assert found.count() == 0, case[0]
+
+
+def test_a_true_flap_on_a_reassigned_partition_is_still_counted(spark: SparkSession) -> None:
+    """The leader drops a follower and takes it back (two writes, no leader-epoch bump) during a move."""
+    move = COMPLETED[0]
+    found = detect_flapping(reassigned(spark, move, extra_writes=2), no_notifications(spark), "s2").collect()
+    assert [(r["topic"], r["flaps"], r["hidden_changes"], r["version_delta"], r["reassignment_changes"])
+            for r in found] == [("move", 1, 2, 6, 3)]  # fmt: skip
+
+
+def test_a_broker_bounce_on_a_reassigned_partition_is_still_counted(spark: SparkSession) -> None:
+    """The controller removes a dead follower (a leader-epoch bump) that rejoins later: one flap,
+    although the leader epoch rose more than the reassignment needs."""
+    grow = COMPLETED[1]
+    found = detect_flapping(reassigned(spark, grow, 2, 1), no_notifications(spark), "s2").collect()
+    assert [(r["flaps"], r["hidden_changes"], r["reassignment_changes"]) for r in found] == [(1, 2, 2)]
+
+
+def test_reassignment_credit_is_capped_by_the_leader_epoch(spark: SparkSession) -> None:
+    """2 rejoined the ISR before [1, 2] was reordered to [2, 1]: the target was inside the ISR, so
+    no phase A and the leader epoch rose by 1 (phase B), not 2; a flap in the interval stays seen."""
+    parts = history(spark,
+        # 2 joins (1 write), phase B (1, the only leader-epoch bump), a flap (2)
+        partition("t", 0, [1, 2], [1], 1, version=7, epoch=4, **at(0)),
+        partition("t", 0, [2, 1], [1, 2], 1, version=7 + 1 + 1 + 2, epoch=4 + 1, **at(1)),
+    )  # fmt: skip
+    (found,) = detect_flapping(parts, no_notifications(spark), "s2").collect()
+    assert (found["flaps"], found["hidden_changes"], found["reassignment_changes"]) == (1, 2, 1)
