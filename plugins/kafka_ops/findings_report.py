@@ -67,8 +67,10 @@ def _tp(r: Row) -> str:
 
 
 def _isr_health(r: Row) -> str:
+    assumed = " (assumed: static)" if r.get("min_isr_source") == "static" else ""
     return (
-        f"{r['severity']:<8} {_tp(r):<22} {r['status']:<17} isr {r['isr']} of {r['replicas']}, min ISR {r['min_isr']}"
+        f"{r['severity']:<8} {_tp(r):<22} {r['status']:<17} isr {r['isr']} of {r['replicas']}, "
+        f"min ISR {r['min_isr']}{assumed}"
     )
 
 
@@ -164,6 +166,7 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Rack spread", "replica_placement_partitions", _rack),
     ("Controller", "controller_health", _controller),
     ("Reassignments", "reassignments_in_flight", _reassignment),
+    ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),
     ("Time behind (interpolated on end-offset history)", "lag_time_groups", _lag_time),
     ("Assignor skew", "assignor_skew_groups", _skew),

@@ -15,6 +15,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     remediation_backend = "admin_api"   # or "zookeeper" (see ClusterConfig.remediation_backend)
     auto_remediation = false        # let the analysis DAG elect preferred leaders by itself
     auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
+    min_insync_replicas_default = 2 # the brokers' static min.insync.replicas (server.properties)
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
 
@@ -77,6 +78,11 @@ class ClusterConfig:
     for `auto_election_after_runs` analyses. Needs `writes_enabled`; off by default."""
     auto_election_after_runs: int = 3
     """How many consecutive analyses must find fixable leader imbalance before an automatic election."""
+    min_insync_replicas_default: int = 1
+    """The brokers' static `min.insync.replicas` (their server.properties). ZooKeeper holds only
+    dynamic configs, so where neither the topic, the leader's `/config/brokers/<id>` nor
+    `/config/brokers/<default>` sets min ISR, the analysis assumes this value (1 = Kafka's default)
+    and says so (`isr_health.min_isr_source` = "static")."""
 
     def __post_init__(self) -> None:
         self._check_names()
@@ -86,6 +92,12 @@ class ClusterConfig:
             raise ConfigError(str(e)) from None
         self._check_alerting()
         self._check_remediation()
+        min_isr = self.min_insync_replicas_default
+        if isinstance(min_isr, bool) or not isinstance(min_isr, int) or min_isr < 1:
+            raise ConfigError(
+                f"cluster {self.name!r}: 'min_insync_replicas_default' must be a whole number >= 1 "
+                f"(the brokers' server.properties min.insync.replicas), got {min_isr!r}"
+            )
 
     def _check_remediation(self) -> None:
         # strict: the string "false" from a hand-edited file must never enable writes

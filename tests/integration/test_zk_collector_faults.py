@@ -8,10 +8,12 @@ the collector and publishes it to a lake, as the snapshot DAG does.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 
 import pytest
 from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.errors import KafkaError
 from kazoo.client import KazooClient
 from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 
@@ -41,18 +43,24 @@ def zk(sandbox: SandboxCluster) -> Iterator[KazooClient]:
 
 
 def copied(sandbox: SandboxCluster, zk: KazooClient, chroot: str) -> str:
-    """A fresh copy of the sandbox's metadata (with `TOPIC`'s partitions) under `chroot`."""
-    topics = zk.get_children(f"{sandbox.chroot}/brokers/topics")
-    if TOPIC not in topics:
-        admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers)
-        try:
-            admin.create_topics([NewTopic(TOPIC, replica_assignments=ASSIGNMENT)])
-        finally:
-            admin.close()
-    sandbox.wait_for(lambda s: all((TOPIC, p) in s.partition_states for p in ASSIGNMENT), 60, f"{TOPIC}'s states")
+    """A fresh copy of the sandbox's brokers, controller, configs and `TOPIC` under `chroot`."""
+    deadline = time.monotonic() + 90
+    while TOPIC not in zk.get_children(f"{sandbox.chroot}/brokers/topics"):
+        try:  # a broker of a just started sandbox may still refuse connections (seen under CPU load)
+            admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, request_timeout_ms=10_000)
+            try:
+                admin.create_topics([NewTopic(TOPIC, replica_assignments=ASSIGNMENT)])
+            finally:
+                admin.close()
+        except KafkaError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(2)
+    sandbox.wait_for(lambda s: all((TOPIC, p) in s.partition_states for p in ASSIGNMENT), 120, f"{TOPIC}'s states")
     if zk.exists(chroot):
         zk.delete(chroot, recursive=True)
-    for part in ("brokers", "controller", "controller_epoch", "config", "cluster"):
+    # Only `TOPIC`: a topic another test creates meanwhile could be copied without its states.
+    for part in ("brokers/ids", f"brokers/topics/{TOPIC}", "controller", "controller_epoch", "config", "cluster"):
         if zk.exists(f"{sandbox.chroot}/{part}"):
             copy_tree(zk, f"{sandbox.chroot}/{part}", f"{chroot}/{part}")
     return chroot

@@ -198,3 +198,16 @@ def test_auto_remediation_needs_writes_enabled(tmp_path: Path) -> None:
     path = write(tmp_path, '[[clusters]]\nname = "a"\nauto_remediation = true\n')
     with pytest.raises(ConfigError, match=r"cluster 'a': 'auto_remediation' = true needs 'writes_enabled' = true"):
         load_settings(path)
+
+
+def test_static_min_isr_is_kafkas_default_unless_set_per_cluster(tmp_path: Path) -> None:
+    assert ClusterConfig("a").min_insync_replicas_default == 1
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nmin_insync_replicas_default = 2\n[[clusters]]\nname = "b"\n')
+    assert [c.min_insync_replicas_default for c in load_settings(path).clusters] == [2, 1]
+
+
+@pytest.mark.parametrize("value", ["0", "true", '"2"', "1.5"])
+def test_bad_static_min_isr_names_the_key(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\nmin_insync_replicas_default = {value}\n')
+    with pytest.raises(ConfigError, match=r"cluster 'a': 'min_insync_replicas_default' must be a whole number >= 1"):
+        load_settings(path)

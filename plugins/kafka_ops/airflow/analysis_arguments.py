@@ -70,7 +70,9 @@ def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) 
         )
         if not wanted:
             continue
-        thresholds = asdict(settings.cluster(target["cluster"]).thresholds)
-        args = ["--lake", settings.lake_root, "--cluster", target["cluster"], "--thresholds", json.dumps(thresholds)]
+        cluster = settings.cluster(target["cluster"])
+        args = ["--lake", settings.lake_root, "--cluster", target["cluster"],
+                "--thresholds", json.dumps(asdict(cluster.thresholds)),
+                "--min-insync-replicas-default", str(cluster.min_insync_replicas_default)]  # fmt: skip
         out.append(args + (["--snapshot-id", batch] if batch else []))
     return out

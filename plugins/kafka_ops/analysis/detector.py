@@ -30,6 +30,9 @@ class Context:
     captured_at: datetime
     """Its capture time: the detectors' "now"."""
     thresholds: Thresholds
+    min_insync_replicas_default: int = 1
+    """The brokers' static `min.insync.replicas` (server.properties), which ZooKeeper does not hold:
+    the cluster's setting, assumed wherever no dynamic config or topic override sets min ISR."""
 
 
 @dataclass(frozen=True)

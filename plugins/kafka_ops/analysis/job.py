@@ -26,6 +26,10 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
         help=f"comma-separated detectors to run (default: all of {', '.join(registry)})",
     )
     args = parser.parse_args(argv)
+    if args.min_insync_replicas_default < 1:
+        print(f"{prog}: --min-insync-replicas-default must be >= 1, got {args.min_insync_replicas_default}",
+              file=sys.stderr)  # fmt: skip
+        return 2
     names = [n.strip() for n in args.detectors.split(",") if n.strip()]
     unknown = sorted(set(names) - set(registry))
     if unknown:
@@ -36,7 +40,10 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
         spark = build_session(f"kafka-ops {prog}: {args.cluster}")
         try:
             detectors = [registry[n] for n in names]
-            result = analyse(spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id)
+            result = analyse(
+                spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id,
+                min_insync_replicas_default=args.min_insync_replicas_default,
+            )  # fmt: skip
         finally:
             spark.stop()
     except KafkaOpsError as e:

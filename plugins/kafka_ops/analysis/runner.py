@@ -12,7 +12,7 @@ import argparse
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -81,6 +81,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="{}",
         help="JSON object of threshold overrides, e.g. '{\"stuck_reassignment_minutes\": 30}'",
     )
+    parser.add_argument(
+        "--min-insync-replicas-default",
+        type=int,
+        default=1,
+        help="the brokers' static min.insync.replicas (server.properties), assumed where no dynamic "
+        "or topic config sets it (default: 1, Kafka's)",
+    )
 
 
 def analyse(
@@ -92,14 +99,17 @@ def analyse(
     *,
     snapshot_id: str | None = None,
     analysed_at: datetime | None = None,
+    min_insync_replicas_default: int = 1,
 ) -> AnalysisResult:
-    """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish."""
+    """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish;
+    `min_insync_replicas_default` is the cluster's setting of that name (see `Context`)."""
     sources = sorted({d.source for d in detectors})
     if len(sources) != 1:
         raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
     source = sources[0]
     lake = Lake(lake_root)
     context = _context(lake, cluster, snapshot_id, thresholds, source)
+    context = replace(context, min_insync_replicas_default=min_insync_replicas_default)
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     tables = sorted({t for d in detectors for t in d.tables})
     until = context.captured_at

@@ -2,7 +2,8 @@
 
 A replica counts when its broker is in the partition's assignment minus the replicas a
 reassignment is still adding (a new replica catching up is not a sick broker); partitions without
-a state (`has_state` false) are ignored. A broker missing from ISRs is either down (not
+a state (`has_state` false) and topics pending deletion (their replicas leave the ISR because the
+controller is deleting them; see `topic_deletions`) are ignored. A broker missing from ISRs is either down (not
 registered in `/brokers/ids`: every partition it holds is under-replicated or offline) or alive
 but lagging (registered, yet out of sync: slow disk, network, GC, throttling).
 
@@ -31,6 +32,7 @@ from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.detectors.isr_events import detect_isr_events
+from kafka_ops.detectors.topic_deletions import without_pending_deletions
 
 COUNTS = ["assigned_replicas", "missing_from_isr", "leaders", "shrinks_in_window"]
 
@@ -55,10 +57,13 @@ def _cause() -> Column:
 
 
 def detect_broker_attribution(
-    partitions: DataFrame, brokers: DataFrame, history: DataFrame, snapshot_id: str
+    partitions: DataFrame, brokers: DataFrame, history: DataFrame, snapshot_id: str, admin_requests: DataFrame
 ) -> DataFrame:
-    """Pure: the latest snapshot's partitions and brokers plus the window's partitions
-    (`history`, for the shrinks) → the `broker_attribution` rows, tagged with `snapshot_id`."""
+    """Pure: the latest snapshot's partitions, brokers and admin requests plus the window's
+    partitions (`history`, for the shrinks) → the `broker_attribution` rows, tagged with
+    `snapshot_id`. Topics pending deletion now are left out of the latest snapshot and the history."""
+    partitions = without_pending_deletions(partitions, admin_requests)
+    history = without_pending_deletions(history, admin_requests)
     replica = F.col("replica")
     assigned = ~F.coalesce(F.array_contains("adding_replicas", replica), F.lit(False))
     in_isr = F.coalesce(F.array_contains("isr", replica), F.lit(False))
@@ -106,12 +111,14 @@ def detect_broker_attribution(
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     history = inputs["partitions"]
     partitions, brokers = latest(history, context), latest(inputs["brokers"], context)
-    return {"broker_attribution": detect_broker_attribution(partitions, brokers, history, context.snapshot_id)}
+    admin_requests = latest(inputs["admin_requests"], context)
+    found = detect_broker_attribution(partitions, brokers, history, context.snapshot_id, admin_requests)
+    return {"broker_attribution": found}
 
 
 DETECTOR = Detector(
     name="broker_attribution",
-    tables=("partitions", "brokers"),
+    tables=("partitions", "brokers", "admin_requests"),
     detect=_detect,
     outputs=("broker_attribution",),
 )

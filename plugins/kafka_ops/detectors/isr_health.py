@@ -1,18 +1,24 @@
 """ISR health per partition in the latest snapshot, as Kafka's `kafka-topics` defines it.
 
 For each partition (replicas = the assignment minus replicas a reassignment is still adding;
-min ISR = the topic's `min.insync.replicas`, else the broker default (`/config/brokers/<default>`),
-else 1):
+min ISR = `effective_min_isr`, resolved as the partition's leader resolves it when it appends a
+batch produced with `acks=all`):
 
 * `offline` (`--unavailable-partitions`): no leader (-1) or the leader is not a registered broker;
 * `under_min_isr` (`--under-min-isr-partitions`): no leader, or ISR smaller than min ISR
-  (producers with `acks=all` fail here);
+  (producers with `acks=all` get NotEnoughReplicas here);
 * `under_replicated` (`--under-replicated-partitions`): ISR smaller than the replicas;
 * `at_min_isr` (`--at-min-isr-partitions`): ISR size equals min ISR (one more loss and
   `acks=all` producers fail).
 
+min ISR is the value the leader enforces, capped at the replication factor as Kafka caps it;
+`kafka-topics` compares the ISR with the configured value instead, so it lists a partition whose
+replication factor is below `min.insync.replicas` as under min ISR although producers succeed.
+Topics pending deletion (`/admin/delete_topics/<t>`) are not here: see `topic_deletions`.
+
 Findings table `isr_health`, one row per partition: snapshot_id, topic, partition, replicas,
-isr, leader, min_isr, min_isr_source (topic | broker_default | kafka_default), the four flags,
+isr, leader, min_isr (enforced), min_isr_configured (before the cap), min_isr_source (see
+`MIN_ISR_SOURCES`; `static` = assumed from the settings), the four flags,
 `status` (the worst of offline > under_min_isr > under_replicated > at_min_isr > ok) and
 `severity` (offline and under_min_isr: critical; under_replicated: warning; at_min_isr: info).
 """
@@ -25,33 +31,79 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.detectors.topic_deletions import without_pending_deletions
 
 KAFKA_DEFAULT_MIN_ISR = 1
+"""Kafka's default `min.insync.replicas` (server.properties without the key)."""
+
+MIN_ISR_SOURCES = ("topic", "broker", "broker_default", "static")
+"""Where a partition's min ISR comes from, the first that is set (Kafka's order for a topic's config):
+`topic`: `/config/topics/<t>`; `broker`: the dynamic config of the partition's LEADER,
+`/config/brokers/<leader>` (the leader checks min ISR when it appends a batch produced with
+`acks=all`, against its own broker defaults, so the leader's value is the one a producer meets);
+`broker_default`: the cluster-wide dynamic default, `/config/brokers/<default>`; `static`: the brokers'
+`server.properties`, which ZooKeeper does not hold: ASSUMED to be the cluster's setting
+`min_insync_replicas_default` (default 1, Kafka's)."""
 
 
-def min_isr_by_topic(configs: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(topic → min ISR override, the broker default as exactly one row, null when unset)."""
-    key = F.col("config_key") == "min.insync.replicas"
-    topics = configs.where(key & (F.col("entity_type") == "topic")).select(
-        F.col("entity_name").alias("topic"), F.col("config_value").try_cast("int").alias("topic_min_isr")
+def effective_min_isr(partitions: DataFrame, configs: DataFrame, static_min_isr: int) -> DataFrame:
+    """`partitions` (one snapshot; columns `topic`, `leader`, `replicas` as the lake stores them) plus
+    `min_isr_configured`, `min_isr_source` and `min_isr`: the one resolution of min ISR, every
+    under/at-min-ISR figure is computed from these columns.
+
+    `min_isr` is what the leader enforces: the configured value capped at the number of assigned
+    replicas (Kafka's `Partition.effectiveMinIsr`: a topic with replication factor 1 and
+    `min.insync.replicas` 2 takes `acks=all` writes with an ISR of 1, measured on Kafka 3.9.1).
+    A partition without a leader resolves without a broker config (none is `leader`)."""
+    value = F.col("config_value").try_cast("int")
+    mine = configs.where(F.col("config_key") == "min.insync.replicas")
+    broker = F.col("entity_type") == "broker"
+    topics = (
+        mine.where(F.col("entity_type") == "topic")
+        .groupBy(F.col("entity_name").alias("topic"))
+        .agg(F.max(value).alias("_topic"))
     )
-    default = configs.where(key & (F.col("entity_type") == "broker") & (F.col("entity_name") == "<default>")).agg(
-        F.max(F.col("config_value").try_cast("int")).alias("broker_min_isr")
+    leaders = (
+        mine.where(broker & (F.col("entity_name") != "<default>"))
+        .groupBy(F.col("entity_name").try_cast("int").alias("leader"))
+        .agg(F.max(value).alias("_broker"))
     )
-    return topics, default
+    default = mine.where(broker & (F.col("entity_name") == "<default>")).agg(F.max(value).alias("_default"))
+    levels = ["_topic", "_broker", "_default"]
+    source = (
+        F.when(F.col("_topic").isNotNull(), "topic")
+        .when(F.col("_broker").isNotNull(), "broker")
+        .when(F.col("_default").isNotNull(), "broker_default")
+        .otherwise("static")
+    )
+    configured = F.coalesce(*levels, F.lit(int(static_min_isr)))
+    assigned = F.greatest(F.coalesce(F.size("replicas"), F.lit(0)), F.lit(1))
+    return (
+        partitions.join(topics, "topic", "left")
+        .join(F.broadcast(leaders), "leader", "left")
+        .crossJoin(default)
+        .select("*", configured.alias("min_isr_configured"), source.alias("min_isr_source"))
+        .select("*", F.least("min_isr_configured", assigned).alias("min_isr"))
+        .drop(*levels)
+    )
 
 
-def detect_isr_health(partitions: DataFrame, brokers: DataFrame, configs: DataFrame) -> DataFrame:
-    """Pure: one snapshot's partitions, brokers and configs → the `isr_health` rows (no severity
-    ordering or snapshot tagging beyond the input's snapshot_id)."""
-    topic_min, broker_min = min_isr_by_topic(configs)
+def detect_isr_health(
+    partitions: DataFrame,
+    brokers: DataFrame,
+    configs: DataFrame,
+    admin_requests: DataFrame,
+    static_min_isr: int = KAFKA_DEFAULT_MIN_ISR,
+) -> DataFrame:
+    """Pure: one snapshot's partitions, brokers, configs and admin requests → the `isr_health` rows
+    (no severity ordering or snapshot tagging beyond the input's snapshot_id). Topics pending
+    deletion are left out: Kafka no longer serves them (see `topic_deletions`)."""
     live = brokers.select(F.col("broker_id").alias("leader"), F.lit(True).alias("leader_alive"))
     replicas = F.filter("replicas", lambda r: ~F.coalesce(F.array_contains("adding_replicas", r), F.lit(False)))
     isr = F.coalesce(F.col("isr"), F.array().cast("array<int>"))
+    served = without_pending_deletions(partitions.where(F.col("has_state")), admin_requests)
     frame = (
-        partitions.where(F.col("has_state"))
-        .join(topic_min, "topic", "left")
-        .crossJoin(broker_min)
+        effective_min_isr(served, configs, static_min_isr)
         .join(live, "leader", "left")
         .select(
             "snapshot_id",
@@ -60,11 +112,9 @@ def detect_isr_health(partitions: DataFrame, brokers: DataFrame, configs: DataFr
             replicas.alias("replicas"),
             isr.alias("isr"),
             "leader",
-            F.coalesce("topic_min_isr", "broker_min_isr", F.lit(KAFKA_DEFAULT_MIN_ISR)).alias("min_isr"),
-            F.when(F.col("topic_min_isr").isNotNull(), "topic")
-            .when(F.col("broker_min_isr").isNotNull(), "broker_default")
-            .otherwise("kafka_default")
-            .alias("min_isr_source"),
+            "min_isr",
+            "min_isr_configured",
+            "min_isr_source",
             ((F.col("leader") == -1) | F.col("leader_alive").isNull()).alias("offline"),
         )
     )
@@ -90,20 +140,22 @@ def detect_isr_health(partitions: DataFrame, brokers: DataFrame, configs: DataFr
         .otherwise("ok")
     )
     return flagged.select(
-        "snapshot_id", "topic", "partition", "replicas", "isr", "leader", "min_isr", "min_isr_source",
-        "offline", "under_min_isr", "under_replicated", "at_min_isr",
+        "snapshot_id", "topic", "partition", "replicas", "isr", "leader", "min_isr", "min_isr_configured",
+        "min_isr_source", "offline", "under_min_isr", "under_replicated", "at_min_isr",
         status.alias("status"), severity.alias("severity"),
     )  # fmt: skip
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    partitions, brokers, configs = (latest(inputs[t], context) for t in ("partitions", "brokers", "configs"))
-    return {"isr_health": detect_isr_health(partitions, brokers, configs)}
+    tables = ("partitions", "brokers", "configs", "admin_requests")
+    partitions, brokers, configs, admin_requests = (latest(inputs[t], context) for t in tables)
+    static = context.min_insync_replicas_default
+    return {"isr_health": detect_isr_health(partitions, brokers, configs, admin_requests, static)}
 
 
 DETECTOR = Detector(
     name="isr_health",
-    tables=("partitions", "brokers", "configs"),
+    tables=("partitions", "brokers", "configs", "admin_requests"),
     detect=_detect,
     outputs=("isr_health",),
 )

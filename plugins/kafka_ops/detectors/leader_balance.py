@@ -10,6 +10,9 @@ such a partition is never judged, as in Kafka).
   above `leader.imbalance.per.broker.percentage` (`thresholds.leader_imbalance_percent`).
 * KRaft rule (per partition): every partition not led by its preferred leader counts.
 
+Topics pending deletion are left out entirely (Kafka refuses to elect leaders for them, "The topic
+is being deleted"; see `topic_deletions`).
+
 Partitions without a state znode (`has_state` false: just created, or state lost) have no leader
 to judge: they count in a broker's `preferred` and in `partitions`, but never as led by another
 and are never listed (exactly the controller's rule, which skips partitions without leadership
@@ -49,6 +52,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.detectors.topic_deletions import without_pending_deletions
 
 ELECTION_ACTION = "run kafka_preferred_leader_election"
 REASSIGNING = "partition is being reassigned"
@@ -194,11 +198,16 @@ def partition_balance(judged: DataFrame) -> DataFrame:
 
 
 def detect_leader_balance(
-    partitions: DataFrame, brokers: DataFrame, *, snapshot_id: str, imbalance_percent: float
+    partitions: DataFrame,
+    brokers: DataFrame,
+    admin_requests: DataFrame,
+    *,
+    snapshot_id: str,
+    imbalance_percent: float,
 ) -> dict[str, DataFrame]:
-    """Pure: one snapshot's partitions and brokers → the three findings tables, tagged with
-    `snapshot_id`."""
-    judged = judge_partitions(partitions, brokers)
+    """Pure: one snapshot's partitions, brokers and admin requests → the three findings tables,
+    tagged with `snapshot_id`."""
+    judged = judge_partitions(without_pending_deletions(partitions, admin_requests), brokers)
     counts = broker_counts(judged, brokers)
     tables = {
         "leader_balance_brokers": broker_balance(counts, imbalance_percent),
@@ -213,10 +222,12 @@ def _tagged(frame: DataFrame, snapshot_id: str) -> DataFrame:
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    partitions, brokers = (latest(inputs[t], context) for t in ("partitions", "brokers"))
+    tables = ("partitions", "brokers", "admin_requests")
+    partitions, brokers, admin_requests = (latest(inputs[t], context) for t in tables)
     return detect_leader_balance(
         partitions,
         brokers,
+        admin_requests,
         snapshot_id=context.snapshot_id,
         imbalance_percent=context.thresholds.leader_imbalance_percent,
     )
@@ -224,7 +235,7 @@ def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, Data
 
 DETECTOR = Detector(
     name="leader_balance",
-    tables=("partitions", "brokers"),
+    tables=("partitions", "brokers", "admin_requests"),
     detect=_detect,
     outputs=("leader_balance_brokers", "leader_balance_partitions", "leader_balance_cluster"),
 )

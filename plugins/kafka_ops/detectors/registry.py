@@ -19,6 +19,7 @@ from kafka_ops.detectors import (
     leader_balance,
     reassignments,
     replica_placement,
+    topic_deletions,
 )
 
 DETECTORS: dict[str, Detector] = {
@@ -31,6 +32,7 @@ DETECTORS: dict[str, Detector] = {
         replica_placement.DETECTOR,
         controller_health.DETECTOR,
         reassignments.DETECTOR,
+        topic_deletions.DETECTOR,
     )
 }
 

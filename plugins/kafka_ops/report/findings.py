@@ -69,7 +69,10 @@ class Findings:
 
 def zookeeper_problems(f: Findings) -> list[Problem]:
     """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
-    return [*_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_redundancy(f)]
+    return [
+        *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
+        *_redundancy(f),
+    ]  # fmt: skip
 
 
 def group_problems(f: Findings) -> list[Problem]:
@@ -215,6 +218,28 @@ def _reassignments(f: Findings) -> list[Problem]:
             )
         ]
     return []
+
+
+def _deletions(f: Findings) -> list[Problem]:
+    """Topics pending deletion: one problem per stuck deletion (the health findings leave them out)."""
+    rows = f.rows("topic_deletions") or []
+    out = [
+        Problem(
+            "warning",
+            f"deletion of topic {r['topic']} is stuck",
+            r["cause"],
+            r["action"],
+            r["pending_since"],
+            "topic_deletions",
+        )
+        for r in sorted(rows, key=lambda r: r["topic"])
+        if r["stuck"]
+    ]
+    running = sorted(r["topic"] for r in rows if not r["stuck"])
+    if running:
+        names = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
+        out.append(Problem("info", f"{_n(len(running), 'topic')} being deleted", names, None, None, "topic_deletions"))
+    return out
 
 
 def _redundancy(f: Findings) -> list[Problem]:

@@ -182,7 +182,7 @@ def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
         lost = "no leader" if leader is None or leader == -1 else f"leader {leader} is not a registered broker"
         offline = f"offline, {lost}: replicas {replicas}, ISR {isr}"
         if len(isr) < (r["min_isr"] or 0):
-            under = f"ISR {isr} holds {len(isr)}, min.insync.replicas is {r['min_isr']} ({r['min_isr_source']})"
+            under = f"ISR {isr} holds {len(isr)}, min.insync.replicas is {r['min_isr']} ({_min_isr_source(r)})"
         else:
             under = f"no leader: ISR {isr} takes no writes (min.insync.replicas {r['min_isr']})"
         out.append(
@@ -202,6 +202,18 @@ def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
         )
     columns = ["topic", "partition", "leader", "replicas", "isr", "missing", "min_isr", "status"]
     return _frame(out, columns, s.GATE_PARTITIONS)
+
+
+def _min_isr_source(r: Mapping[str, Any]) -> str:
+    """Where the partition's min ISR comes from (`isr_health.MIN_ISR_SOURCES`), in words."""
+    source = r.get("min_isr_source")
+    if source == "broker":
+        return f"dynamic config of leader broker {r['leader']}"
+    if source == "broker_default":
+        return "cluster-wide dynamic broker default"
+    if source == "static":
+        return "assumed static server.properties value, setting min_insync_replicas_default"
+    return str(source)
 
 
 def leader_balance_gates(brokers: pa.Table) -> pd.DataFrame:

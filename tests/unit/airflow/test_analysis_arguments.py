@@ -72,3 +72,10 @@ def test_each_job_gets_exactly_the_batches_that_triggered_it() -> None:
 
 def test_events_for_unconfigured_clusters_are_ignored() -> None:
     assert targets({SNAPSHOT_ASSET: [Event({"cluster": "gone", "snapshot_id": "s1"})]}) == []
+
+
+def test_the_static_min_isr_of_each_cluster_reaches_its_job() -> None:
+    config = Settings(clusters=(ClusterConfig(name="west", min_insync_replicas_default=2),), lake_root="/lake")
+    found = [Target(cluster="west", zookeeper=True, snapshot_id=None, groups=False, group_snapshot_id=None)]
+    (args,) = spark_arguments(config, found, "snapshots")
+    assert args[args.index("--min-insync-replicas-default") + 1] == "2"

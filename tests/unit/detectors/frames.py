@@ -30,6 +30,8 @@ REASSIGNMENTS = (
     "requested_in_znode boolean"
 )
 ISR_CHANGES = "snapshot_id string, captured_at timestamp, notification string, topic string, partition int"
+ADMIN_REQUESTS = "snapshot_id string, captured_at timestamp, request string, topic string, partition int"
+SNAPSHOTS = "snapshot_id string, captured_at timestamp"
 
 
 def partition(

@@ -8,7 +8,7 @@ from pyspark.testing import assertDataFrameEqual
 from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.broker_attribution import DETECTOR
-from tests.unit.detectors.frames import AT, BROKERS, PARTITIONS, frame, partition, stateless
+from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition, stateless
 
 T = [AT + timedelta(minutes=5 * i) for i in range(3)]
 S = ["s0", "s1", "s2"]
@@ -52,7 +52,9 @@ def test_every_cause(spark: SparkSession) -> None:
         ("s2", T[2], 1, "rack-a"), ("s2", T[2], 3, "rack-c"), ("s2", T[2], 4, "rack-a"), ("s2", T[2], 6, "rack-b"),
     ])  # fmt: skip
     context = Context("c", "s2", T[2], Thresholds())
-    result = DETECTOR.detect({"partitions": parts, "brokers": brokers}, context)["broker_attribution"]
+    result = DETECTOR.detect(
+        {"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}, context
+    )["broker_attribution"]
     down = "broker 2 is down: 3 partitions under-replicated, still in the ISR of 1 partition"
     expected = spark.createDataFrame(
         [
@@ -81,7 +83,9 @@ def test_down_broker_fully_out_of_sync_and_a_single_snapshot(spark: SparkSession
     ])  # fmt: skip
     brokers = frame(spark, BROKERS, [("s1", AT, 1, None)])
     context = Context("c", "s1", AT, Thresholds())
-    result = DETECTOR.detect({"partitions": parts, "brokers": brokers}, context)["broker_attribution"]
+    result = DETECTOR.detect(
+        {"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}, context
+    )["broker_attribution"]
     expected = spark.createDataFrame(
         [
             ("s1", 1, True, None, 3, 0, 0, 0, 3, 0, None, "ok"),
@@ -95,7 +99,27 @@ def test_down_broker_fully_out_of_sync_and_a_single_snapshot(spark: SparkSession
 
 def test_empty_inputs_give_no_rows(spark: SparkSession) -> None:
     context = Context("c", "s1", AT, Thresholds())
-    inputs = {"partitions": frame(spark, PARTITIONS, []), "brokers": frame(spark, BROKERS, [])}
+    inputs = {name: frame(spark, schema, []) for name, schema in
+              (("partitions", PARTITIONS), ("brokers", BROKERS), ("admin_requests", ADMIN_REQUESTS))}  # fmt: skip
     result = DETECTOR.detect(inputs, context)["broker_attribution"]
     assert result.count() == 0
     assert {"snapshot_id", "severity"} <= set(result.columns)
+
+
+def test_a_topic_pending_deletion_blames_no_broker(spark: SparkSession) -> None:
+    # as the sandbox leaves a topic deleted while broker 2 is down: leader -1, the ISR one live replica
+    rows = [
+        partition("gone", 0, [1, 2], [1], leader=-1, version=0, **at(0)),
+        partition("gone", 1, [2, 3], [3], leader=-1, version=0, **at(0)),
+        partition("gone", 2, [3, 1], [1, 3], version=0, **at(0)),
+        partition("gone", 2, [3, 1], [3], leader=-1, version=1, **at(1)),  # the controller parks it
+        *(partition("gone", p, r, i, leader=-1, **at(1)) for p, r, i in ((0, [1, 2], [1]), (1, [2, 3], [3]))),
+    ]
+    parts = frame(spark, PARTITIONS, rows)
+    brokers = frame(spark, BROKERS, [(s, t, b, None) for s, t in zip(S[:2], T[:2], strict=True) for b in (1, 3)])
+    requests = frame(spark, ADMIN_REQUESTS, [("s1", T[1], "delete_topic", "gone", None)])
+    context = Context("c", "s1", T[1], Thresholds())
+    inputs = {"partitions": parts, "brokers": brokers, "admin_requests": requests}
+    result = DETECTOR.detect(inputs, context)["broker_attribution"].collect()
+    assert {(r["broker_id"], r["severity"], r["cause"]) for r in result} == {(1, "ok", None), (3, "ok", None)}
+    assert all(r["shrinks_in_window"] == 0 for r in result)

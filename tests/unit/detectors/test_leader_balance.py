@@ -9,7 +9,7 @@ from pyspark.testing import assertDataFrameEqual
 from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.leader_balance import DETECTOR, detect_leader_balance
-from tests.unit.detectors.frames import AT, BROKERS, PARTITIONS, frame, partition
+from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition
 
 ACTION = "run kafka_preferred_leader_election"
 REASSIGNING = "partition is being reassigned"
@@ -26,8 +26,12 @@ def no_state(topic: str, p: int, replicas: list[int]) -> tuple[Any, ...]:
     return ("s1", AT, topic, p, replicas, [], [], False, None, None, None, None, None)
 
 
-def detect(parts: DataFrame, registered: DataFrame, percent: float = 10.0) -> dict[str, DataFrame]:
-    return detect_leader_balance(parts, registered, snapshot_id="s1", imbalance_percent=percent)
+def detect(
+    parts: DataFrame, registered: DataFrame, percent: float = 10.0, deleting: tuple[str, ...] = ()
+) -> dict[str, DataFrame]:
+    spark = parts.sparkSession
+    requests = frame(spark, ADMIN_REQUESTS, [("s1", AT, "delete_topic", t, None) for t in deleting])
+    return detect_leader_balance(parts, registered, requests, snapshot_id="s1", imbalance_percent=percent)
 
 
 def expect(spark: SparkSession, result: DataFrame, rows: list[tuple[Any, ...]]) -> None:
@@ -160,9 +164,10 @@ def test_detector_reads_the_latest_snapshot_and_threshold(spark: SparkSession) -
     ])  # fmt: skip
     registered = frame(spark, BROKERS, [("s1", AT, 3, None), ("s2", AT, 1, None), ("s2", AT, 2, None)])
     context = Context("c", "s2", AT, Thresholds(leader_imbalance_percent=50.0))
-    found = DETECTOR.detect({"partitions": parts, "brokers": registered}, context)
+    requests = frame(spark, ADMIN_REQUESTS, [])
+    found = DETECTOR.detect({"partitions": parts, "brokers": registered, "admin_requests": requests}, context)
     assert DETECTOR.name == "leader_balance"
-    assert DETECTOR.tables == ("partitions", "brokers")
+    assert DETECTOR.tables == ("partitions", "brokers", "admin_requests")
     assert set(found) == set(DETECTOR.outputs)
     # broker 1: 1 of 3 preferred led by another, 33 % ≤ 50 %
     expect(spark, found["leader_balance_brokers"], [
@@ -175,3 +180,18 @@ def test_detector_reads_the_latest_snapshot_and_threshold(spark: SparkSession) -
     expect(spark, found["leader_balance_cluster"], [
         ("s2", 2, 3, 1, 1, 0, 2, 1.5, 2 / 1.5, False, True, "info"),
     ])  # fmt: skip
+
+
+def test_a_topic_pending_deletion_is_never_fixable_nor_counted(spark: SparkSession) -> None:
+    # Kafka refuses the election ("The topic is being deleted"): not a fixable partition, not imbalance
+    parts = frame(spark, PARTITIONS, [
+        partition("gone", 0, [1, 2], [1], leader=-1),
+        partition("gone", 1, [2, 1], [1, 2], leader=1),
+        partition("kept", 0, [1, 2], [1, 2]),
+    ])  # fmt: skip
+    found = detect(parts, brokers(spark, [1, 2]), deleting=("gone",))
+    assert found["leader_balance_partitions"].count() == 0
+    (cluster,) = found["leader_balance_cluster"].collect()
+    assert (cluster["partitions"], cluster["non_preferred"], cluster["fixable"]) == (1, 0, 0)
+    with_it = detect(parts, brokers(spark, [1, 2]))  # the same snapshot without the request
+    assert with_it["leader_balance_cluster"].collect()[0]["fixable"] == 2
