@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_ops import znodes
 from tests.unit.znode_parsers import PARSERS, VALID, encode, outcome
 
 FUZZ = settings(
@@ -167,3 +168,10 @@ def test_valid_documents_with_in_range_values_are_accepted(name: str, data: st.D
         doc = {**doc, field: data.draw(st.text(), label="text")}
     _, error = outcome(PARSERS[name], encode(doc))
     assert error is None, error
+
+
+def test_every_parser_is_fuzzed() -> None:
+    """A new `parse_*` in `znodes` joins `tests/unit/znode_parsers.py` (PARSERS, and VALID for JSON)."""
+    parsers = {name for name in vars(znodes) if name.startswith("parse_")}
+    missing = sorted(parsers - {f"parse_{name}" for name in PARSERS})
+    assert not missing, f"not fuzzed: {missing}; add them to tests/unit/znode_parsers.py"
