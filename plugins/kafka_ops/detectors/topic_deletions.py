@@ -79,7 +79,7 @@ def _cause() -> Column:
         F.col("stuck"), F.concat(F.lit("deletion of topic "), topic, F.lit(" cannot complete: "), waits)
     ).otherwise(
         F.concat(F.lit("topic "), topic, F.lit(" is being deleted ("), F.col("partitions").cast("string"),
-                 F.lit(" partitions left)"))
+                 F.when(F.col("partitions") == 1, " partition left)").otherwise(" partitions left)"))
     )  # fmt: skip
 
 
@@ -124,9 +124,9 @@ def detect_topic_deletions(
             "topic",
             F.coalesce("partitions", F.lit(0).cast("bigint")).alias("partitions"),
             F.coalesce("replica_brokers", no_replicas).alias("replica_brokers"),
-            F.filter(
-                F.coalesce("replica_brokers", no_replicas), lambda b: ~F.array_contains("registered", b)
-            ).alias("offline_brokers"),
+            F.filter(F.coalesce("replica_brokers", no_replicas), lambda b: ~F.array_contains("registered", b)).alias(
+                "offline_brokers"
+            ),
             F.coalesce("reassigning_partitions", F.lit(0).cast("bigint")).alias("reassigning_partitions"),
             "pending_since",
         )
