@@ -81,11 +81,15 @@ def consume_all(sandbox: SandboxCluster, topic: str, expected: int, timeout_s: f
     return got
 
 
-def throttle_configs(sandbox: SandboxCluster, topics: list[str]) -> dict[str, dict[str, str]]:
-    """Every throttle key set on a broker or one of `topics`, as the brokers report them."""
+def throttle_configs(
+    sandbox: SandboxCluster, topics: list[str], brokers: list[int] | None = None
+) -> dict[str, dict[str, str]]:
+    """Every throttle key set on a broker (default: every broker; a stopped one cannot answer) or one
+    of `topics`, as the brokers report them."""
     admin = admin_for(sandbox)
     try:
-        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in sandbox.broker_ids()]
+        ids = sandbox.broker_ids() if brokers is None else brokers
+        resources = [ConfigResource(ConfigResourceType.BROKER, str(b)) for b in ids]
         resources += [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
         described = admin.describe_configs(resources)
     finally:

@@ -23,8 +23,12 @@ from typing import Any
 
 import pytest
 from kafka import TopicPartition
+from pyspark.sql import SparkSession
 
+from kafka_ops.analysis.runner import analyse
+from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.cli import main as cli_main
+from kafka_ops.detectors import idle_throttles
 from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
@@ -48,6 +52,7 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation import executor as executor_module
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
+from kafka_ops.snapshot_tables import snapshot_batch
 from kafka_ops.zk_collector import ZooKeeperTarget
 from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
@@ -532,6 +537,16 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
         run(sandbox, plan, lake, "admin_api")
 
 
+def idle_throttle_findings(sandbox: SandboxCluster, spark: SparkSession, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """The `idle_throttles` findings of a fresh snapshot, by "<entity type> <name>"."""
+    health = Lake(tmp_path / "health")
+    snap = sandbox.snapshot()
+    health.publish(snapshot_batch(snap))
+    analyse(spark, health.root, CLUSTER, [idle_throttles.DETECTOR], Thresholds())
+    rows = health.read("idle_throttles", CLUSTER, [snap.snapshot_id]).to_pylist()
+    return {f"{r['entity_type']} {r['entity_name']}": r for r in rows}
+
+
 def clear(sandbox: SandboxCluster, lake: Lake, plan: Plan, **overrides: Any) -> Any:
     backend = backend_of(sandbox, "admin_api")
     arguments: dict[str, Any] = {
@@ -549,20 +564,26 @@ def clear(sandbox: SandboxCluster, lake: Lake, plan: Plan, **overrides: Any) -> 
 
 
 def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
-    sandbox_ready: SandboxCluster, lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    sandbox_ready: SandboxCluster,
+    lake: Lake,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: Any,
+    spark: SparkSession,
 ) -> None:
     """Issue point 5: the plan's last batch finishes while another tool's reassignment still moves
     (throttled to 1 B/s by that tool): the executor keeps its throttles and names the command that
     clears them; re-running answers already_done, cancel is refused. The clear action (dry run, then
     for real) removes the plan's topic throttles and the broker rates the foreign move does not go
     through, read back from Kafka; the rate on the broker the foreign move is throttled on stays
-    until that move is over, and a second clear removes it."""
+    until that move is over, and a second clear removes it. The health finding "throttle set with
+    nothing moving" names each leftover before, and none after, each clear."""
     sandbox = sandbox_ready
     topic, foreign = "re_leftover", "re_leftover_foreign"
     create_topic(sandbox, topic, {0: [1]})
     create_topic(sandbox, foreign, {0: [1]})
     produce(sandbox, topic, 1_000, value_bytes=1_000)  # ~1 MB: several seconds at 100 kB/s
-    produce(sandbox, foreign, 300, value_bytes=10_000)
+    produce(sandbox, foreign, 600, value_bytes=10_000)
     plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
     (move,) = plan.reassignments
     (other,) = set(sandbox.broker_ids()) - set(move.target)
@@ -581,13 +602,28 @@ def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
         )
         tool.reassign({(foreign, 0): (1, other)})
         assert execution.error(120) is None
+        # a follower throttle lets ~1 MB through per quota window: stop the receiving broker, so the
+        # foreign move stays in flight however long the checks below take
+        sandbox.stop_broker(other)
+        sandbox.wait_for(lambda s: other not in s.brokers, 60, f"broker {other} stopped")
+        up = [b for b in sandbox.broker_ids() if b != other]
+
+        def read_back() -> dict[str, dict[str, str]]:
+            return throttle_configs(sandbox, [topic], brokers=up)
+
         snap = sandbox.snapshot()
         assert snap.topics[topic].partitions[0] == move.target
         assert snap.topics[foreign].adding_replicas.get(0) == (other,), "the foreign move is over"
-        kept = throttle_configs(sandbox, [topic])
+        kept = read_back()
         assert kept[f"topic {topic}"] and kept["broker 1"]["leader.replication.throttled.rate"] == "100000", kept
         log = read_audit(lake, CLUSTER, plan.plan_id)
         assert (log[-1]["action"], log[-1]["outcome"]) == ("remove_throttle", "kept")
+        (second,) = [b for b in move.target if b != 1]
+        findings = idle_throttle_findings(sandbox, spark, tmp_path)
+        assert {f"topic {topic}", f"broker {second}"} <= set(findings) and "broker 1" not in findings, findings
+        assert findings[f"topic {topic}"]["command"].startswith(
+            f"kafka-configs --bootstrap-server <brokers> --alter --entity-type topics --entity-name {topic} "
+        )
         command = f"kafka-ops remediation clear-throttles --cluster {CLUSTER} --plan-id {plan.plan_id}"
         assert command in log[-1]["detail"]
         assert run(sandbox, plan, lake, "admin_api").status == "already_done"
@@ -601,19 +637,25 @@ def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
         assert preview.dry_run and preview.status == "done"
         assert (preview.topics_cleared, preview.brokers_cleared) == ([topic], [b for b in move.target if b != 1])
         assert list(preview.kept) == ["broker 1"] and f"{foreign}-0" in preview.kept["broker 1"]
-        assert throttle_configs(sandbox, [topic]) == kept, "the dry run wrote"
+        assert read_back() == kept, "the dry run wrote"
 
         report = clear(sandbox, lake, plan)
 
         assert (report.topics_cleared, report.brokers_cleared) == (preview.topics_cleared, preview.brokers_cleared)
-        left = throttle_configs(sandbox, [topic])
-        assert left == {"broker 1": kept["broker 1"], f"broker {other}": {"follower.replication.throttled.rate": "1"}}
+        # a broker applies its dynamic config change when ZooKeeper notifies it: read back until it has
+        wait(lambda: read_back() == {"broker 1": kept["broker 1"]}, 30, "the cleared throttles gone")
         stored = read_progress(lake, CLUSTER, plan.plan_id)
         assert stored is not None and stored.status == "done"
         assert (stored.throttled_brokers, stored.throttled_topics) == ([1], [])
+        findings = idle_throttle_findings(sandbox, spark, tmp_path)
+        assert not {f"topic {topic}", f"broker {second}", "broker 1"} & set(findings), findings
 
+        tool.close()  # it may hold on to the stopped broker: a fresh client for the rest
+        tool = backend_of(sandbox, "admin_api")
         assert tool.cancel([(foreign, 0)]) == {}  # the other tool's move is over
         wait(lambda: not sandbox.snapshot().topics[foreign].adding_replicas, 30, "the foreign move cancelled")
+        findings = idle_throttle_findings(sandbox, spark, tmp_path)
+        assert {"broker 1", f"broker {other}", f"topic {foreign}"} <= set(findings), findings  # all idle now
         config = tmp_path / "kafka-ops.toml"
         config.write_text(f'[[clusters]]\nname = "{CLUSTER}"\nwrites_enabled = true\n')
         monkeypatch.setenv("KAFKA_OPS_CONFIG", str(config))
@@ -622,19 +664,29 @@ def test_throttles_left_by_a_foreign_reassignment_are_cleared_once_it_is_over(
         capsys.readouterr()
         assert cli_main(cli) == 0
         assert json.loads(capsys.readouterr().out)["brokers_cleared"] == [1]
-        assert "broker 1" not in throttle_configs(sandbox, [topic])
+        wait(lambda: read_back() == {}, 30, "broker 1's rates gone")
+        assert "broker 1" not in idle_throttle_findings(sandbox, spark, tmp_path)
         stored = read_progress(lake, CLUSTER, plan.plan_id)
         assert stored is not None and stored.throttled_brokers == []
         assert [(a, o) for _, a, o in actions(lake, plan)][-3:] == [
             ("refuse", "refused"), ("remove_throttle", "ok"), ("remove_throttle", "ok")
         ]  # fmt: skip
     finally:
-        tool.cancel([(foreign, 0)])
-        tool.delete_configs(
-            {foreign: ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")},
-            {other: ("follower.replication.throttled.rate",)},
-        )
         tool.close()
+        if not sandbox.broker_running(other):
+            sandbox.start_broker(other)
+        # unthrottled (through ZooKeeper: no Admin API client to point at a restarted broker), a foreign
+        # move still in flight finishes on its own
+        cleanup = backend_of(sandbox, "zookeeper")
+        try:
+            cleanup.delete_configs(
+                {foreign: ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")},
+                {other: ("follower.replication.throttled.rate",)},
+            )
+        finally:
+            cleanup.close()
+        sandbox.wait_for(lambda s: not s.topics[foreign].adding_replicas, 120, "the foreign move over")
+        sandbox.wait_healthy(120)
 
 
 def test_cancel_reports_batches_completed_after_the_executor_died(

@@ -12,6 +12,7 @@ from kafka_ops.detectors import (
     assignor_whatif,
     broker_attribution,
     controller_health,
+    idle_throttles,
     isr_events,
     isr_health,
     lag_status,
@@ -32,6 +33,7 @@ DETECTORS: dict[str, Detector] = {
         replica_placement.DETECTOR,
         controller_health.DETECTOR,
         reassignments.DETECTOR,
+        idle_throttles.DETECTOR,
         topic_deletions.DETECTOR,
     )
 }

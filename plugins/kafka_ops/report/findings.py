@@ -71,8 +71,29 @@ def zookeeper_problems(f: Findings) -> list[Problem]:
     """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
     return [
         *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
-        *_redundancy(f),
+        *_redundancy(f), *_idle_throttles(f),
     ]  # fmt: skip
+
+
+def _idle_throttles(f: Findings) -> list[Problem]:
+    """Replication throttles set with nothing moving through them: one problem, every entity named."""
+    rows = sorted(f.rows("idle_throttles") or [], key=lambda r: (r["entity_type"], r["entity_name"]))
+    if not rows:
+        return []
+    names = ", ".join(f"{r['entity_type']} {r['entity_name']}" for r in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    return [
+        Problem(
+            "warning",
+            f"replication throttle set with nothing moving on {len(rows)} "
+            + ("entity" if len(rows) == 1 else "entities"),
+            f"{names}{more}: they cap the next move, or a replica catching up, at the throttled rate",
+            f"remove them: {rows[0]['command']} (one command per entity in idle_throttles); a kafka-ops plan's "
+            "leftovers: kafka-ops remediation clear-throttles --cluster C --plan-id P",
+            None,
+            "idle_throttles",
+        )
+    ]
 
 
 def group_problems(f: Findings) -> list[Problem]:
