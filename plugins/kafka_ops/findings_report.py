@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from kafka_ops.analysis.lag_estimates import group_method, time_behind
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.store import Lake
 
@@ -139,8 +140,8 @@ def _lag_time(r: Row) -> str | None:
     if r["max_lag_seconds"] is None:
         return f"{r['severity']:<8} group {r['group_id']}: time behind unknown{unknown}" if unknown else None
     where = f"{r['max_lag_topic']}-{r['max_lag_partition']}"
-    bound = "at least " if r["max_is_lower_bound"] else ""
-    return f"{r['severity']:<8} group {r['group_id']}: {bound}{r['max_lag_seconds']:,.0f} s behind on {where}{unknown}"
+    behind = time_behind(r["max_lag_seconds"], group_method(r), lambda s: f"{s:,.0f} s")
+    return f"{r['severity']:<8} group {r['group_id']}: {behind} behind on {where}{unknown}"
 
 
 def _skew(r: Row) -> str:
@@ -168,7 +169,7 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Reassignments", "reassignments_in_flight", _reassignment),
     ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),
-    ("Time behind (interpolated on end-offset history)", "lag_time_groups", _lag_time),
+    ("Time behind (estimated on end-offset history: ~ estimate, ≥ lower bound)", "lag_time_groups", _lag_time),
     ("Assignor skew", "assignor_skew_groups", _skew),
     ("Assignor what-if (Kafka's own assignors on the real members)", "assignor_recommendations", _recommendation),
 ]

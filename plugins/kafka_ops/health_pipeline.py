@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import pyarrow.fs as pafs
+
 from kafka_ops.alerting.alert import Alert, Links
 from kafka_ops.alerting.from_findings import gate_alerts, untrusted_alert
 from kafka_ops.alerting.pipeline_status import PipelineStatus
@@ -27,6 +29,7 @@ from kafka_ops.validation.integrity import (
 )
 
 SOURCES = (COMMIT_TABLE, GROUP_COMMIT_TABLE)
+LAG_TIME_GROUPS = "lag_time_groups"
 
 
 def validate_batches(
@@ -92,9 +95,18 @@ def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Lin
             failed = list(row["failed"] or ())
             alerts.append(untrusted_alert(cluster, source, latest[0], failed, since=latest[1], links=docs))
         if source == COMMIT_TABLE and gates is not None:
-            alerts += gate_alerts(gates, links, seen_at=latest[1])
+            alerts += gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
     alerts += PipelineStatus(lake.root).blind_alerts(cluster, links)
     return alerts
+
+
+def _time_behind(lake: Lake, cluster: str, gates: GateReport) -> dict[str, dict[str, Any]]:
+    """The `lag_time_groups` rows of the group collection the group gates judged, by group id
+    (none when that analysis wrote no such table)."""
+    collection = gates.group_snapshot_id
+    if collection is None or lake.fs.get_file_info(f"{lake.base}/{LAG_TIME_GROUPS}").type != pafs.FileType.Directory:
+        return {}
+    return {str(r["group_id"]): r for r in lake.read(LAG_TIME_GROUPS, cluster, [collection]).to_pylist()}
 
 
 def gate_report_to_dict(report: GateReport) -> dict[str, Any]:

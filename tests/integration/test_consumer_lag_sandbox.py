@@ -11,11 +11,16 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from kafka import KafkaConsumer
+from kafka.structs import OffsetAndMetadata, TopicPartition
 from pyspark.sql import SparkSession
 
-from kafka_ops.analysis.runner import analyse
+from kafka_ops.analysis.detector import Context
+from kafka_ops.analysis.runner import analyse, read_history
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors import lag_time
 from kafka_ops.detectors.registry import GROUP_DETECTORS
+from kafka_ops.findings_report import render_findings
 from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
@@ -29,12 +34,27 @@ BURST = 200  # messages per step
 STEPS = 8
 RATE = 40.0  # records/s of the slow consumers: they fall further behind every step
 EXPECTED = {"ok": "OK", "slow": "WARN", "stopped": "STOP", "paused": "STALL", "rewound": "REWIND"}
+IDLE_COMMIT = 50  # the idle group's offset on a topic written once, before the first collection
+
+
+def commit(sandbox: SandboxCluster, group: str, topic: str, offset: int) -> None:
+    """Commit `offset` of `topic`-0 for `group` from an assign()ed consumer, then leave."""
+    consumer = KafkaConsumer(bootstrap_servers=sandbox.bootstrap_servers, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(offset, "", -1)})
+    finally:
+        consumer.close()
 
 
 def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: SparkSession, tmp_path: Path) -> None:
     sandbox, run = healthy_sandbox, uuid.uuid4().hex[:6]
     topic = {role: f"lag-{run}-{role}" for role in EXPECTED}
     make_topics(sandbox, dict.fromkeys(topic.values(), 1))
+    # a producer idle through the whole history: its group's time behind is only a lower bound
+    idle = f"lag-{run}-idle"
+    make_topics(sandbox, {idle: 1}, messages=BURST)
+    commit(sandbox, idle, idle, IDLE_COMMIT)
     lake = Lake(tmp_path / "lake")
     target = KafkaTarget(sandbox.bootstrap_servers, FAST)
     produced = 0
@@ -87,9 +107,9 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
         }
 
     partitions = rows("lag_status_partitions")
-    assert {role: r["status"] for role, r in partitions.items()} == EXPECTED
+    assert {role: r["status"] for role, r in partitions.items() if role != "idle"} == EXPECTED
     groups = rows("lag_status_groups")
-    assert {role: r["status"] for role, r in groups.items()} == {
+    assert {role: r["status"] for role, r in groups.items() if role != "idle"} == {
         "ok": "OK", "slow": "WARN", "stopped": "ERR", "paused": "ERR", "rewound": "ERR"
     }  # fmt: skip
     assert groups["stopped"]["state"] == "Empty" and groups["paused"]["state"] == "Stable"
@@ -109,3 +129,36 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
         assert isinstance(seconds, float)
         tolerance = 0.5
         assert (now - after).total_seconds() - tolerance <= seconds <= (now - before).total_seconds() + tolerance, role
+
+    # how each figure was obtained: interpolated inside the history (the figures checked above),
+    # extrapolated below its oldest point, a lower bound on the idle topic, exact when caught up
+    oldest_end = bursts[0][0]
+    methods = {role: "interpolated" if committed[role] >= oldest_end else "extrapolated"
+               for role in ("slow", "stopped", "paused", "rewound")}  # fmt: skip
+    assert {role: times[role]["method"] for role in methods} == methods
+    assert times["idle"]["method"] == "lower_bound"
+    first_collection = bursts[0][1]
+    idle_seconds = times["idle"]["lag_seconds"]
+    assert isinstance(idle_seconds, float)
+    assert abs(idle_seconds - (now - first_collection).total_seconds()) <= 0.5  # its message is older still
+    lag_groups = rows("lag_time_groups")
+    assert {role: r["max_lag_method"] for role, r in lag_groups.items()} == {
+        "ok": "caught_up", "idle": "lower_bound", **methods
+    }  # fmt: skip
+    assert lag_groups["idle"]["max_is_lower_bound"] is True
+
+    # the same group, its committed offset now below a 3-point history: extrapolated
+    window = {t: read_history(spark, lake.root, t, "sandbox", since=bursts[0][1], until=now)
+              for t in lag_time.DETECTOR.tables}  # fmt: skip
+    short = Context("sandbox", snap.snapshot_id, now, Thresholds(lag_time_points=3))
+    found = lag_time.DETECTOR.detect(window, short)["lag_time_partitions"].collect()
+    below = {str(r["group_id"])[len(f"lag-{run}-") :]: r["method"] for r in found
+             if str(r["group_id"]).startswith(f"lag-{run}-")}  # fmt: skip
+    assert committed["stopped"] < bursts[-3][0] and below["stopped"] == "extrapolated"
+    assert below["ok"] == "caught_up" and below["idle"] == "lower_bound"
+
+    # and `kafka-ops findings` says which figures are estimates
+    text = render_findings(lake, "sandbox")
+    assert re.search(rf"group lag-{run}-idle: ≥ [\d,]+ s behind on {idle}-0", text), text
+    marked = rf"~[\d,]+ s \({methods['slow']}\) behind on {topic['slow']}-0"
+    assert re.search(rf"group lag-{run}-slow: {marked}", text), text

@@ -13,8 +13,8 @@ from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Batch, Lake
 
 AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
-TIME = {"max_lag_topic": "orders", "max_lag_partition": 0, "max_is_lower_bound": False, "partitions": 1,
-        "unknown_partitions": 0, "severity": "ok"}  # fmt: skip
+TIME = {"max_lag_topic": "orders", "max_lag_partition": 0, "max_lag_method": None, "max_is_lower_bound": False,
+        "partitions": 1, "unknown_partitions": 0, "severity": "ok"}  # fmt: skip
 
 
 def publish(lake: Lake, sid: str, source: str, at: datetime, findings: dict[str, list[dict[str, Any]]]) -> None:
@@ -55,8 +55,11 @@ def test_latest_analysis_of_each_source(tmp_path: Path) -> None:
         "assignor_recommendations": [{"group_id": "analytics", "error": None, "severity": "warning",
                                       "reason": "switch analytics from range to cooperative-sticky: ..."}],
         "lag_time_groups": [
+            # written before max_lag_method existed: only the lower-bound flag
             {**TIME, "group_id": "billing", "max_lag_seconds": 95.0, "max_is_lower_bound": True, "total_lag": 9},
-            {**TIME, "group_id": "analytics", "max_lag_seconds": 0.0, "total_lag": 0},
+            {**TIME, "group_id": "analytics", "max_lag_seconds": 0.0, "max_lag_method": "caught_up", "total_lag": 0},
+            {**TIME, "group_id": "audit", "max_lag_seconds": 2025.0, "max_lag_method": "extrapolated", "total_lag": 4},
+            {**TIME, "group_id": "mail", "max_lag_seconds": 44.6, "max_lag_method": "interpolated", "total_lag": 2},
         ],
     })  # fmt: skip
 
@@ -67,7 +70,10 @@ def test_latest_analysis_of_each_source(tmp_path: Path) -> None:
     assert "consumer groups, collection g1" in groups
     assert "critical group billing (Empty): ERR, 1 partition STOP: no new commit for 9 min" in groups
     assert "group analytics: switch analytics from range to cooperative-sticky" in groups
-    assert "ok       group billing: at least 95 s behind on orders-0" in groups  # shown below the thresholds too
+    assert "ok       group billing: ≥ 95 s behind on orders-0" in groups  # shown below the thresholds too
+    # an estimate reads as one
+    assert "ok       group audit: ~2,025 s (extrapolated) behind on orders-0" in groups
+    assert "ok       group mail: ~45 s (interpolated) behind on orders-0" in groups
     assert "group analytics: 0 s" not in groups  # caught up
 
     earlier = render_findings(lake, "c1", "s1")

@@ -10,10 +10,12 @@ problem that keeps failing stays one incident.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Links
+from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Detail, Links
+from kafka_ops.alerting.render import duration
+from kafka_ops.analysis.lag_estimates import group_method, time_behind
 from kafka_ops.validation.gates import GateReport, GateResult
 
 GROUP_GATES = frozenset({"no_group_in_err", "no_group_in_warn"})
@@ -27,14 +29,18 @@ TITLES = {
 }
 
 
-def gate_alerts(report: GateReport, links: Links, seen_at: datetime) -> list[Alert]:
+def gate_alerts(
+    report: GateReport, links: Links, seen_at: datetime, behind: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Alert]:
     """An alert for every failed gate (per group for the group gates); `seen_at` (the analysed
-    snapshot's capture time) is `since` when a gate cannot tell when its problem began."""
+    snapshot's capture time) is `since` when a gate cannot tell when its problem began. `behind`:
+    the group collection's `lag_time_groups` rows by group id, whose time behind a group alert
+    states with how it was obtained (`~45 s (extrapolated)`, `≥ 30 s`)."""
     alerts: list[Alert] = []
     for gate in report.failed():
         gate_links = Links(gate.data_docs or links.data_docs, links.airflow_run, links.report)
         if gate.name in GROUP_GATES:
-            alerts += [_group_alert(report, gate, row, gate_links, seen_at) for row in gate.rows]
+            alerts += [_group_alert(report, gate, row, gate_links, seen_at, behind=behind or {}) for row in gate.rows]
         else:
             alerts.append(_cluster_alert(report, gate, gate_links, seen_at))
     return alerts
@@ -82,9 +88,23 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
 
 
 def _group_alert(
-    report: GateReport, gate: GateResult, row: Mapping[str, Any], links: Links, seen_at: datetime
+    report: GateReport,
+    gate: GateResult,
+    row: Mapping[str, Any],
+    links: Links,
+    seen_at: datetime,
+    *,
+    behind: Mapping[str, Mapping[str, Any]],
 ) -> Alert:
     group = str(row.get("group_id"))
+    cause = str(row.get("problem") or gate.cause or gate.meaning)
+    details: dict[str, Detail] = {"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id}
+    time = behind.get(group)
+    if time is not None and time.get("max_lag_seconds") is not None:
+        method = group_method(time)
+        figure = time_behind(time["max_lag_seconds"], method, lambda s: duration(timedelta(seconds=s)))
+        cause += f"; {figure} behind on {time.get('max_lag_topic')}-{time.get('max_lag_partition')}"
+        details |= {"lag_seconds": float(time["max_lag_seconds"]), "lag_seconds_method": method}
     return Alert(
         cluster=report.cluster,
         key=f"{gate.name}:{group}",
@@ -92,10 +112,10 @@ def _group_alert(
         title=TITLES[gate.name].format(n=1, group=group),
         since=gate.since or seen_at,
         affected=(_affected(row),),
-        cause=str(row.get("problem") or gate.cause or gate.meaning),
+        cause=cause,
         action=gate.action or f"check consumer group {group}",
         links=links,
-        details={"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id},
+        details=details,
     )
 
 

@@ -19,30 +19,38 @@ Lookup of a committed offset c, as `MemoryTable.lookup`, for every (group, topic
 the latest collection ("now" = its capture time):
 
 * `no_commit`: the group has no committed offset (lag_seconds null);
-* `caught_up`: c >= the newest point's offset, lag_seconds 0. KLE only checks c == newest: above
-  it (our `committed_above_end`, lag clamped to 0) it would extrapolate into the future and
+* `caught_up`: c >= the newest point's offset, lag_seconds 0, exact. KLE only checks c == newest:
+  above it (our `committed_above_end`, lag clamped to 0) it would extrapolate into the future and
   report a negative lag;
 * `too_few_points`: fewer than two points (lag_seconds null);
-* `at_least`: c below a table whose points all share one offset: the producer has been idle for
+* `lower_bound`: c below a table whose points all share one offset: the producer has been idle for
   the whole table, so the message at c is older than the oldest point. KLE divides by zero there
   and reports -inf/+inf seconds; with no slope there is no rate to extrapolate with, but
   now - (oldest point's time) is a true lower bound, and that is what lag_seconds holds;
 * `interpolated`: the newest pair of neighbouring points l, r with l.o <= c <= r.o (on a flat
   stretch that is the right-hand side, so its latest time): t = r.t - (r.o - c)·(r.t - l.t)/(r.o - l.o);
-* `extrapolated`: c is below the oldest point; the same formula with the oldest and newest points.
+  an estimate, within about a second of the record's CreateTime on the sandbox;
+* `extrapolated`: c is below the oldest point; the same formula with the oldest and newest points:
+  an estimate that assumes the oldest rate held before the history began (measured 13-68 s too
+  high on the sandbox).
+
+Every reader prints a figure with its method (`analysis.lag_estimates.time_behind`): only
+`caught_up` is a plain figure.
 
 Interpolation cannot divide by zero: a pair with l.o == r.o == c is only the newest pair
 containing c when r is the newest point, and then c is caught up.
 
 Findings table `lag_time_partitions`: snapshot_id, group_id, topic, partition, committed_offset,
 end_offset, lag (messages, from `group_offsets`), lag_seconds (double, null when not computable),
-method (above), points (in the table), severity (critical above `thresholds.lag_seconds_critical`,
-warning above `lag_seconds_warning`, info when lag_seconds is null, else ok).
+method (above: how lag_seconds was obtained), points (in the table), severity (critical above
+`thresholds.lag_seconds_critical`, warning above `lag_seconds_warning`, info when lag_seconds is
+null, else ok).
 
 Findings table `lag_time_groups`, one row per group of the latest collection's offsets:
 snapshot_id, group_id, max_lag_seconds, max_lag_topic and max_lag_partition (the partition with
 it, ties to the smallest topic and partition; null when no partition has a lag in seconds),
-max_is_lower_bound (that partition's figure is an `at_least` bound), total_lag (messages),
+max_lag_method (that partition's method: how the figure was obtained, null with no figure),
+max_is_lower_bound (max_lag_method is `lower_bound`), total_lag (messages),
 partitions, unknown_partitions (partitions with lag but no lag_seconds), severity (the worst
 partition's).
 """
@@ -55,6 +63,14 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.analysis.lag_estimates import (
+    CAUGHT_UP,
+    EXTRAPOLATED,
+    INTERPOLATED,
+    LOWER_BOUND,
+    NO_COMMIT,
+    TOO_FEW_POINTS,
+)
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 
 TP = ["topic", "partition"]
@@ -131,21 +147,21 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     right_o = F.coalesce(F.col("around.r_o"), F.col("newest.o"))
     right_t = F.coalesce(F.col("around.r_t"), F.col("newest.t"))
     method = (
-        F.when(c.isNull(), "no_commit")
-        .when((F.col("n") >= 1) & (c >= F.col("newest.o")), "caught_up")
-        .when(F.col("n") < 2, "too_few_points")
-        .when(F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o")), "at_least")
-        .when(F.col("around").isNotNull(), "interpolated")
-        .otherwise("extrapolated")
+        F.when(c.isNull(), NO_COMMIT)
+        .when((F.col("n") >= 1) & (c >= F.col("newest.o")), CAUGHT_UP)
+        .when(F.col("n") < 2, TOO_FEW_POINTS)
+        .when(F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o")), LOWER_BOUND)
+        .when(F.col("around").isNotNull(), INTERPOLATED)
+        .otherwise(EXTRAPOLATED)
     )  # fmt: skip
     now = F.unix_micros(F.lit(context.captured_at))
     # t(c) = r.t - (r.o - c)·(r.t - l.t)/(r.o - l.o), in µs; lag = now - t(c), in seconds
     span = (right_o - c).cast("double") * (right_t - left_t).cast("double") / (right_o - left_o).cast("double")
     estimated = ((now - right_t).cast("double") + span) / 1e6
     seconds = (
-        F.when(F.col("method") == "caught_up", F.lit(0.0))
-        .when(F.col("method").isin("interpolated", "extrapolated"), estimated)
-        .when(F.col("method") == "at_least", (now - F.col("oldest.t")).cast("double") / 1e6)
+        F.when(F.col("method") == CAUGHT_UP, F.lit(0.0))
+        .when(F.col("method").isin(INTERPOLATED, EXTRAPOLATED), estimated)
+        .when(F.col("method") == LOWER_BOUND, (now - F.col("oldest.t")).cast("double") / 1e6)
         .otherwise(F.lit(None).cast("double"))
     )
     return (
@@ -182,7 +198,8 @@ def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
         (-F.col("at_max.minus_seconds")).alias("max_lag_seconds"),
         F.col("at_max.topic").alias("max_lag_topic"),
         F.col("at_max.partition").alias("max_lag_partition"),
-        (F.col("at_max.method") == "at_least").alias("max_is_lower_bound"),
+        F.col("at_max.method").alias("max_lag_method"),
+        (F.col("at_max.method") == LOWER_BOUND).alias("max_is_lower_bound"),
         "total_lag",
         "partitions",
         "unknown_partitions",

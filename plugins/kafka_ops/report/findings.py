@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from kafka_ops.analysis.lag_estimates import group_method, time_behind
 from kafka_ops.lake.store import Lake
 from kafka_ops.report import reads
 from kafka_ops.report.model import (
@@ -357,8 +358,8 @@ def _lag_action(r: Row) -> str:
 
 
 def _time_behind(t: Row) -> str:
-    bound = "at least " if t["max_is_lower_bound"] else ""
-    return f"{bound}{duration(t['max_lag_seconds'])} behind on {t['max_lag_topic']}-{t['max_lag_partition']}"
+    figure = time_behind(t["max_lag_seconds"], group_method(t), duration)
+    return f"{figure} behind on {t['max_lag_topic']}-{t['max_lag_partition']}"
 
 
 # -- chart figures ----------------------------------------------------------------------------------
@@ -605,7 +606,7 @@ def _worst_broker(r: Row) -> tuple[int, int]:
 def _behind(t: Row | None) -> str | None:
     if t is None or t["max_lag_seconds"] is None:
         return None
-    return ("≥ " if t["max_is_lower_bound"] else "") + duration(t["max_lag_seconds"])
+    return time_behind(t["max_lag_seconds"], group_method(t), duration)
 
 
 def _examples(rows: list[Row], most: int = 3) -> str:

@@ -84,7 +84,7 @@ def test_only_flat_table_has_no_slope(spark: SparkSession) -> None:
     ends = [end_offset("q", 0, 500, minutes) for minutes in (20, 10, 0)]
     offsets = [offset("below", "q", 0, 400, 500), offset("at", "q", 0, 500, 500)]
     expect(spark, seconds(spark, offsets, ends), [
-        ("below", 1200.0, "at_least", 2, "warning"),
+        ("below", 1200.0, "lower_bound", 2, "warning"),
         ("at", 0.0, "caught_up", 2, "ok"),
     ])  # fmt: skip
 
@@ -135,9 +135,28 @@ def test_groups(spark: SparkSession) -> None:
     ]
     _, groups = detect(spark, offsets, [*STEADY, end_offset("u", 0, 100)])
     expect(spark, groups, [
-        ("m0", "g", 900.0, "t", 0, False, 2080, 3, 2, "warning"),
-        ("m0", "h", 0.0, "t", 0, False, 0, 1, 0, "ok"),
-        ("m0", "x", None, None, None, None, 20, 1, 1, "info"),
+        ("m0", "g", 900.0, "t", 0, "interpolated", False, 2080, 3, 2, "warning"),
+        ("m0", "h", 0.0, "t", 0, "caught_up", False, 0, 1, 0, "ok"),
+        ("m0", "x", None, None, None, None, None, 20, 1, 1, "info"),
+    ])  # fmt: skip
+
+
+def test_groups_say_how_their_largest_figure_was_obtained(spark: SparkSession) -> None:
+    # the largest figure of each group decides its method: an extrapolation, a lower bound on an
+    # idle topic, an interpolation beating a caught-up partition
+    ends = [*STEADY, *(end_offset("q", 0, 500, minutes) for minutes in (20, 10, 0))]
+    offsets = [
+        offset("far", "t", 0, 500, 5000),  # extrapolated, 2025 s
+        offset("far", "t", 1, None, 10),  # never committed
+        offset("idle", "q", 0, 400, 500),  # at least 1200 s
+        offset("mixed", "t", 0, 2000, 5000),  # interpolated, 1200 s
+        offset("mixed", "q", 0, 500, 500),  # caught up
+    ]
+    _, groups = detect(spark, offsets, ends)
+    expect(spark, groups.select("group_id", "max_lag_seconds", "max_lag_method", "max_is_lower_bound"), [
+        ("far", 2025.0, "extrapolated", False),
+        ("idle", 1200.0, "lower_bound", True),
+        ("mixed", 1200.0, "interpolated", False),
     ])  # fmt: skip
 
 

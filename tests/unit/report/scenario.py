@@ -208,7 +208,7 @@ def group_findings(evil_group: str = "stable") -> dict[str, list[dict[str, Any]]
         ],
         "lag_time_groups": [
             {"group_id": evil_group, "max_lag_seconds": 7200.0, "max_lag_topic": "orders", "max_lag_partition": 0,
-             "max_is_lower_bound": False, "severity": "critical"},
+             "max_lag_method": "extrapolated", "max_is_lower_bound": False, "severity": "critical"},
         ],
         "assignor_skew_groups": [
             {"group_id": "analytics", "assignor": "range", "spread": 3, "skewed": True, "severity": "warning",

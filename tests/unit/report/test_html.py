@@ -61,7 +61,7 @@ def test_tables_show_cause_action_and_the_worst_offenders(lake: Lake, tmp_path: 
         "ERR",
         "280",
         "orders-0",
-        "2 h 00 min",
+        "~2 h 00 min (extrapolated)",
         "1 partition STOP: no new commit for 2 h",
     ] in rows
 
