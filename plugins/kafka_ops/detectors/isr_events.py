@@ -206,7 +206,8 @@ def _reassignment_writes(moved: Column) -> tuple[Column, Column]:
 def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions and ISR change notifications → the `isr_flapping` rows."""
     # the assignment changed between the snapshots: a reassignment started and completed in between
-    moved = ~F.col("replicas").eqNullSafe(F.col("replicas_before"))
+    # (an assignment missing on either side, e.g. a partition absent from its topic znode, is no move)
+    moved = F.coalesce(F.col("replicas") != F.col("replicas_before"), F.lit(False))
     reassignment, reassignment_removed = _reassignment_writes(moved)
     added = F.size(F.array_except("isr_after", "isr_before"))
     removed = F.size(F.array_except(F.array_except("isr_before", "isr_after"), reassignment_removed))

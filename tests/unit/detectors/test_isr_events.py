@@ -260,3 +260,14 @@ def test_reassignment_credit_is_capped_by_the_leader_epoch(spark: SparkSession) 
     )  # fmt: skip
     (found,) = detect_flapping(parts, no_notifications(spark), "s2").collect()
     assert (found["flaps"], found["hidden_changes"], found["reassignment_changes"]) == (1, 2, 1)
+
+
+def test_an_assignment_missing_on_one_side_is_no_reassignment(spark: SparkSession) -> None:
+    """The topic znode lacked the partition in s1: nothing is credited to a move, and the leader's
+    shrink (no leader-epoch bump) still counts as the write it took: +2 leaves one unseen write."""
+    before = partition("z", 0, [1, 2], [1, 2], version=0, **at(0))
+    parts = history(spark,
+        (*before[:4], None, *before[5:]),
+        partition("z", 0, [1, 2], [1], version=2, **at(1)),
+    )  # fmt: skip
+    assert detect_flapping(parts, no_notifications(spark), "s2").count() == 0
