@@ -122,6 +122,53 @@ class ConfigOverride:
 
 
 @dataclass(frozen=True, slots=True)
+class QuotaConfig:
+    """One client-quota entity: `/config/clients/<id>`, `/config/users/<user>[/clients/<id>]` or
+    `/config/ips/<ip>`. Names are Kafka's desanitized ones (`app 2*`, not `app%202%2A`); `<default>`
+    is the default entity. Only quota keys are kept: a user's SCRAM credentials never leave the parser,
+    only which mechanisms have one."""
+
+    entity_path: str
+    """As `/config/changes` names it: `clients/app-1`, `users/alice/clients/app%202%2A`, `ips/10.0.0.1`."""
+    user: str | None
+    client_id: str | None
+    ip: str | None
+    quotas: dict[str, float]
+    scram_mechanisms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AclResource:
+    """The ACLs on one resource pattern (`/kafka-acl/<type>/<name>`, prefixed ones under
+    `/kafka-acl-extended/prefixed/`), counted."""
+
+    resource_type: str
+    pattern_type: str
+    name: str
+    allow: int
+    deny: int
+    principals: int
+
+
+@dataclass(frozen=True, slots=True)
+class FeatureZnode:
+    """`/feature`: the finalized features and whether versioning is enabled (status 1)."""
+
+    status: int
+    features: dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChange:
+    """`/config/changes/config_change_<seq>`: a dynamic config change brokers have yet to see
+    (Kafka purges them after 15 minutes)."""
+
+    name: str
+    entity_path: str
+    stat: ZnodeStat
+
+
+@dataclass(frozen=True, slots=True)
 class CollectionIssue:
     """A znode that could not be read or parsed; the rest of the snapshot still completes."""
 
@@ -158,6 +205,10 @@ class ClusterSnapshot:
     preferred_election_requests: list[TopicPartition] = field(default_factory=list)
     pending_topic_deletions: list[str] = field(default_factory=list)
     configs: list[ConfigOverride] = field(default_factory=list)
+    quotas: list[QuotaConfig] = field(default_factory=list)
+    acls: list[AclResource] = field(default_factory=list)
+    feature: FeatureZnode | None = None
+    config_changes: list[ConfigChange] = field(default_factory=list)
     issues: list[CollectionIssue] = field(default_factory=list)
 
     @property

@@ -53,6 +53,10 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
         "admin_requests": _admin_requests,
         "configs": _configs,
         "collection_issues": _issues,
+        "quotas": _quotas,
+        "acls": _acls,
+        "config_changes": _config_changes,
+        "features": _features,
     }
     tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
@@ -169,6 +173,35 @@ def _configs(s: ClusterSnapshot) -> dict[str, list[Any]]:
     return _rows(["entity_type", "entity_name", "config_key", "config_value"], rows)
 
 
+def _quotas(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [
+        (q.entity_path, q.user, q.client_id, q.ip, key, value)
+        for q in sorted(s.quotas, key=lambda q: q.entity_path)
+        for key, value in sorted(q.quotas.items())
+    ]
+    return _rows(["entity_path", "user", "client_id", "ip", "quota_key", "quota_value"], rows)
+
+
+def _acls(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(a.resource_type, a.pattern_type, a.name, a.allow, a.deny, a.principals) for a in s.acls]
+    names = ["resource_type", "pattern_type", "resource_name", "allow_count", "deny_count", "principal_count"]
+    return _rows(names, rows)
+
+
+def _config_changes(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(c.name, c.entity_path, _ts(c.stat.ctime_ms)) for c in s.config_changes]
+    return _rows(["notification", "entity_path", "created_at"], rows)
+
+
+def _features(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    f = s.feature
+    rows: list[tuple[Any, ...]] = []
+    if f is not None:
+        rows = [(f.status, name, list(levels.items())) for name, levels in sorted(f.features.items())]
+        rows = rows or [(f.status, None, None)]
+    return _rows(["status", "feature", "levels"], rows)
+
+
 def _issues(s: ClusterSnapshot) -> dict[str, list[Any]]:
     return _rows(["path", "kind", "problem"], [(i.path, i.kind, i.problem) for i in s.issues])
 
@@ -189,6 +222,10 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
             len(set(t.adding_replicas) | set(t.removing_replicas)) for t in snap.topics.values()
         ),
         "issues": len(snap.issues),
+        "quota_entities": sum(1 for q in snap.quotas if q.quotas),
+        "acls": sum(a.allow + a.deny for a in snap.acls),
+        "acl_resources": len(snap.acls),
+        "config_changes_pending": len(snap.config_changes),
         "zxid_range": [snap.zxid_start, snap.zxid_end],
     }
 
@@ -202,6 +239,8 @@ def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> s
         f"  under-replicated {info['under_replicated']}   offline {info['offline']}",
         f"  controller     broker {info['controller']}  epoch {info['controller_epoch']}",
         f"  reassignments  {info['reassignments_in_flight']} partitions in flight",
+        f"  quotas         {info['quota_entities']} entities",
+        f"  ACLs           {info['acls']} on {info['acl_resources']} resources",
         f"  errors         {info['issues']} znodes could not be read",
     ]
     lines += [f"    {e}" for e in examples or []]

@@ -136,6 +136,10 @@ class _Walk:
                 znodes.DELETE_TOPICS,
                 znodes.CONFIG_TOPICS,
                 znodes.CONFIG_BROKERS,
+                znodes.CONFIG_CLIENTS,
+                znodes.CONFIG_USERS,
+                znodes.CONFIG_IPS,
+                znodes.CONFIG_CHANGES,
             ]
         )
         singles = [
@@ -144,6 +148,7 @@ class _Walk:
             znodes.REASSIGN_PARTITIONS,
             znodes.PREFERRED_REPLICA_ELECTION,
             znodes.CLUSTER_ID,
+            znodes.FEATURE,
         ]
         self._read_singles(singles)
         self._read_brokers(children[znodes.BROKER_IDS])
@@ -151,6 +156,9 @@ class _Walk:
         self._read_notifications(children[znodes.ISR_CHANGE_NOTIFICATION], children[znodes.LOG_DIR_EVENT_NOTIFICATION])
         self._read_configs(children[znodes.CONFIG_TOPICS], children[znodes.CONFIG_BROKERS])
         self.snap.pending_topic_deletions = sorted(children[znodes.DELETE_TOPICS])
+        self._read_quotas(children[znodes.CONFIG_CLIENTS], children[znodes.CONFIG_USERS], children[znodes.CONFIG_IPS])
+        self._read_acls()
+        self._read_config_changes(children[znodes.CONFIG_CHANGES])
 
     # -- pipelining ---------------------------------------------------------------------------
 
@@ -203,6 +211,8 @@ class _Walk:
                 snap.preferred_election_requests = elections or []
             elif path == znodes.CLUSTER_ID:
                 snap.cluster_id = self._parse(znodes.parse_cluster_id, path, data)
+            elif path == znodes.FEATURE:
+                snap.feature = self._parse(znodes.parse_feature, path, data)
 
     def _read_brokers(self, ids: list[str]) -> None:
         paths = [f"{znodes.BROKER_IDS}/{i}" for i in ids]
@@ -265,3 +275,35 @@ class _Walk:
                 config = self._parse(znodes.parse_config, path, data, kind)
                 if config is not None:
                     self.snap.configs.append(config)
+
+    def _read_quotas(self, clients: list[str], users: list[str], ips: list[str]) -> None:
+        """Quota entities: `clients/<c>`, `ips/<ip>`, `users/<u>` and `users/<u>/clients/<c>`."""
+        per_user = self._children_of([f"{znodes.CONFIG_USERS}/{u}/clients" for u in users])
+        paths = [f"{znodes.CONFIG_CLIENTS}/{c}" for c in clients] + [f"{znodes.CONFIG_IPS}/{i}" for i in ips]
+        paths += [f"{znodes.CONFIG_USERS}/{u}" for u in users]
+        paths += [f"{parent}/{c}" for parent, names in per_user.items() for c in names]
+        for path, result in self._gets(paths):
+            if result is None or not result[0]:  # gone, or a user znode that only holds its clients
+                continue
+            quota = self._parse(znodes.parse_quota_config, path, result[0])
+            if quota is not None and (quota.quotas or quota.scram_mechanisms):
+                self.snap.quotas.append(quota)
+
+    def _read_acls(self) -> None:
+        """ACL resources (`AclAuthorizer`'s znodes): `/kafka-acl/<type>/<name>` and the prefixed ones."""
+        types = self._children_of([znodes.ACLS, znodes.PREFIXED_ACLS])
+        names = self._children_of([f"{root}/{t}" for root, found in types.items() for t in found])
+        paths = [f"{parent}/{n}" for parent, found in names.items() for n in found]
+        for path, result in self._gets(paths):
+            if result is not None:
+                pattern = "PREFIXED" if path.startswith(znodes.PREFIXED_ACLS + "/") else "LITERAL"
+                acl = self._parse(znodes.parse_acls, path, result[0], pattern)
+                if acl is not None:
+                    self.snap.acls.append(acl)
+
+    def _read_config_changes(self, names: list[str]) -> None:
+        for path, result in self._gets([f"{znodes.CONFIG_CHANGES}/{n}" for n in names]):
+            if result is not None:  # brokers purge them after 15 minutes
+                change = self._parse(znodes.parse_config_change, path, result[0], znodes.stat_of(result[1]))
+                if change is not None:
+                    self.snap.config_changes.append(change)

@@ -14,19 +14,25 @@ feature versions; strings that UTF-8 can encode) and nothing downstream has to c
 from __future__ import annotations
 
 import json
+import math
 import re
 import reprlib
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote_plus
 
 from kafka_ops.errors import ZnodeFormatError
 from kafka_ops.model import (
+    AclResource,
     Broker,
+    ConfigChange,
     ConfigOverride,
     Controller,
+    FeatureZnode,
     IsrChangeNotification,
     LogDirEvent,
     PartitionState,
+    QuotaConfig,
     ReassignmentRequest,
     TopicAssignment,
     TopicPartition,
@@ -46,6 +52,14 @@ DELETE_TOPICS = "/admin/delete_topics"
 CONFIG_TOPICS = "/config/topics"
 CONFIG_BROKERS = "/config/brokers"
 CLUSTER_ID = "/cluster/id"
+CONFIG = "/config"
+CONFIG_CLIENTS = "/config/clients"
+CONFIG_USERS = "/config/users"
+CONFIG_IPS = "/config/ips"
+CONFIG_CHANGES = "/config/changes"
+FEATURE = "/feature"
+ACLS = "/kafka-acl"
+PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
 
 
 def topic_path(topic: str) -> str:
@@ -389,3 +403,105 @@ def parse_config(path: str, data: bytes | None, entity_type: str) -> ConfigOverr
 
 def parse_cluster_id(path: str, data: bytes | None) -> str:
     return _Fields(path, data, (1,)).get_str("id")
+
+
+# -- client quotas, ACLs, features, config changes --------------------------------------------------
+
+QUOTA_KEYS = frozenset(
+    {"producer_byte_rate", "consumer_byte_rate", "request_percentage", "controller_mutation_rate",
+     "connection_creation_rate"}
+)  # fmt: skip
+"""Kafka 3.9's client-quota configs (`QuotaConfigs`); any other key of a quota entity is not kept."""
+SCRAM_PREFIX = "SCRAM-"
+DEFAULT_ENTITY = "<default>"
+_PERMISSIONS = ("Allow", "Deny")
+
+
+def desanitize(path: str, name: str) -> str:
+    """A quota entity's znode name as Kafka reads it back (`Sanitizer.desanitize`: URL decoding)."""
+    if name == DEFAULT_ENTITY:
+        return name
+    try:
+        decoded = unquote_plus(name, errors="strict") if is_text(name) else None
+    except UnicodeDecodeError:  # %-escapes that are not UTF-8
+        decoded = None
+    if decoded is None or not is_text(decoded):
+        raise ZnodeFormatError(path, f"entity name {show(name)} is not URL-encoded UTF-8 text")
+    return decoded
+
+
+def parse_quota_config(path: str, data: bytes | None) -> QuotaConfig:
+    """`/config/{clients,users,ips}/...`: the quota keys (numbers, as Kafka writes them: decimal
+    strings); of a user's SCRAM credentials only the mechanism names are kept."""
+    f = _Fields(path, data, (1,))
+    entity_path = path.removeprefix(CONFIG + "/")
+    parts = entity_path.split("/")
+    names = {kind: desanitize(path, name) for kind, name in zip(parts[::2], parts[1::2], strict=False)}
+    quotas: dict[str, float] = {}
+    scram: list[str] = []
+    for key, value in f.get_object("config").items():
+        if key.startswith(SCRAM_PREFIX):
+            scram.append(key)  # the value is a credential: never read further
+        elif key in QUOTA_KEYS:
+            quotas[key] = _quota_value(f, f"config.{key}", value)
+    return QuotaConfig(
+        entity_path=entity_path,
+        user=names.get("users"),
+        client_id=names.get("clients"),
+        ip=names.get("ips"),
+        quotas=quotas,
+        scram_mechanisms=tuple(sorted(scram)),
+    )
+
+
+def _quota_value(f: _Fields, field: str, value: Any) -> float:
+    text = f.check_text(field, value)
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number < 0 or not text.isascii():
+        raise f.fail(field, f"expected a non-negative number, got {show(text)}")
+    return number
+
+
+def parse_acls(path: str, data: bytes | None, pattern_type: str) -> AclResource:
+    """`/kafka-acl/<ResourceType>/<name>` (LITERAL) or `/kafka-acl-extended/prefixed/<ResourceType>/<name>`
+    (PREFIXED): the resource's ACL entries, counted (allow, deny, distinct principals)."""
+    f = _Fields(path, data, (1,))
+    parts = path.rsplit("/", 2)
+    resource_type, name = parts[-2], parts[-1]
+    principals: set[str] = set()
+    allow = deny = 0
+    for i, entry in enumerate(f.get_list("acls")):
+        where = f"acls[{i}]"
+        if not isinstance(entry, dict):
+            raise f.fail(where, f"expected an object, got {show(entry)}")
+        principals.add(f.check_text(f"{where}.principal", entry.get("principal")))
+        permission = f.check_text(f"{where}.permissionType", entry.get("permissionType"))
+        if permission not in _PERMISSIONS:
+            raise f.fail(f"{where}.permissionType", f"expected Allow or Deny, got {show(permission)}")
+        f.check_text(f"{where}.operation", entry.get("operation"))
+        f.check_text(f"{where}.host", entry.get("host"))
+        allow += permission == "Allow"
+        deny += permission == "Deny"
+    if not is_text(resource_type) or not is_text(name):
+        raise ZnodeFormatError(path, "resource type or name is not valid UTF-8 text")
+    return AclResource(resource_type, pattern_type, name, allow, deny, len(principals))
+
+
+def parse_feature(path: str, data: bytes | None) -> FeatureZnode:
+    """`/feature` (Kafka's `FeatureZNode`, v1 or v2): status (0 disabled, 1 enabled) and the
+    finalized features with their int16 version levels."""
+    f = _Fields(path, data, (1, 2))
+    return FeatureZnode(status=f.get_int("status"), features=_features(f))
+
+
+def parse_config_change(path: str, data: bytes | None, stat: ZnodeStat) -> ConfigChange:
+    """`/config/changes/config_change_<seq>`: v2 names the entity path, v1 its type and name."""
+    f = _Fields(path, data, (1, 2))
+    if f.version == 2:
+        entity_path = f.get_str("entity_path")
+    else:
+        entity_path = f"{f.get_str('entity_type')}/{f.get_str('entity_name')}"
+    return ConfigChange(name=path.rsplit("/", 1)[-1], entity_path=entity_path, stat=stat)

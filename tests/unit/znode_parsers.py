@@ -109,6 +109,25 @@ PARSERS: dict[str, Parser] = {
             znodes.parse_cluster_id,
             lambda s, i: setattr(s, "cluster_id", i),
         ),
+        Parser(
+            "quota_config",
+            f"{znodes.CONFIG_USERS}/alice/clients/app%202%2A",
+            znodes.parse_quota_config,
+            lambda s, q: s.quotas.append(q),
+        ),
+        Parser(
+            "acls",
+            f"{znodes.PREFIXED_ACLS}/Topic/orders",
+            lambda path, data: znodes.parse_acls(path, data, "PREFIXED"),
+            lambda s, a: s.acls.append(a),
+        ),
+        Parser("feature", znodes.FEATURE, znodes.parse_feature, lambda s, f: setattr(s, "feature", f)),
+        Parser(
+            "config_change",
+            f"{znodes.CONFIG_CHANGES}/config_change_0000000001",
+            lambda path, data: znodes.parse_config_change(path, data, STAT),
+            lambda s, c: s.config_changes.append(c),
+        ),
     ]
 }
 
@@ -141,6 +160,16 @@ VALID: dict[str, dict[str, Any]] = {
     "preferred_election": {"version": 1, "partitions": [{"topic": "orders", "partition": 0}]},
     "config": {"version": 1, "config": {"retention.ms": "1"}},
     "cluster_id": {"version": "1", "id": "c9L-C5MmQmqpHuyGMqLQlw"},
+    "quota_config": {
+        "version": 1,
+        "config": {"consumer_byte_rate": "1024", "producer_byte_rate": "2048.5", "SCRAM-SHA-256": "salt=x"},
+    },
+    "acls": {
+        "version": 1,
+        "acls": [{"principal": "User:alice", "permissionType": "Allow", "host": "*", "operation": "Read"}],
+    },
+    "feature": {"version": 2, "status": 1, "features": {"metadata.version": {"min_version_level": 1}}},
+    "config_change": {"version": 2, "entity_path": "clients/app-1"},
 }
 
 

@@ -52,7 +52,10 @@ smallest topic and partition), ok/warn/stop/stall/rewind_partitions (counts), co
 smallest partition `complete`: null without partitions; Burrow counts the share of complete
 partitions instead), severity (OK: ok, WARN: warning, ERR: critical) and `cause`, one line about
 the worst kind of partition present (Burrow's order: REWIND > STALL > STOP > WARN), e.g.
-"3 partitions STOP: no new commit for 25 min while lag grew to 4,000".
+"3 partitions STOP: no new commit for 25 min while lag grew to 4,000"; then consumer_quota_bytes_per_s and
+consumer_quota_entity, the lowest client quota (`consumer_byte_rate`) that applies to one of the group's
+members and the quota entity that sets it (null without one: see `consumer_quotas`). A lagging group's
+cause names it, so a quota holding consumers back reads differently from a slow consumer.
 """
 
 from __future__ import annotations
@@ -72,6 +75,11 @@ STABLE = "Stable"
 CODES = {"OK": 1, "WARN": 2, "STOP": 4, "STALL": 5, "REWIND": 6}
 PARTITION_SEVERITY = {"OK": "ok", "WARN": "warning", "STOP": "critical", "STALL": "critical", "REWIND": "critical"}
 GROUP_SEVERITY = {"OK": "ok", "WARN": "warning", "ERR": "critical"}
+NO_ENTITY = "-"
+# "user|client" of a quota entity (C: the member's own client id) -> Kafka's precedence for a user
+# that has no quota entity of its own (see `consumer_quotas`)
+QUOTA_PRECEDENCE = {"<default>|C": 1, "<default>|<default>": 2, f"<default>|{NO_ENTITY}": 3,
+                    f"{NO_ENTITY}|C": 4, f"{NO_ENTITY}|<default>": 5}  # fmt: skip
 
 
 def _micros(at: datetime | str) -> Column:
@@ -208,6 +216,48 @@ def _cause() -> Column:
     )  # fmt: skip
 
 
+def consumer_quotas(members: DataFrame, quotas: DataFrame, snapshots: DataFrame, context: Context) -> DataFrame:
+    """Pure: per group, the lowest consumer quota (`consumer_byte_rate`, bytes/s) that applies to one of
+    its members now, and the entity that sets it: (group_id, consumer_quota_bytes_per_s,
+    consumer_quota_entity).
+
+    Kafka picks one quota per (user, client id), the most specific entity first: users/U/clients/C,
+    users/U/clients/<default>, users/U, users/<default>/clients/C, users/<default>/clients/<default>,
+    users/<default>, clients/C, clients/<default>. A group's members are known by client id only, not by
+    the user they authenticate as, so the ranks used here are those that hold for a user without quotas
+    of its own (`QUOTA_PRECEDENCE`). The quotas are the latest ZooKeeper snapshot's at or before the
+    group collection."""
+    newest = snapshots.where(F.col("captured_at") <= F.lit(context.captured_at)).orderBy(
+        F.desc("captured_at"), F.desc("snapshot_id")
+    )
+    current = quotas.join(newest.limit(1).select("snapshot_id"), "snapshot_id", "left_semi").where(
+        F.col("quota_key") == "consumer_byte_rate"
+    )
+    clients = latest(members, context).select("group_id", "client_id").distinct()
+    user = F.coalesce(F.col("user"), F.lit(NO_ENTITY))
+    client = F.coalesce(F.col("q.client_id"), F.lit(NO_ENTITY))
+    rank = F.create_map(*(F.lit(v) for kv in QUOTA_PRECEDENCE.items() for v in kv))[
+        F.concat(user, F.lit("|"), F.when(client == F.col("m.client_id"), F.lit("C")).otherwise(client))
+    ]
+    matched = (
+        clients.alias("m")
+        .join(current.alias("q"))
+        .select("group_id", "m.client_id", "entity_path", "quota_value", rank.alias("rank"))
+        .where(F.col("rank").isNotNull())
+    )
+    first = Window.partitionBy("group_id", "client_id").orderBy("rank")
+    effective = matched.select("*", F.row_number().over(first).alias("n")).where(F.col("n") == 1)
+    return (
+        effective.groupBy("group_id")
+        .agg(F.min(F.struct("quota_value", "entity_path")).alias("q"))
+        .select(
+            "group_id",
+            F.col("q.quota_value").alias("consumer_quota_bytes_per_s"),
+            F.col("q.entity_path").alias("consumer_quota_entity"),
+        )
+    )
+
+
 def detect_groups(partitions: DataFrame, groups: DataFrame, context: Context) -> DataFrame:
     """Pure: `lag_status_partitions` and the window's consumer_groups → `lag_status_groups`."""
     now = _micros(context.captured_at)
@@ -251,15 +301,33 @@ def detect_groups(partitions: DataFrame, groups: DataFrame, context: Context) ->
     )  # fmt: skip
 
 
+def _with_quotas(statuses: DataFrame, quotas: DataFrame) -> DataFrame:
+    """`lag_status_groups` with the consumer quota of each group, named in the cause of a lagging group:
+    a quota holding a consumer back reads differently from a slow consumer."""
+    rate = F.format_number(F.col("consumer_quota_bytes_per_s"), 0)
+    note = F.concat(F.lit("; a consumer quota of "), rate, F.lit(" B/s applies to its members ("),
+                    F.col("consumer_quota_entity"), F.lit("): the quota may be what holds it back"))  # fmt: skip
+    lagging = (F.col("status") != "OK") & F.col("consumer_quota_bytes_per_s").isNotNull()
+    return statuses.join(quotas, "group_id", "left").select(
+        *(c for c in statuses.columns if c != "cause"),
+        F.when(lagging, F.concat(F.col("cause"), note)).otherwise(F.col("cause")).alias("cause"),
+        "consumer_quota_bytes_per_s", "consumer_quota_entity",
+    )  # fmt: skip
+
+
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     groups = inputs["consumer_groups"]
     partitions = detect_partitions(inputs["group_offsets"], inputs["group_members"], groups, context)
-    return {"lag_status_partitions": partitions, "lag_status_groups": detect_groups(partitions, groups, context)}
+    quotas = consumer_quotas(inputs["group_members"], inputs["quotas"], inputs["snapshots"], context)
+    return {
+        "lag_status_partitions": partitions,
+        "lag_status_groups": _with_quotas(detect_groups(partitions, groups, context), quotas),
+    }
 
 
 DETECTOR = Detector(
     name="lag_status",
-    tables=("group_offsets", "group_members", "consumer_groups"),
+    tables=("group_offsets", "group_members", "consumer_groups", "quotas", "snapshots"),
     detect=_detect,
     outputs=("lag_status_partitions", "lag_status_groups"),
     source=GROUP_COMMIT_TABLE,

@@ -137,6 +137,38 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("problem", pa.string()),
         doc="Znodes that could not be read or parsed; the rest of the snapshot is still there.",
     ),
+    "quotas": _schema(
+        pa.field("entity_path", pa.string(), nullable=False),
+        pa.field("user", pa.string()),
+        pa.field("client_id", pa.string()),
+        pa.field("ip", pa.string()),
+        pa.field("quota_key", pa.string(), nullable=False),
+        pa.field("quota_value", pa.float64(), nullable=False),
+        doc="Client quotas (/config/clients, /config/users[/clients], /config/ips), one row per quota key; "
+        "user/client_id/ip desanitized ('<default>' for the default entity). SCRAM credentials are never read.",
+    ),
+    "acls": _schema(
+        pa.field("resource_type", pa.string(), nullable=False),
+        pa.field("pattern_type", pa.string(), nullable=False),
+        pa.field("resource_name", pa.string(), nullable=False),
+        pa.field("allow_count", pa.int32()),
+        pa.field("deny_count", pa.int32()),
+        pa.field("principal_count", pa.int32()),
+        doc="ACLs per resource pattern (/kafka-acl, /kafka-acl-extended/prefixed), counted: no principal names.",
+    ),
+    "config_changes": _schema(
+        pa.field("notification", pa.string(), nullable=False),
+        pa.field("entity_path", pa.string(), nullable=False),
+        pa.field("created_at", TS),
+        doc="Pending /config/changes notifications (brokers purge them after 15 minutes).",
+    ),
+    "features": _schema(
+        pa.field("status", pa.int32(), nullable=False),
+        pa.field("feature", pa.string()),
+        pa.field("levels", pa.map_(pa.string(), pa.int32())),
+        doc="/feature: status (1 = feature versioning enabled) and one row per finalized feature with its "
+        "version levels; one row with feature null when none is finalized; no row without a /feature znode.",
+    ),
 }
 
 COMMIT_TABLE = "snapshots"

@@ -27,6 +27,11 @@ OFFSETS = (
     "topic_deleted boolean"
 )
 END_OFFSETS = "snapshot_id string, captured_at timestamp, topic string, partition int, end_offset long"
+QUOTAS = (
+    "snapshot_id string, captured_at timestamp, entity_path string, user string, client_id string, ip string, "
+    "quota_key string, quota_value double"
+)
+SNAPSHOTS = "snapshot_id string, captured_at timestamp"
 
 Row = tuple[Any, ...]
 
@@ -74,3 +79,12 @@ def frame(spark: SparkSession, schema: str, rows: list[Row]) -> DataFrame:
 
 def expect(spark: SparkSession, result: DataFrame, rows: list[Row]) -> None:
     assertDataFrameEqual(result, spark.createDataFrame(rows, result.schema))
+
+
+def quota(entity_path: str, value: float, key: str = "consumer_byte_rate", *, snapshot: str = "z1",
+          minutes: float = 1) -> Row:  # fmt: skip
+    """A quotas row of ZooKeeper snapshot `snapshot`; user and client id read from the entity path."""
+    parts = entity_path.split("/")
+    names = dict(zip(parts[::2], parts[1::2], strict=False))
+    return (snapshot, minutes_ago(minutes), entity_path, names.get("users"), names.get("clients"), names.get("ips"),
+            key, float(value))  # fmt: skip

@@ -9,6 +9,8 @@ from tests.unit.detectors.group_frames import (
     GROUPS,
     MEMBERS,
     OFFSETS,
+    QUOTAS,
+    SNAPSHOTS,
     Row,
     context,
     expect,
@@ -17,6 +19,7 @@ from tests.unit.detectors.group_frames import (
     member,
     minutes_ago,
     offset,
+    quota,
 )
 
 Series = list[tuple[float, int, int]]
@@ -32,12 +35,15 @@ def history(group_id: str, topic: str, p: int, series: Series) -> list[Row]:
 
 def detect(
     spark: SparkSession, offsets: list[Row], groups: list[Row] | None = None, members: list[Row] | None = None,
-    thresholds: Thresholds | None = None,
+    thresholds: Thresholds | None = None, quotas: list[Row] | None = None,
 ) -> tuple[DataFrame, DataFrame]:  # fmt: skip
+    snapshots = sorted({(q[0], q[1]) for q in quotas or []})
     inputs = {
         "group_offsets": frame(spark, OFFSETS, offsets),
         "group_members": frame(spark, MEMBERS, members or []),
         "consumer_groups": frame(spark, GROUPS, groups or []),
+        "quotas": frame(spark, QUOTAS, quotas or []),
+        "snapshots": frame(spark, SNAPSHOTS, snapshots),
     }
     found = DETECTOR.detect(inputs, context(thresholds))
     return found["lag_status_partitions"], found["lag_status_groups"]
@@ -60,7 +66,7 @@ def test_stop_full_row(spark: SparkSession) -> None:
     ])  # fmt: skip
     expect(spark, groups, [
         ("m0", "g", "Empty", "ERR", 1, 200, "t", 0, 200, 0, 0, 1, 0, 0, 0.5, "critical",
-         "1 partition STOP: no new commit for 30 min while lag grew to 200"),
+         "1 partition STOP: no new commit for 30 min while lag grew to 200", None, None),
     ])  # fmt: skip
 
 
@@ -170,7 +176,7 @@ def test_partitions_not_in_the_latest_collection_or_without_lag_are_not_reported
     assert partitions.count() == 0
     expect(spark, groups, [
         ("m0", "g", "Stable", "OK", 0, 0, None, None, None, 0, 0, 0, 0, 0, None, "ok",
-         "no committed partition with a known lag"),
+         "no committed partition with a known lag", None, None),
     ])  # fmt: skip
 
 
@@ -190,11 +196,11 @@ def test_group_roll_up(spark: SparkSession) -> None:
     _, found = detect(spark, offsets, groups)
     expect(spark, found, [
         ("m0", "g", "Empty", "ERR", 4, 4330, "b", 1, 4000, 1, 1, 2, 0, 0, 0.3, "critical",
-         "2 partitions STOP: no new commit for 30 min while lag grew to 4,000"),
+         "2 partitions STOP: no new commit for 30 min while lag grew to 4,000", None, None),
         ("m0", "w", "Stable", "WARN", 2, 130, "a", 0, 120, 1, 1, 0, 0, 0, 0.1, "warning",
-         "1 partition WARN: lag never decreased from one commit to the next, lag up to 120"),
+         "1 partition WARN: lag never decreased from one commit to the next, lag up to 120", None, None),
         ("m0", "idle", "Empty", "OK", 0, 0, None, None, None, 0, 0, 0, 0, 0, None, "ok",
-         "no committed partition with a known lag"),
+         "no committed partition with a known lag", None, None),
     ])  # fmt: skip
 
 
@@ -212,3 +218,45 @@ def test_empty_input(spark: SparkSession) -> None:
     for found in (partitions, groups):
         assert {"snapshot_id", "severity"} <= set(found.columns)
         assert not {"cluster", "dt"} & set(found.columns)
+
+
+# -- consumer quotas: a quota holding consumers back is named in the cause -----------------------------
+
+GROWING: Series = [(40, 100, 200), (30, 150, 300), (20, 200, 400), (10, 250, 500), (0, 300, 600)]  # WARN
+
+
+def quota_of(spark: SparkSession, quotas: list[Row], client: str = "app-1") -> tuple[object, ...]:
+    members = [member("g", "m-1", [("t", 0)], client=client)]
+    _, groups = detect(spark, history("g", "t", 0, GROWING), [group("g")], members, quotas=quotas)
+    (row,) = groups.select("status", "consumer_quota_bytes_per_s", "consumer_quota_entity", "cause").collect()
+    return tuple(row)
+
+
+def test_the_quota_of_a_lagging_group_is_named_in_its_cause(spark: SparkSession) -> None:
+    status, rate, entity, cause = quota_of(spark, [quota("clients/app-1", 1024)])
+    assert (status, rate, entity) == ("WARN", 1024.0, "clients/app-1")
+    assert cause.endswith("; a consumer quota of 1,024 B/s applies to its members (clients/app-1): "
+                          "the quota may be what holds it back")  # fmt: skip
+
+
+def test_kafka_quota_precedence_most_specific_entity_wins(spark: SparkSession) -> None:
+    # clients/app-1 overrides clients/<default> even when it is higher; users/<default>/... beats clients/...
+    assert quota_of(spark, [quota("clients/app-1", 5e6), quota("clients/<default>", 1000)])[1:3] == (
+        5e6, "clients/app-1",
+    )  # fmt: skip
+    assert quota_of(spark, [quota("clients/<default>", 1000)], client="other")[1:3] == (1000.0, "clients/<default>")
+    with_users = [
+        quota("clients/app-1", 10),
+        quota("users/<default>", 2000),
+        quota("users/<default>/clients/app-1", 3000),
+    ]
+    assert quota_of(spark, with_users)[1:3] == (3000.0, "users/<default>/clients/app-1")
+    # a user's own quota applies only to members authenticated as that user, unknown here; ips are not client quotas
+    assert quota_of(spark, [quota("users/alice", 5), quota("ips/10.0.0.1", 5, "connection_creation_rate")])[1] is None
+
+
+def test_only_the_latest_zookeeper_snapshot_counts(spark: SparkSession) -> None:
+    # the quota was removed in the newer snapshot z2 (which still has another entity)
+    removed = [quota("clients/app-1", 1024, snapshot="z1", minutes=5), quota("clients/x", 1, snapshot="z2")]
+    status, rate, _, cause = quota_of(spark, removed)
+    assert (status, rate) == ("WARN", None) and "quota" not in cause

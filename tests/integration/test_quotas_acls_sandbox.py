@@ -1,0 +1,174 @@
+"""Client quotas and ACLs in the snapshot, and a consumer quota told apart from a slow consumer in the lag
+findings (issue 16, point 8). Everything is set with Kafka's own tools (ConfigCommand, AclCommand from the
+sandbox's jars), read back by the ZooKeeper collector, and a real Java consumer is throttled by the broker."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
+import pytest
+from kafka import KafkaProducer
+from pyspark.sql import SparkSession
+
+from kafka_ops.analysis.runner import analyse
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors.registry import GROUP_DETECTORS
+from kafka_ops.groups_collector import KafkaTarget
+from kafka_ops.lake.store import Lake
+from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox.jars import ensure_jars
+from kafka_ops.sandbox.java_consumer import JavaConsumer
+from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshotting import groups_to_lake
+from tests.integration.java_groups import FAST, make_topics
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+SCRAM_PASSWORD = "scram-Pa55-never-in-the-lake"
+QUOTA = 2_000  # bytes/s: far below what the producer writes each step
+
+
+def kafka_tool(main_class: str, *args: str) -> str:
+    done = subprocess.run(
+        ["java", "-cp", f"{ensure_jars()}/*", main_class, *args],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{main_class} {args}: {done.stdout[-500:]} {done.stderr[-1500:]}"
+    return done.stdout
+
+
+def configs(sandbox: SandboxCluster, action: str, entity: list[str], config: str) -> None:
+    """`kafka-configs --alter --add-config|--delete-config CONFIG` on an entity (`--entity-type T --entity-name N`)."""
+    kafka_tool("kafka.admin.ConfigCommand", "--bootstrap-server", sandbox.bootstrap_servers, "--alter",
+               f"--{action}-config", config, *entity)  # fmt: skip
+
+
+def acls(sandbox: SandboxCluster, *args: str) -> None:
+    """`kafka-acls` writing the authorizer's znodes in the sandbox's chroot (Kafka's own format)."""
+    authorizer = ["--authorizer-properties", f"zookeeper.connect={sandbox.zookeeper_connect}"]
+    kafka_tool("kafka.admin.AclCommand", *authorizer, *args)
+
+
+@pytest.fixture
+def run_id() -> str:
+    return uuid.uuid4().hex[:6]
+
+
+@pytest.fixture
+def quotas_and_acls(healthy_sandbox: SandboxCluster, run_id: str) -> Iterator[dict[str, list[str]]]:
+    """Quotas on a client, a user's client and an IP, a SCRAM credential, three ACLs; all removed after."""
+    sandbox = healthy_sandbox
+    entities = {
+        "app": ["--entity-type", "clients", "--entity-name", f"q-{run_id}-app"],
+        "user_client": ["--entity-type", "users", "--entity-name", f"alice-{run_id}",
+                        "--entity-type", "clients", "--entity-name", "app 2*"],
+        "ip": ["--entity-type", "ips", "--entity-name", "127.0.0.9"],
+        "scram": ["--entity-type", "users", "--entity-name", f"bob-{run_id}"],
+    }  # fmt: skip
+    settings = {
+        "app": f"consumer_byte_rate={QUOTA},producer_byte_rate=1048576",
+        "user_client": "consumer_byte_rate=4096",
+        "ip": "connection_creation_rate=10",
+        "scram": f"SCRAM-SHA-256=[iterations=4096,password={SCRAM_PASSWORD}]",
+    }
+    acl_specs = [
+        ["--allow-principal", "User:alice", "--operation", "Read", "--topic", f"q-{run_id}-orders"],
+        ["--allow-principal", "User:bob", "--operation", "Write", "--topic", f"q-{run_id}-orders"],
+        ["--deny-principal", "User:eve", "--operation", "Write", "--topic", f"q-{run_id}-pay",
+         "--resource-pattern-type", "prefixed"],
+    ]  # fmt: skip
+    for name, entity in entities.items():
+        configs(sandbox, "add", entity, settings[name])
+    for spec in acl_specs:
+        acls(sandbox, "--add", *spec)
+    try:
+        yield entities
+    finally:
+        for spec in acl_specs:
+            acls(sandbox, "--remove", "--force", *spec)
+        deleted = {"app": "consumer_byte_rate,producer_byte_rate", "user_client": "consumer_byte_rate",
+                   "ip": "connection_creation_rate", "scram": "SCRAM-SHA-256"}  # fmt: skip
+        for name, entity in entities.items():
+            configs(sandbox, "delete", entity, deleted[name])
+
+
+def test_snapshot_reads_quotas_and_acl_counts_never_credentials(
+    healthy_sandbox: SandboxCluster, quotas_and_acls: dict[str, list[str]], run_id: str, tmp_path: Path
+) -> None:
+    sandbox = healthy_sandbox
+    snap = sandbox.wait_for(lambda s: any(q.user == f"bob-{run_id}" for q in s.quotas), 30, "the SCRAM user")
+    lake = Lake(tmp_path / "lake")
+    lake.publish(snapshot_batch(snap))
+
+    quotas = {(r["entity_path"], r["quota_key"]): r for r in lake.read("quotas", "sandbox").to_pylist()}
+    app = quotas[(f"clients/q-{run_id}-app", "consumer_byte_rate")]
+    assert (app["client_id"], app["user"], app["quota_value"]) == (f"q-{run_id}-app", None, QUOTA)
+    assert quotas[(f"clients/q-{run_id}-app", "producer_byte_rate")]["quota_value"] == 1048576
+    user_client = quotas[(f"users/alice-{run_id}/clients/app%202%2A", "consumer_byte_rate")]
+    assert (user_client["user"], user_client["client_id"]) == (f"alice-{run_id}", "app 2*")  # desanitized
+    assert quotas[("ips/127.0.0.9", "connection_creation_rate")]["ip"] == "127.0.0.9"
+    assert not any(path.startswith(f"users/bob-{run_id}") for path, _ in quotas), "a SCRAM user is no quota"
+
+    counted = {(r["resource_type"], r["pattern_type"], r["resource_name"]): r for r in lake.read("acls").to_pylist()}
+    orders = counted[("Topic", "LITERAL", f"q-{run_id}-orders")]
+    assert (orders["allow_count"], orders["deny_count"], orders["principal_count"]) == (2, 0, 2)
+    assert counted[("Topic", "PREFIXED", f"q-{run_id}-pay")]["deny_count"] == 1
+    assert lake.read("features").to_pylist()[0]["status"] == 1
+
+    # the credential itself never reaches the lake: no file holds its salt, keys or password
+    scram = [q for q in snap.quotas if q.user == f"bob-{run_id}"]
+    assert scram and scram[0].scram_mechanisms == ("SCRAM-SHA-256",)
+    stored = b"".join(p.read_bytes() for p in Path(lake.root).rglob("*") if p.is_file())
+    for secret in (b"salt=", b"stored_key", b"server_key", SCRAM_PASSWORD.encode()):
+        assert secret not in stored
+
+
+def test_a_consumer_quota_is_told_apart_from_a_slow_consumer(
+    healthy_sandbox: SandboxCluster,
+    quotas_and_acls: dict[str, list[str]],
+    run_id: str,
+    spark: SparkSession,
+    tmp_path: Path,
+) -> None:
+    """Two groups fall behind the same producer: one because the broker throttles its client id (a consumer
+    quota), one because its own code is slow. The lag findings name the quota for the first only."""
+    sandbox = healthy_sandbox
+    topic = f"q-{run_id}-load"
+    make_topics(sandbox, {topic: 1})
+    lake = Lake(tmp_path / "lake")
+    lake.publish(snapshot_batch(sandbox.snapshot()))  # the quotas, as the snapshot DAG records them
+    target = KafkaTarget(sandbox.bootstrap_servers, FAST)
+    producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, linger_ms=5)
+    with ExitStack() as stack:
+        stack.callback(producer.close)
+        consumers = {
+            role: stack.enter_context(
+                JavaConsumer(sandbox.bootstrap_servers, f"q-{run_id}-{role}", [topic], "range",
+                             client_id=client, rate=rate, log_dir=tmp_path)
+            )
+            for role, client, rate in (("throttled", f"q-{run_id}-app", 0.0), ("slow", f"q-{run_id}-slow", 40.0))
+        }  # fmt: skip
+        for c in consumers.values():
+            c.wait_until(lambda c: bool(c.assignment), 60, "its partition")
+        for _ in range(6):
+            for _ in range(300):
+                producer.send(topic, b"x" * 200)
+            producer.flush(30)
+            time.sleep(2)
+            groups_to_lake("sandbox", target, lake, include=f"q-{run_id}-.*")
+
+    analyse(spark, lake.root, "sandbox", list(GROUP_DETECTORS.values()), Thresholds())
+    latest = lake.latest_snapshot_id("sandbox", "group_snapshots")
+    rows = {r["group_id"]: r for r in lake.read("lag_status_groups", "sandbox", [latest]).to_pylist()}
+    throttled, slow = rows[f"q-{run_id}-throttled"], rows[f"q-{run_id}-slow"]
+    assert throttled["status"] != "OK" and slow["status"] != "OK", (throttled, slow)
+    assert (throttled["consumer_quota_bytes_per_s"], throttled["consumer_quota_entity"]) == (
+        QUOTA, f"clients/q-{run_id}-app",
+    )  # fmt: skip
+    assert f"a consumer quota of 2,000 B/s applies to its members (clients/q-{run_id}-app)" in throttled["cause"]
+    assert slow["consumer_quota_bytes_per_s"] is None and "quota" not in slow["cause"]
