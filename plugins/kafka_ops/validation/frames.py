@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -29,17 +31,55 @@ def _ints(values: Iterable[Any] | None) -> list[int]:
 # -- ZooKeeper snapshot -----------------------------------------------------------------------------
 
 
-def snapshot_partitions(partitions: pa.Table, brokers: pa.Table, reassignments: pa.Table) -> pd.DataFrame:
+@dataclass(frozen=True)
+class Departure:
+    """What earlier snapshots say about a broker that is not registered in this one but still in an
+    ISR under a live leader (built by `integrity`, which reads them).
+
+    Kafka's normal gap: the broker's ZooKeeper session expires (its `/brokers/ids/<id>` goes), and
+    only then does the controller shrink the ISRs that name it, partition by partition. A state znode
+    last written before the broker left (`state_mzxid` ≤ `last_seen_zxid`) while the broker has been
+    gone for less than the grace (`transient`) is that gap, not a stale znode."""
+
+    broker_id: int
+    last_seen: str | None
+    """The latest earlier snapshot in which it was registered (None: none within reach)."""
+    last_seen_zxid: int | None
+    """That snapshot's `zxid_start`: ZooKeeper had not seen the broker leave by then."""
+    gone_since: datetime
+    """Capture time of the first snapshot after `last_seen` without it."""
+    transient: bool
+    """Gone for less than the grace: the controller may not have processed its departure yet."""
+    note: str
+    """Why it is not transient, or what to wait for: the refusal's advice."""
+
+    def explains(self, state_mzxid: int | None) -> bool:
+        """The controller has not rewritten this state since the broker was last seen registered."""
+        return (
+            self.transient
+            and self.last_seen_zxid is not None
+            and state_mzxid is not None
+            and state_mzxid <= self.last_seen_zxid
+        )
+
+
+def snapshot_partitions(
+    partitions: pa.Table, brokers: pa.Table, reassignments: pa.Table, departed: Mapping[int, Departure] | None = None
+) -> pd.DataFrame:
     """One row per partition of the snapshot: topic, partition, leader, replicas, isr, has_state and
     the `SNAPSHOT_PARTITIONS` check columns.
 
     Partitions without a state znode (`has_state` false) have no leader or ISR to judge: only their
-    replica list is checked (their missing state is a collection issue, counted elsewhere).
+    replica list is checked (their missing state is a collection issue, counted elsewhere). A broker
+    in `departed` whose departure explains a partition's ISR (`Departure.explains`) is not held
+    against it (`replicas_registered_or_reported`).
     """
     registered = {int(b) for b in brokers.column("broker_id").to_pylist()}
+    gone = departed or {}
     rows = partitions.select(
-        ["topic", "partition", "replicas", "adding_replicas", "removing_replicas", "has_state", "leader", "isr"]
-    ).to_pylist()
+        ["topic", "partition", "replicas", "adding_replicas", "removing_replicas", "has_state", "leader", "isr",
+         "state_mzxid"]
+    ).to_pylist()  # fmt: skip
     moving = {r["topic"] for r in reassignments.select(["topic"]).to_pylist()}
     moving |= {r["topic"] for r in rows if r["adding_replicas"] or r["removing_replicas"]}
     rf_rule = _replication_factor_rule(rows, moving)
@@ -60,7 +100,13 @@ def snapshot_partitions(partitions: pa.Table, brokers: pa.Table, reassignments: 
                 s.NO_DUPLICATE_REPLICAS.name: _no_duplicates(replicas, isr),
                 s.ONE_REPLICATION_FACTOR_PER_TOPIC.name: rf_rule(r["topic"], len(replicas)),
                 s.REPLICAS_REGISTERED_OR_REPORTED.name: _registered_or_reported(
-                    replicas, isr, leader, registered, has_state=bool(r["has_state"])
+                    replicas,
+                    isr,
+                    leader,
+                    registered,
+                    has_state=bool(r["has_state"]),
+                    departed=gone,
+                    state_mzxid=r["state_mzxid"],
                 ),
             }
         )
@@ -112,18 +158,42 @@ def _replication_factor_rule(rows: Sequence[Mapping[str, Any]], moving: set[str]
     return rule
 
 
+def hidden_brokers(
+    replicas: Sequence[int], isr: Sequence[int], leader: int | None, registered: set[int], *, has_state: bool
+) -> list[int]:
+    """Replicas counted in sync under a live leader although not registered."""
+    if not has_state or leader is None or leader == -1 or leader not in registered:
+        return []  # no state, or offline: the detectors report the partition either way
+    return sorted({r for r in replicas if r not in registered and r in isr})
+
+
 def _registered_or_reported(
-    replicas: list[int], isr: list[int], leader: int | None, registered: set[int], *, has_state: bool
+    replicas: list[int],
+    isr: list[int],
+    leader: int | None,
+    registered: set[int],
+    *,
+    has_state: bool,
+    departed: Mapping[int, Departure],
+    state_mzxid: int | None,
 ) -> str:
     invalid = sorted({r for r in replicas if r < 0})
     if invalid:
         return f"replica id {_join(invalid)} is not a broker id (replicas {replicas})"
-    if not has_state or leader is None or leader == -1 or leader not in registered:
-        return OK  # no state, or offline: the detectors report the partition either way
-    hidden = sorted({r for r in replicas if r not in registered and r in isr})
-    if not hidden:
-        return OK
-    return f"broker {_join(hidden)} is not registered, yet in the ISR {isr} under live leader {leader}"
+    hidden = hidden_brokers(replicas, isr, leader, registered, has_state=has_state)
+    unexplained = [b for b in hidden if b not in departed or not departed[b].explains(state_mzxid)]
+    if not unexplained:
+        return OK  # none, or the controller has not yet shrunk the ISR of a broker that just left
+    problem = f"broker {_join(unexplained)} is not registered, yet in the ISR {isr} under live leader {leader}"
+    first = departed.get(unexplained[0])
+    if first is None:
+        return problem
+    if first.transient and first.last_seen_zxid is not None:
+        return (
+            f"{problem}; its state was written after broker {first.broker_id} was last seen registered "
+            f"(snapshot {first.last_seen}): a stale or hand-written state znode, not the controller's lag"
+        )
+    return f"{problem}; {first.note}"
 
 
 def snapshot_summary(

@@ -11,6 +11,16 @@ not a task failure); planners call `require_trusted`, and a caller that wants an
 passes `raise_on_failure=True`.
 
 Only summaries travel (`IntegrityResult.summary()` for XCom); the rows stay in the lake.
+
+A broker that has just died is not registered, yet still in ISRs under live leaders until the
+controller processes its departure (seconds; ZooKeeper session timeout first): Kafka's normal gap,
+not a stale znode. `replicas_registered_or_reported` tolerates it when earlier snapshots show the
+gap (see `frames.Departure`): the broker was registered in an earlier snapshot whose `zxid_start`
+is at or above the partition state's `mzxid` (the controller has not rewritten that state since
+the broker was alive), and it has been seen gone for at most `DEPARTED_BROKER_GRACE`. Still caught:
+a state written after the broker was last seen registered, a broker gone longer than the grace
+(the controller is not processing it: the refusal says to check the controller), and a first
+snapshot with no history (the refusal says to wait for the next snapshot).
 """
 
 from __future__ import annotations
@@ -19,8 +29,9 @@ import json
 import logging
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -33,14 +44,24 @@ from kafka_ops.lake.schema import (
     VALIDATION_COMMIT_TABLE,
 )
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.validation import frames
+from kafka_ops.validation import frames, plan_states
 from kafka_ops.validation import suites as s
-from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, previous_commit, read_batch_table
+from kafka_ops.validation.lake_batches import (
+    CommittedBatch,
+    days,
+    find_commit,
+    find_day_commits,
+    previous_commit,
+    read_batch_table,
+)
 from kafka_ops.validation.runner import CheckOutcome, SuiteOutcome, SuiteRun, docs_site, plain, run_suites
 
 log = logging.getLogger(__name__)
 
 Source = Literal["snapshots", "group_snapshots"]
+DEPARTED_BROKER_GRACE = timedelta(minutes=2)
+"""How long after the first snapshot without a broker the controller may still be shrinking the
+ISRs that name it (a few seconds on small clusters; tens on one with 100k partitions)."""
 DETAIL_ROWS = 20
 """Failing rows kept per expectation in `details` (the count is always exact)."""
 
@@ -153,11 +174,13 @@ def validate_snapshot(
     validated_at: datetime | None = None,
     raise_on_failure: bool = False,
     data_docs: bool = True,
+    departed_grace: timedelta = DEPARTED_BROKER_GRACE,
 ) -> IntegrityResult:
     """Validate the committed ZooKeeper snapshot `snapshot_id` and record the verdict.
 
     The controller epoch is compared with `previous_snapshot_id`'s, by default the snapshot committed
-    just before this one (none for the first). Raises `LakeError` when either snapshot is not
+    just before this one (none for the first). Brokers that left within `departed_grace` are looked
+    up in the earlier snapshots (module doc). Raises `LakeError` when either snapshot is not
     committed, and `SnapshotUntrusted` after recording a failure if `raise_on_failure`.
     """
     started = time.perf_counter()
@@ -170,7 +193,11 @@ def validate_snapshot(
     partitions = _table(lake, batch, "partitions")
     brokers = _table(lake, batch, "brokers")
     issues = _table(lake, batch, "collection_issues")
-    partition_frame = frames.snapshot_partitions(partitions, brokers, _table(lake, batch, "reassignments"))
+    departed = _departures(lake, batch, _hidden(partitions, brokers), departed_grace)
+    partition_frame = frames.snapshot_partitions(partitions, brokers, _table(lake, batch, "reassignments"), departed)
+    # mixed replication factors a cancelled or failed kafka-ops plan left are not corruption
+    left_by_plans = plan_states.left_by_plans(lake, cluster, partitions)
+    partition_frame = plan_states.excuse(partition_frame, left_by_plans)
     summary_frame = frames.snapshot_summary(batch.commit, previous, issues.num_rows)
     runs = [
         SuiteRun(s.SNAPSHOT_PARTITIONS, partition_frame, snapshot_id),
@@ -185,6 +212,11 @@ def validate_snapshot(
         "previous_controller_epoch": plain(summary_frame["previous_controller_epoch"].iloc[0]),
         "collection_issues": issues.num_rows,
         "collection_issue_examples": [f"{r['path']}: {r['problem']}" for r in issues.slice(0, 5).to_pylist()],
+        "left_by_plans": left_by_plans,
+        "departed_brokers_in_isr": {
+            str(b): {"last_seen": d.last_seen, "gone_since": d.gone_since.isoformat(), "transient": d.transient}
+            for b, d in sorted(departed.items())
+        },
     }
     return _finish(
         lake=lake, batch=batch, source="snapshots", runs=runs, limits=limits, observed=observed,
@@ -281,6 +313,77 @@ def _table(lake: Lake, batch: CommittedBatch, table: str) -> pa.Table:
             f"(dt={batch.dt}): the lake is damaged; re-collect the snapshot"
         )
     return data
+
+
+def _hidden(partitions: pa.Table, brokers: pa.Table) -> set[int]:
+    """Brokers counted in sync under a live leader although not registered, in any partition."""
+    registered = set(brokers.column("broker_id").to_pylist())
+    rows = partitions.select(["replicas", "isr", "leader", "has_state"]).to_pylist()
+    return {
+        b
+        for r in rows
+        for b in frames.hidden_brokers(
+            r["replicas"] or [], r["isr"] or [], r["leader"], registered, has_state=bool(r["has_state"])
+        )
+    }
+
+
+def _departures(lake: Lake, batch: CommittedBatch, hidden: set[int], grace: timedelta) -> dict[int, frames.Departure]:
+    """For each broker of `hidden`, the latest earlier snapshot of the same Kafka cluster that had it
+    registered, looked for while the snapshots without it are at most `grace` older than `batch`."""
+    now = batch.captured_at
+    gone_since = dict.fromkeys(hidden, now)
+    found: dict[int, frames.Departure] = {}
+    cluster_id = batch.commit.get("kafka_cluster_id")
+    for row, dt in _earlier_commits(lake, batch) if hidden else ():
+        if cluster_id and row.get("kafka_cluster_id") and row["kafka_cluster_id"] != cluster_id:
+            break  # the chroot was recreated: an earlier cluster's brokers say nothing
+        earlier = CommittedBatch(batch.cluster, COMMIT_TABLE, str(row["snapshot_id"]), dt, row)
+        registered = set(_table(lake, earlier, "brokers").column("broker_id").to_pylist())
+        for b in sorted(hidden - set(found)):
+            if b in registered:
+                zxid = int(row["zxid_start"]) if row.get("zxid_start") else None  # 0: not recorded
+                note = (
+                    f"snapshot {row['snapshot_id']} last saw broker {b} registered but recorded no ZooKeeper "
+                    "position to compare this state with: wait for the next snapshot"
+                )
+                found[b] = frames.Departure(b, str(row["snapshot_id"]), zxid, gone_since[b], True, note)
+            else:
+                gone_since[b] = row["captured_at"]
+        if set(found) == hidden or row["captured_at"] < now - grace:
+            break
+    for b in sorted(hidden - set(found)):
+        if gone_since[b] < now:
+            gone_for = (now - gone_since[b]).total_seconds()
+            note = (
+                f"broker {b} has not been registered since {gone_since[b]:%Y-%m-%d %H:%M:%S} UTC ({gone_for:.0f} s, "
+                f"longer than the {grace.total_seconds():.0f} s the controller may take) and the controller has still "
+                "not removed it from this ISR: check the controller (its log, controller_health); snapshots are "
+                "trusted again once the ISR no longer names it"
+            )
+        else:
+            note = (
+                f"no earlier snapshot shows when broker {b} left: if it just died, the controller removes it "
+                "from the ISR within seconds: wait for the next snapshot"
+            )
+        found[b] = frames.Departure(b, None, None, gone_since[b], False, note)
+    return found
+
+
+def _earlier_commits(lake: Lake, batch: CommittedBatch) -> Iterator[tuple[dict[str, Any], str]]:
+    """The commit rows before `batch` in its log, newest first, with their day partition."""
+    key = (batch.captured_at, str(batch.commit["snapshot_id"]))
+    for dt in days(lake, batch.commit_table, batch.cluster):
+        if dt > batch.dt:
+            continue
+        day = find_day_commits(lake, batch.commit_table, batch.cluster, dt)
+        earlier = sorted(
+            (r for r in day if (r["captured_at"], r["snapshot_id"]) < key),
+            key=lambda r: (r["captured_at"], r["snapshot_id"]),
+            reverse=True,
+        )
+        for row in earlier:
+            yield row, dt
 
 
 def _unregistered(partition_frame: Any, brokers: pa.Table) -> dict[str, int]:

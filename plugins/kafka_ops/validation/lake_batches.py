@@ -77,12 +77,18 @@ def previous_commit(lake: Lake, commit_table: str, batch: CommittedBatch) -> dic
     for dt in days(lake, commit_table, batch.cluster):
         if dt > batch.dt:
             continue
-        directory = f"{lake.base}/{commit_table}/cluster={batch.cluster}/dt={dt}"
-        rows = ds.dataset(directory, filesystem=lake.fs, format="parquet", schema=TABLES.get(commit_table))
-        earlier = [r for r in rows.to_table().to_pylist() if (r["captured_at"], r["snapshot_id"]) < key]
+        rows = find_day_commits(lake, commit_table, batch.cluster, dt)
+        earlier = [r for r in rows if (r["captured_at"], r["snapshot_id"]) < key]
         if earlier:
             return max(earlier, key=lambda r: (r["captured_at"], r["snapshot_id"]))
     return None
+
+
+def find_day_commits(lake: Lake, commit_table: str, cluster: str, dt: str) -> list[dict[str, object]]:
+    """Every commit row of `commit_table` for `cluster` on day `dt`, unordered."""
+    directory = f"{lake.base}/{commit_table}/cluster={cluster}/dt={dt}"
+    rows = ds.dataset(directory, filesystem=lake.fs, format="parquet", schema=TABLES.get(commit_table))
+    return rows.to_table().to_pylist()
 
 
 def _read_file(lake: Lake, table: str, path: str) -> pa.Table:

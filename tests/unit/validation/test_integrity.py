@@ -31,7 +31,7 @@ from kafka_ops.validation.integrity import (
     validate_snapshot,
     validation_of,
 )
-from tests.unit.snapshots import AT, group_snapshot, small_snapshot, state
+from tests.unit.snapshots import AT, broker, group_snapshot, small_snapshot, stat, state
 from tests.unit.validation.docs import table_rows
 
 LATER = AT + timedelta(minutes=5)
@@ -117,7 +117,9 @@ CASES: list[tuple[Callable[[ClusterSnapshot], None], str, list[str]]] = [
     (mixed_replication_factor, "one_replication_factor_per_topic",
      ["2 replicas, while 2 of the 3 partitions of orders have 3 (no reassignment in flight)", "1", "orders", "1"]),
     (unregistered_broker_in_sync, "replicas_registered_or_reported",
-     ["broker 3 is not registered, yet in the ISR [1, 2, 3] under live leader 1", "1", "orders", "0"]),
+     ["broker 3 is not registered, yet in the ISR [1, 2, 3] under live leader 1; no earlier snapshot shows when "
+      "broker 3 left: if it just died, the controller removes it from the ISR within seconds: wait for the next "
+      "snapshot", "1", "orders", "0"]),
     (negative_replica_id, "replicas_registered_or_reported",
      ["replica id -1 is not a broker id (replicas [1, -1])", "1", "neg", "0"]),
 ]  # fmt: skip
@@ -334,3 +336,63 @@ def test_data_docs_index_the_validations_and_forget_them_after_a_few_days(lake: 
     assert not Path(first.pages["zookeeper_snapshot_partitions"]).exists()  # older than DocsSite.keep_days
     assert "validations/zookeeper_snapshot_partitions/s1/" not in index
     assert Path(second.pages["zookeeper_snapshot_partitions"]).is_file()
+
+
+# -- a broker that just died: the controller has not shrunk its ISRs yet ---------------------------
+
+
+def dying(snapshot_id: str, at_minutes: float, *, registered: bool, state_zxid: int = 10) -> ClusterSnapshot:
+    """small_snapshot at AT + `at_minutes`, ZooKeeper position 100 × minutes + 100, with broker 3
+    registered or not, and orders-0's state (last written at `state_zxid`) still counting 3 in sync."""
+    snap = small_snapshot(snapshot_id)
+    snap.captured_at = AT + timedelta(minutes=at_minutes)
+    snap.zxid_start = snap.zxid_end = int(100 * at_minutes) + 100
+    if registered:
+        snap.brokers[3] = broker(3, "rack-c")
+    snap.partition_states[("orders", 0)] = replace(state("orders", 0, 1, (1, 2, 3)), stat=stat(0, state_zxid))
+    return snap
+
+
+def test_the_isr_of_a_broker_that_just_left_is_kafkas_gap_not_a_stale_znode(lake: Lake) -> None:
+    publish(lake, dying("alive", 0, registered=True))
+    publish(lake, dying("gone", 0.1, registered=False))  # its state written (zxid 10) while 3 was registered
+    result = validate_snapshot(lake, "c1", "gone")
+    assert result.trusted, result.message()
+    assert result.observed["departed_brokers_in_isr"]["3"]["last_seen"] == "alive"
+    assert result.observed["departed_brokers_in_isr"]["3"]["transient"] is True
+
+
+@pytest.mark.parametrize(
+    ("history", "advice"),
+    [
+        # the state was rewritten after the broker was last seen registered (zxid 150 > 100): not the gap
+        (
+            [("alive", 0, True, 10), ("gone", 0.1, False, 150)],
+            "its state was written after broker 3 was last seen registered (snapshot alive): a stale or "
+            "hand-written state znode, not the controller's lag",
+        ),
+        # seen gone for 3 minutes and the controller has still not shrunk the ISR: not the gap any more
+        (
+            [("alive", 0, True, 10), ("gone", 1, False, 10), ("still", 4, False, 10)],
+            "broker 3 has not been registered since 2026-11-21 06:01:00 UTC (180 s, longer than the 120 s the "
+            "controller may take) and the controller has still not removed it from this ISR: check the controller "
+            "(its log, controller_health); snapshots are trusted again once the ISR no longer names it",
+        ),
+    ],
+    ids=["state-newer-than-last-sighting", "gone-longer-than-grace"],
+)
+def test_a_stale_isr_is_still_caught_and_the_refusal_says_what_to_wait_for(
+    lake: Lake, history: list[tuple[str, float, bool, int]], advice: str
+) -> None:
+    for snapshot_id, minutes, registered, zxid in history:
+        publish(lake, dying(snapshot_id, minutes, registered=registered, state_zxid=zxid))
+    result = validate_snapshot(lake, "c1", history[-1][0])
+    assert result.failed == ("replicas_registered_or_reported",)
+    (failure,) = result.failures
+    assert failure.rows == (
+        {
+            "topic": "orders",
+            "partition": 0,
+            "problem": f"broker 3 is not registered, yet in the ISR [1, 2, 3] under live leader 1; {advice}",
+        },
+    )
