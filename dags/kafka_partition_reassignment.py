@@ -23,6 +23,10 @@ throttled. Three actions:
   put and new ones go to other racks first.
 * **Decommission brokers**: move every replica off the brokers in *Brokers* (e.g. `[3]`).
 * **Replica balance**: even out replicas per broker and rack; brokers in *Brokers* are drained.
+* **Roll back** / **Finish** a plan that was cancelled or failed half way (fill *Plan to roll back or
+  finish* with its plan id): from a fresh snapshot, the moves that put its moved partitions back to
+  the plan's base, or its partitions still at the base on to the plan's target. Reviewed and
+  executed like any plan (the new plan has its own plan id).
 
 **How to use it: dry run, review, execute.** Nothing is written to a cluster unless you ask for it
 with a plan you reviewed.
@@ -56,8 +60,8 @@ its throttles. `execute` is never retried automatically: trigger it again with t
 resume (batches already done are not applied twice).
 
 **Stopping it.** DAG `kafka_remediation_cancel` with the plan id cancels the moves in flight, stops
-a running `execute` before its next write and removes the throttles; completed batches stay
-(`rollback.json` puts them back).
+a running `execute` before its next write and removes the throttles; completed batches stay: roll
+them back (or finish the plan) with the **Roll back** / **Finish** actions here.
 """
 
 

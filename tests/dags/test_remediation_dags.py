@@ -30,11 +30,13 @@ from kafka_ops.remediation import (
     ExecutionOptions,
     Progress,
     Step,
+    cancel,
     execute,
     load_plan,
     read_audit,
     save_plan,
 )
+from kafka_ops.remediation import executor as executor_module
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.remediation.store import write_progress
 from kafka_ops.sandbox import SandboxCluster
@@ -426,4 +428,56 @@ def test_cancel_dag_clears_the_throttles_a_finished_plan_left(
     finally:
         admin.delete_configs({}, {b: BROKER_THROTTLES for b in move.target})
         admin.close()
+    delete_topic(sandbox, topic)
+
+
+def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
+    configure: Configure, dag_bag: DagBag, dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An RF 1 → 2 plan cancelled once batch 0 is applied (the cancel forced in as batch 1 starts)
+    leaves the topic with two replication factors. The reassignment DAG still plans (the fresh
+    snapshot is trusted: validation names the plan instead of failing), action rollback with
+    source_plan_id reviews the moves back by dry run, and executing that plan by id restores the
+    assignment."""
+    sandbox = dag_sandbox
+    topic = "re_dag_half"
+    create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3], 3: [1]})
+    lake_root = configure()
+    before = sandbox.snapshot().topics[topic].partitions
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    zookeeper = ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5)
+    admin = AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
+    config = ClusterConfig(CLUSTER, writes_enabled=True)
+    real_decide = executor_module.decide
+
+    def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
+        if step.index == 1:
+            cancel(plan.plan_id, lake=Lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
+                   actor="pytest-cancel", poll_s=0.3)  # fmt: skip
+        return real_decide(plan_id, step, *args)
+
+    monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
+    try:
+        with pytest.raises(PlanCancelled):
+            execute(plan, lake=Lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
+                    actor="pytest-executor", trusted=lambda lake, cluster, snapshot_id: None,
+                    options=ExecutionOptions(poll_s=0.3, controller_quiet_s=0, batch_max_partitions=2))  # fmt: skip
+    finally:
+        admin.close()
+    monkeypatch.setattr(executor_module, "decide", real_decide)
+    half = sandbox.snapshot().topics[topic].partitions
+    assert sorted(len(r) for r in half.values()) == [1, 1, 2, 2], half
+    form = {"action": "rollback", "topics": [], "replication_factor": None}
+
+    planned = trigger(dag_bag, REASSIGNMENT, **form, source_plan_id=plan.plan_id)
+
+    assert states(planned) == {"validate_params": "success", "plan": "success", "execute": "skipped"}
+    summary = xcom(planned, "plan")
+    assert (summary["kind"], summary["partitions"], summary["skipped"]) == ("rollback", 2, 0)
+    assert sandbox.snapshot().topics[topic].partitions == half, "a dry run wrote to the cluster"
+
+    executed = trigger(dag_bag, REASSIGNMENT, **form, dry_run=False, plan_id=summary["plan_id"])
+
+    assert states(executed) == {"validate_params": "success", "plan": "skipped", "execute": "success"}
+    assert sandbox.snapshot().topics[topic].partitions == before
     delete_topic(sandbox, topic)

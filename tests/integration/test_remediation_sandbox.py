@@ -34,6 +34,7 @@ from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.model import ClusterSnapshot
 from kafka_ops.planning import Plan, plan_decommission, plan_preferred_election, plan_replication_factor
+from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.remediation import (
     AdminApiBackend,
     Backend,
@@ -53,6 +54,7 @@ from kafka_ops.remediation import executor as executor_module
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.validation.integrity import validate_snapshot
 from kafka_ops.zk_collector import ZooKeeperTarget
 from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
@@ -747,3 +749,55 @@ def test_cancel_reports_batches_completed_after_the_executor_died(
     assert report.not_started == sorted(f"{topic}-{p}" for p in targets if f"{topic}-{p}" not in done)
     assert "no partition" not in report.note and "rollback.json" in report.note and done[0] in report.note
     assert report.throttles_removed and throttle_configs(sandbox, [topic]) == {}
+
+
+def test_a_plan_cancelled_half_way_is_trusted_then_rolled_back(
+    sandbox_ready: SandboxCluster, lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue: after a cancel mid-plan, nothing could be planned. An RF 1 → 2 plan is cancelled once
+    batch 0 is applied (the cancel forced in as batch 1 starts): the topic has two replication
+    factors. The next snapshot is still trusted: integrity validation names the plan and the way
+    out instead of failing one_replication_factor_per_topic; the rollback plan (made from the live
+    snapshot and the stored plan) puts batch 0 back, and the topic has one factor again."""
+    sandbox = sandbox_ready
+    topic = "re_half_cancelled"
+    create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3], 3: [1]})
+    before = sandbox.snapshot().topics[topic].partitions
+    plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
+    real_decide = executor_module.decide
+
+    def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
+        if step.index == 1:
+            backend = backend_of(sandbox, "admin_api")
+            try:
+                cancel(plan.plan_id, lake=lake, cluster_config=settings("admin_api"), backend=backend,
+                       zookeeper=zk_target(sandbox), actor="pytest-cancel", poll_s=0.3)  # fmt: skip
+            finally:
+                backend.close()
+        return real_decide(plan_id, step, *args)
+
+    monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
+    with pytest.raises(PlanCancelled):
+        run(sandbox, plan, lake, "admin_api", replace(FAST, batch_max_partitions=2))
+    monkeypatch.setattr(executor_module, "decide", real_decide)
+    snap = sandbox.snapshot()
+    factors = {p: len(r) for p, r in snap.topics[topic].partitions.items()}
+    assert sorted(factors.values()) == [1, 1, 2, 2], factors
+
+    lake.publish(snapshot_batch(snap))
+    validation = validate_snapshot(lake, CLUSTER, snap.snapshot_id, data_docs=False)
+    assert validation.trusted, validation.message()
+    note = validation.observed["left_by_plans"][topic]
+    assert f"left by plan {plan.plan_id} (cancelled)" in note and f"source_plan_id {plan.plan_id}" in note
+
+    rollback = plan_rollback(snap, load_plan(lake, CLUSTER, plan.plan_id))
+    assert rollback.kind == "rollback" and rollback.request == {"plan_id": plan.plan_id}
+    assert sorted((m.partition, m.target) for m in rollback.reassignments) == sorted(
+        (p, before[p]) for p, f in factors.items() if f == 2
+    )
+    assert run(sandbox, rollback, lake, "admin_api").status == "done"
+    after = sandbox.snapshot()
+    assert after.topics[topic].partitions == before
+    lake.publish(snapshot_batch(after))
+    again = validate_snapshot(lake, CLUSTER, after.snapshot_id, data_docs=False)
+    assert again.trusted and topic not in again.observed["left_by_plans"]

@@ -37,7 +37,15 @@ from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, shown
 from kafka_ops.settings import ClusterConfig, Settings
 
-Action = Literal["preferred_election", "leader_reorder", "replication_factor", "decommission", "replica_balance"]
+Action = Literal[
+    "preferred_election",
+    "leader_reorder",
+    "replication_factor",
+    "decommission",
+    "replica_balance",
+    "rollback",
+    "finish",
+]
 ACTIONS: tuple[str, ...] = get_args(Action)
 ACTION_LABELS: dict[str, str] = {
     "preferred_election": "Preferred-leader election: give leadership back to each partition's first replica",
@@ -47,9 +55,12 @@ ACTION_LABELS: dict[str, str] = {
     "decommission": "Decommission brokers: move every replica off the chosen brokers",
     "replica_balance": "Replica balance: even out replicas per broker with the fewest moves (optionally "
     "draining the chosen brokers)",
+    "rollback": "Roll back a cancelled or failed plan: put its moved partitions back to the plan's base",
+    "finish": "Finish a cancelled or failed plan: move its partitions still at the base to the plan's target",
 }
 TOPIC_ACTIONS = frozenset({"preferred_election", "leader_reorder", "replication_factor"})
 BROKER_ACTIONS = frozenset({"decommission", "replica_balance"})
+SOURCE_PLAN_ACTIONS = frozenset({"rollback", "finish"})
 
 MIN_THROTTLE = 1_000_000
 MAX_THROTTLE = INT64_MAX  # Kafka's throttled rate is a long
@@ -90,6 +101,7 @@ class Form:
     throttle: bool
     brokers: bool
     replication_factor: bool
+    source_plan: bool = False
 
     @property
     def fields(self) -> frozenset[str]:
@@ -97,6 +109,8 @@ class Form:
         for name in ("brokers", "replication_factor"):
             if getattr(self, name):
                 names.add(name)
+        if self.source_plan:
+            names.add("source_plan_id")
         if self.throttle:
             names.add("throttle_bytes_per_s")
         return frozenset(names)
@@ -140,6 +154,13 @@ class Form:
                 description="replication_factor only: the new number of replicas of every partition of the "
                 "topics (at most the number of live brokers).",
             )  # fmt: skip
+        if self.source_plan:
+            out["source_plan_id"] = Param(
+                "", type=["string", "null"], title="Plan to roll back or finish", section=WHAT,
+                description="rollback / finish only: the plan_id of a plan that was cancelled or failed half "
+                "way (16 hex digits). The dry run plans, from a fresh snapshot, the moves that put its partitions "
+                "back to its base (rollback) or on to its target (finish).",
+            )  # fmt: skip
         if self.throttle:
             out["throttle_bytes_per_s"] = Param(
                 DEFAULT_THROTTLE, type=["null", "integer"], minimum=MIN_THROTTLE, maximum=MAX_THROTTLE, section=PACE,
@@ -182,7 +203,7 @@ ELECTION_FORM = Form(
 )
 REASSIGNMENT_FORM = Form(
     dag_id="kafka_partition_reassignment",
-    actions=("replication_factor", "decommission", "replica_balance"),
+    actions=("replication_factor", "decommission", "replica_balance", "rollback", "finish"),
     batch_size=10,
     batch_help="At most this many partitions are reassigned at once; the next batch starts when every "
     "replica of the previous one is in sync.",
@@ -191,6 +212,7 @@ REASSIGNMENT_FORM = Form(
     throttle=True,
     brokers=True,
     replication_factor=True,
+    source_plan=True,
 )
 FORMS = {f.dag_id: f for f in (ELECTION_FORM, REASSIGNMENT_FORM)}
 
@@ -212,6 +234,8 @@ class RemediationRequest:
     throttle_bytes_per_s: int | None = DEFAULT_THROTTLE
     batch_size: int = 10
     form: str = field(default="", compare=False)
+    source_plan_id: str | None = None
+    """rollback / finish: the half-applied plan to roll back or finish."""
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for XCom and logs."""
@@ -226,6 +250,7 @@ class RemediationRequest:
             "replication_factor": self.replication_factor,
             "throttle_bytes_per_s": self.throttle_bytes_per_s,
             "batch_size": self.batch_size,
+            "source_plan_id": self.source_plan_id,
         }
 
 
@@ -249,6 +274,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     default_batch = form.batch_size if form is not None else 10
     batch_size = _positive("batch_size", params.get("batch_size", default_batch), MAX_BATCH_SIZE)
     plan_id = _plan_id(params.get("plan_id"), dry_run)
+    source = _source_plan_id(params.get("source_plan_id"), action, required=dry_run)
     request = RemediationRequest(
         cluster=cluster,
         lake_root=settings.lake_root,
@@ -262,9 +288,12 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
         throttle_bytes_per_s=throttle,
         batch_size=batch_size,
         form=form.dag_id if form is not None else "",
+        source_plan_id=source,
     )
     if plan_id is not None:
         _check_stored_plan(request, plan_id)
+    elif source is not None:
+        _check_source_plan(request, source)
     return request
 
 
@@ -420,6 +449,36 @@ def _plan_id(value: object, dry_run: bool) -> str | None:
     return plan_id
 
 
+def _source_plan_id(value: object, action: str, *, required: bool) -> str | None:
+    if action not in SOURCE_PLAN_ACTIONS:
+        if not _unset(value):
+            raise ParamError("source_plan_id", f"is only used by actions rollback and finish, not {action}: clear it")
+        return None
+    if _unset(value):
+        if required:
+            raise ParamError("source_plan_id", f"required for action {action}: the plan_id of the plan to {action}")
+        return None
+    try:
+        return plan_id_param(value)
+    except ParamError as e:
+        raise ParamError("source_plan_id", e.problem) from None
+
+
+def _check_source_plan(request: RemediationRequest, source: str) -> None:
+    """A rollback / finish dry run names a stored reassignment plan of this cluster."""
+    from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only, never at DAG parse time
+    from kafka_ops.remediation.store import load_plan  # noqa: PLC0415
+
+    try:
+        plan = load_plan(Lake(request.lake_root), request.cluster.name, source)
+    except KafkaOpsError as e:
+        raise ParamError(
+            "source_plan_id", f"no stored plan {source} for cluster {request.cluster.name!r} ({e})"
+        ) from None
+    if not plan.reassignments:
+        raise ParamError("source_plan_id", f"plan {source} ({plan.kind}) moves no replica: nothing to {request.action}")
+
+
 def plan_id_param(value: object) -> str:
     """Param `plan_id`: a plan id as a dry run prints it."""
     if not isinstance(value, str) or not _PLAN_ID.match(value.strip()):
@@ -456,6 +515,8 @@ def _check_agrees(request: RemediationRequest, plan_id: str, planned: dict[str, 
         given.append(("brokers", list(request.brokers), planned.get(key)))
     if request.replication_factor is not None:
         given.append(("replication_factor", request.replication_factor, planned.get("replication_factor")))
+    if request.source_plan_id is not None:
+        given.append(("source_plan_id", request.source_plan_id, planned.get("plan_id")))
     for name, value, in_plan in given:
         if value != in_plan:
             raise ParamError(

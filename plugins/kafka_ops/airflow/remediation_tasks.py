@@ -42,6 +42,7 @@ from kafka_ops.planning import (
     plan_replica_balance,
     plan_replication_factor,
 )
+from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.remediation import (
     AuditLog,
     ExecutionOptions,
@@ -169,6 +170,9 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
             return plan_replication_factor(snapshot, topics, request.replication_factor)
         if request.action == "decommission":
             return plan_decommission(snapshot, request.brokers)
+        if request.action in ("rollback", "finish") and request.source_plan_id is not None:
+            source = load_plan(Lake(request.lake_root), request.cluster.name, request.source_plan_id)
+            return plan_rollback(snapshot, source, finish=request.action == "finish")
         return plan_replica_balance(snapshot, exclude_brokers=request.brokers)
     except PlanError as e:
         param = _PLANNER_FIELDS.get(e.field, e.field)

@@ -36,7 +36,15 @@ from kafka_ops.planning.view import NO_LEADER, ClusterView
 
 LEADER_THROTTLED = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED = "follower.replication.throttled.replicas"
-PlanKind = Literal["preferred_election", "replication_factor", "decommission", "replica_balance", "leader_reorder"]
+PlanKind = Literal[
+    "preferred_election",
+    "replication_factor",
+    "decommission",
+    "replica_balance",
+    "leader_reorder",
+    "rollback",
+    "finish",
+]
 PartitionSizes = Mapping[TopicPartition, int]
 
 

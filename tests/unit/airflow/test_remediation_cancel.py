@@ -10,7 +10,7 @@ from airflow.sdk.definitions.param import ParamsDict
 from airflow.sdk.exceptions import ParamValidationError
 
 from kafka_ops.airflow import remediation_cancel
-from kafka_ops.airflow.remediation_cancel import CancelRequest, parse_request, render_preview
+from kafka_ops.airflow.remediation_cancel import CancelRequest, parse_request, render_clear, render_preview
 from kafka_ops.airflow.remediation_params import ParamError
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_replication_factor
@@ -41,8 +41,10 @@ def test_the_form_requires_a_plan_id_and_bounds_the_wait() -> None:
         form.validate()  # no plan id: Airflow refuses to create the run
     good = "0123456789abcdef"
     form.update({"plan_id": good})
-    assert form.validate() == {"cluster": "default", "plan_id": good, "dry_run": True, "wait_seconds": 120}
-    for name, bad in [("plan_id", "not-a-plan"), ("wait_seconds", -1), ("wait_seconds", 3601)]:
+    assert form.validate() == {
+        "cluster": "default", "plan_id": good, "action": "cancel", "dry_run": True, "wait_seconds": 120
+    }  # fmt: skip
+    for name, bad in [("plan_id", "not-a-plan"), ("wait_seconds", -1), ("wait_seconds", 3601), ("action", "drop")]:
         form = ParamsDict(remediation_cancel.params())
         with pytest.raises(ParamValidationError, match=name):
             form.update({"plan_id": good, name: bad})
@@ -65,6 +67,7 @@ def test_a_valid_request(settings: Settings, plan_id: str) -> None:
         ({"wait_seconds": 1.5}, "Param 'wait_seconds': must be a whole number of seconds from 0 to 3600, got 1.5"),
         ({"wait_seconds": True}, "Param 'wait_seconds': must be a whole number"),
         ({"topics": ["t"]}, "Param 'topics': is not a Param of this DAG"),
+        ({"action": "drop"}, "Param 'action': must be one of ['cancel', 'clear_throttles'], got 'drop'"),
     ],
 )
 def test_invalid_params_are_named(settings: Settings, plan_id: str, overrides: dict[str, Any], message: str) -> None:
@@ -93,3 +96,14 @@ def test_the_preview_says_what_a_cancel_would_do() -> None:
     refused = render_preview({**summary, "would_refuse": "writes are disabled for cluster 'c1'"})
     assert "a cancel would be REFUSED: writes are disabled for cluster 'c1'" in refused
     assert "trigger again" not in refused
+
+
+def test_a_clear_throttles_request_and_its_preview(settings: Settings, plan_id: str) -> None:
+    request = parse_request(values(plan_id, action="clear_throttles"), settings)
+    assert (request.action, request.dry_run) == ("clear_throttles", True)
+    kept = {"broker 3": "throttled move(s) in flight through it: u-0"}
+    summary = {"plan_id": plan_id, "cluster": "c1", "status": "done", "brokers_cleared": [1, 2],
+               "topics_cleared": ["t"], "kept": kept}  # fmt: skip
+    text = render_clear(summary)
+    assert "would remove     broker rates on [1, 2], replica lists of ['t']" in text
+    assert "would keep       {'broker 3': 'throttled move(s) in flight through it: u-0'}" in text

@@ -76,7 +76,7 @@ def test_forms_render_as_usable_params(form: Form) -> None:
 
 def test_the_two_forms_split_the_actions() -> None:
     assert ELECTION_FORM.actions == ("preferred_election", "leader_reorder")
-    assert REASSIGNMENT_FORM.actions == ("replication_factor", "decommission", "replica_balance")
+    assert REASSIGNMENT_FORM.actions == ("replication_factor", "decommission", "replica_balance", "rollback", "finish")
     assert {"throttle_bytes_per_s", "brokers", "replication_factor"} <= REASSIGNMENT_FORM.fields
     assert not {"throttle_bytes_per_s", "brokers", "replication_factor"} & ELECTION_FORM.fields
     assert REASSIGNMENT_FORM.params()["throttle_bytes_per_s"].schema["minimum"] == 1_000_000
@@ -201,6 +201,15 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
     ("plan_id", {"dry_run": False, "plan_id": "0123456789abcdef"},
      "Param 'plan_id': no stored plan 0123456789abcdef for cluster 'c1'"),
     ("replication_fator", {"replication_fator": 2}, "Param 'replication_fator': is not a Param of this DAG"),
+    ("source_plan_id", {"source_plan_id": "0123456789abcdef"},
+     "Param 'source_plan_id': is only used by actions rollback and finish, not replication_factor: clear it"),
+    ("source_plan_id", {"action": "rollback", "topics": [], "replication_factor": None},
+     "Param 'source_plan_id': required for action rollback: the plan_id of the plan to rollback"),
+    ("source_plan_id", {"action": "finish", "topics": [], "replication_factor": None, "source_plan_id": "x"},
+     "Param 'source_plan_id': 'x' is not a plan id"),
+    ("source_plan_id", {"action": "rollback", "topics": [], "replication_factor": None,
+                        "source_plan_id": "0123456789abcdef"},
+     "Param 'source_plan_id': no stored plan 0123456789abcdef for cluster 'c1'"),
 ]  # fmt: skip
 
 
@@ -283,3 +292,13 @@ def test_an_execution_of_a_decommission_checks_its_brokers(settings: Settings, s
     assert parse_request({**base, "brokers": [3]}, settings, REASSIGNMENT_FORM).brokers == (3,)
     with pytest.raises(ParamError, match=r"^Param 'brokers': is \[2\], but plan \w+ was made for \[3\]"):
         parse_request({**base, "brokers": [2]}, settings, REASSIGNMENT_FORM)
+
+
+def test_a_rollback_names_the_plan_to_roll_back(settings: Settings, stored: dict[str, str]) -> None:
+    source = stored["replication_factor"]
+    params = dry_run(action="rollback", topics=[], replication_factor=None, source_plan_id=f" {source} ")
+    request = parse_request(params, settings, REASSIGNMENT_FORM)
+    assert (request.action, request.source_plan_id, request.topics) == ("rollback", source, ())
+    assert request.summary()["source_plan_id"] == source
+    assert parse_request({**params, "action": "finish"}, settings, REASSIGNMENT_FORM).source_plan_id == source
+    assert "source_plan_id" not in ELECTION_FORM.fields
