@@ -272,13 +272,19 @@ class SandboxCluster:
         return snap
 
     def _kafka_sees(self, expected: set[int]) -> bool:
-        """True when a running broker's metadata response lists exactly `expected`."""
+        """True when every running broker accepts a client and its metadata lists exactly `expected`
+        (each one is asked: a broker registered in ZooKeeper may not listen yet, and the first request a
+        test sends may go to that one)."""
+        return all(self._broker_sees(b, expected) for b in sorted(expected))
+
+    def _broker_sees(self, broker_id: int, expected: set[int]) -> bool:
         from kafka import KafkaAdminClient  # noqa: PLC0415 - only the sandbox needs a Kafka client
         from kafka.errors import KafkaError  # noqa: PLC0415
 
-        bootstrap = ",".join(f"127.0.0.1:{self.broker_ports[b]}" for b in sorted(expected))
         try:
-            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+            admin = KafkaAdminClient(
+                bootstrap_servers=f"127.0.0.1:{self.broker_ports[broker_id]}", request_timeout_ms=5000
+            )
         except KafkaError:
             return False
         try:
