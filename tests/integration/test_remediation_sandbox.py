@@ -539,6 +539,15 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
         run(sandbox, plan, lake, "admin_api")
 
 
+def delete_topic(sandbox: SandboxCluster, topic: str) -> None:
+    admin = admin_for(sandbox)
+    try:
+        admin.delete_topics([topic])
+    finally:
+        admin.close()
+    sandbox.wait_for(lambda s: topic not in s.topics and topic not in s.pending_topic_deletions, 60, f"{topic} deleted")
+
+
 def idle_throttle_findings(sandbox: SandboxCluster, spark: SparkSession, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """The `idle_throttles` findings of a fresh snapshot, by "<entity type> <name>"."""
     health = Lake(tmp_path / "health")
@@ -749,6 +758,7 @@ def test_cancel_reports_batches_completed_after_the_executor_died(
     assert report.not_started == sorted(f"{topic}-{p}" for p in targets if f"{topic}-{p}" not in done)
     assert "no partition" not in report.note and "rollback.json" in report.note and done[0] in report.note
     assert report.throttles_removed and throttle_configs(sandbox, [topic]) == {}
+    delete_topic(sandbox, topic)  # half applied: the session sandbox's later snapshots must stay trusted
 
 
 def test_a_plan_cancelled_half_way_is_trusted_then_rolled_back(
