@@ -25,10 +25,11 @@ def test_detectors_read_only_lake_tables() -> None:
 
 def test_group_detectors_read_only_group_tables() -> None:
     # their context is the latest group collection: ZooKeeper snapshots would not line up with it,
-    # except as the partition layout (replicas, racks) the assignor what-if assigns from
-    layout = {"brokers", "partitions"}
+    # except as the partition layout (replicas, racks) the assignor what-if assigns from, and the
+    # client quotas lag_status reads from the latest snapshot at or before the collection
+    borrowed = {"assignor_whatif": {"brokers", "partitions"}, "lag_status": {"quotas", "snapshots"}}
     for detector in GROUP_DETECTORS.values():
-        allowed = set(GROUP_TABLES) | (layout if detector.name == "assignor_whatif" else set())
+        allowed = set(GROUP_TABLES) | borrowed.get(detector.name, set())
         assert set(detector.tables) <= allowed, detector.name
         assert detector.source == GROUP_COMMIT_TABLE, detector.name
 
