@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 jars: $(STAMP)
-	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars; print('Kafka jars in', ensure_jars())"
+	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars as z, ensure_kafka4_jars as k; print('Kafka 3.9 jars in', z()); print('Kafka 4 jars in', k())"
 
 # headless Chromium renders the health report and drives the Airflow UI in the tests (Debian's package; root or sudo once)
 browser:

@@ -31,7 +31,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment
-from kafka_ops.sandbox import SandboxCluster  # noqa: E402
+from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +54,30 @@ def healthy_sandbox(sandbox: SandboxCluster) -> SandboxCluster:
             sandbox.start_broker(broker_id)
     sandbox.wait_healthy(180)
     return sandbox
+
+
+@pytest.fixture(scope="session")
+def kraft_sandbox() -> Iterator[KRaftSandbox]:
+    """3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c); started only by tests that use it, always torn down."""
+    cluster = KRaftSandbox()
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def healthy_kraft_sandbox(kraft_sandbox: KRaftSandbox) -> KRaftSandbox:
+    """The session KRaft sandbox with every controller and broker running and no partition under-replicated."""
+    for controller_id in kraft_sandbox.controller_ids():
+        if not kraft_sandbox.controller_running(controller_id):
+            kraft_sandbox.start_controller(controller_id)
+    for broker_id in kraft_sandbox.broker_ids():
+        if not kraft_sandbox.broker_running(broker_id):
+            kraft_sandbox.start_broker(broker_id)
+    kraft_sandbox.wait_healthy(180)
+    return kraft_sandbox
 
 
 @pytest.fixture

@@ -1,6 +1,17 @@
-"""The sandbox cluster: real ZooKeeper + Kafka 3.9 brokers on loopback, for demos and tests."""
+"""The sandbox clusters on loopback, for demos and tests: real ZooKeeper + Kafka 3.9 brokers
+(`SandboxCluster`), and real KRaft controllers + Kafka 4 brokers (`KRaftSandbox`)."""
 
 from kafka_ops.sandbox.cluster import SandboxCluster, attach
-from kafka_ops.sandbox.jars import ensure_jars, var_dir
+from kafka_ops.sandbox.jars import ensure_jars, ensure_kafka4_jars, var_dir
+from kafka_ops.sandbox.kraft import KRaftSandbox, QuorumState, attach_kraft
 
-__all__ = ["SandboxCluster", "attach", "ensure_jars", "var_dir"]
+__all__ = [
+    "KRaftSandbox",
+    "QuorumState",
+    "SandboxCluster",
+    "attach",
+    "attach_kraft",
+    "ensure_jars",
+    "ensure_kafka4_jars",
+    "var_dir",
+]

@@ -1,4 +1,9 @@
-"""Fetch the official Apache Kafka 3.9 jars from Maven Central, once, into a cache folder."""
+"""Fetch the official Apache Kafka jars from Maven Central, once, into a cache folder.
+
+Two sets, each from its own pom and in its own folder so neither changes the other: Kafka 3.9
+(`pom.xml`, `var/jars`) for the ZooKeeper sandbox and Kafka 4.x (`pom-kafka4.xml`,
+`var/jars-kafka4`) for the KRaft sandbox.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from kafka_ops.errors import SandboxError
 log = logging.getLogger(__name__)
 
 POM = Path(__file__).with_name("pom.xml")
+KAFKA4_POM = Path(__file__).with_name("pom-kafka4.xml")
 _MARKER = ".complete"
 
 
@@ -28,24 +34,33 @@ def var_dir() -> Path:
 
 
 def ensure_jars(cache: Path | None = None) -> Path:
-    """Return a folder holding Kafka's runtime jars, running Maven only on the first call."""
-    target = cache or var_dir() / "jars"
+    """Return a folder holding Kafka 3.9's runtime jars, running Maven only on the first call."""
+    return _ensure(POM, cache or var_dir() / "jars")
+
+
+def ensure_kafka4_jars(cache: Path | None = None) -> Path:
+    """Return a folder holding Kafka 4.x's runtime jars (the KRaft sandbox), Maven on the first call only."""
+    return _ensure(KAFKA4_POM, cache or var_dir() / "jars-kafka4")
+
+
+def _ensure(pom: Path, target: Path) -> Path:
     if (target / _MARKER).exists():
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
         raise SandboxError("Maven ('mvn') is not on PATH: it is needed once to fetch Kafka's jars")
     target.mkdir(parents=True, exist_ok=True)
-    log.info("fetching Kafka jars with Maven into %s", target)
+    log.info("fetching Kafka jars (%s) with Maven into %s", pom.name, target)
     result = subprocess.run(
-        [mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies", f"-Djars.dir={target}"],
+        [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-Djars.dir={target}"],
         capture_output=True,
         text=True,
         check=False,
     )
     if result.returncode != 0:
         raise SandboxError(
-            f"Maven could not fetch Kafka's jars (exit {result.returncode}): {(result.stdout + result.stderr)[-2000:]}"
+            f"Maven could not fetch Kafka's jars from {pom.name} (exit {result.returncode}): "
+            f"{(result.stdout + result.stderr)[-2000:]}"
         )
     if not any(target.glob("kafka_2.13-*.jar")):
         raise SandboxError(f"Maven finished but no kafka_2.13 jar is in {target}")
