@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,10 +35,24 @@ def states(snap: ClusterSnapshot) -> dict[int, tuple[int, int]]:
     }
 
 
+@pytest.fixture
+def deleted_after(healthy_sandbox: SandboxCluster) -> Iterator[SandboxCluster]:
+    """The topic is left with mixed replication factors (the grown partition): it goes after the test, so the
+    session sandbox's later snapshots stay trusted."""
+    yield healthy_sandbox
+    admin = KafkaAdminClient(bootstrap_servers=healthy_sandbox.bootstrap_servers)
+    try:
+        if TOPIC in admin.list_topics():
+            admin.delete_topics([TOPIC])
+    finally:
+        admin.close()
+    healthy_sandbox.wait_for(lambda s: TOPIC not in s.topics, 120, f"{TOPIC} deleted")
+
+
 def test_reassignment_completed_between_snapshots_is_not_flapping(
-    healthy_sandbox: SandboxCluster, spark: SparkSession, tmp_path: Path
+    deleted_after: SandboxCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
-    sandbox, lake = healthy_sandbox, Lake(tmp_path / "lake")
+    sandbox, lake = deleted_after, Lake(tmp_path / "lake")
     admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers)
     try:
         admin.create_topics([NewTopic(TOPIC, replica_assignments=BEFORE)])
