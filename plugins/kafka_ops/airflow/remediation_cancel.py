@@ -192,10 +192,9 @@ def render_preview(summary: Mapping[str, Any]) -> str:
 
 def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
     """Cancel the plan (see the module docstring); returns the cancel report's summary."""
-    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415
-    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.airflow.remediation_tasks import cluster_writer  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
-    from kafka_ops.remediation import AuditLog, backend_for, read_progress  # noqa: PLC0415
+    from kafka_ops.remediation import AuditLog, read_progress  # noqa: PLC0415
     from kafka_ops.remediation import cancel as cancel_plan  # noqa: PLC0415
     from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
 
@@ -208,9 +207,7 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
             "refuse", "refused", detail=str(refusal)
         )
         raise refusal
-    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
-    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
-    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    zookeeper, backend = cluster_writer(config)
     try:
         report = cancel_plan(
             request.plan_id,
@@ -231,16 +228,12 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
 
 def clear_throttles(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
     """Remove (or, dry run, say which) throttles the plan left; the report's summary."""
-    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415
-    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.airflow.remediation_tasks import cluster_writer  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
-    from kafka_ops.remediation import backend_for  # noqa: PLC0415
     from kafka_ops.remediation import clear_throttles as clear_plan_throttles  # noqa: PLC0415
 
     config = request.cluster
-    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
-    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
-    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    zookeeper, backend = cluster_writer(config)
     try:
         report = clear_plan_throttles(
             request.plan_id,

@@ -45,6 +45,7 @@ from kafka_ops.planning import (
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.remediation import (
     AuditLog,
+    Backend,
     ExecutionOptions,
     backend_for,
     chunk_elections,
@@ -55,8 +56,9 @@ from kafka_ops.remediation import (
 )
 from kafka_ops.remediation import execute as execute_remediation
 from kafka_ops.remediation.preflight import check_offline_config
-from kafka_ops.settings import Settings, load_settings
+from kafka_ops.settings import ClusterConfig, Settings, load_settings
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
+from kafka_ops.zk_collector import ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 
@@ -214,9 +216,7 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     except RemediationRefused as e:
         AuditLog(lake, reviewed, config.remediation_backend, actor, run_id).record("refuse", "refused", detail=str(e))
         raise
-    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
-    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
-    backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    zookeeper, backend = cluster_writer(config)
     try:
         report = execute_remediation(
             reviewed,
@@ -234,6 +234,14 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     summary = report.summary()
     log.info("plan %s: %s", reviewed.plan_id, json.dumps(summary, sort_keys=True))
     return summary
+
+
+def cluster_writer(config: ClusterConfig) -> tuple[ZooKeeperTarget, Backend]:
+    """Where the cluster's live state is read (ZooKeeper) and the back end that writes to it, from the
+    cluster's connections; the caller closes the back end."""
+    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
+    admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
+    return zookeeper, backend_for(config, zookeeper=zookeeper, admin_factory=admin)
 
 
 def execution_options(request: RemediationRequest) -> ExecutionOptions:
