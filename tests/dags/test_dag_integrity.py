@@ -50,7 +50,8 @@ def test_no_catchup_fixed_start(dag_bag: DagBag, dag_id: str) -> None:
     assert dag.start_date is not None and dag.start_date.tzinfo is not None
 
 
-WRITES_TO_A_CLUSTER = {"execute", "auto_election", "cancel", "clear_throttles"}  # an automatic retry must never repeat a write
+# an automatic retry must never repeat a write
+WRITES_TO_A_CLUSTER = {"execute", "auto_election", "cancel", "clear_throttles"}
 
 
 def test_every_task_retries(dag_bag: DagBag, dag_id: str) -> None:

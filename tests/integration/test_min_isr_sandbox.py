@@ -116,8 +116,10 @@ def test_under_min_isr_is_what_an_acks_all_producer_meets(
     sandbox.stop_broker(STOPPED)
     ours = {(t, p) for t, a in TOPICS.items() for p in a}
     sandbox.wait_for(
-        lambda s: STOPPED not in s.brokers
-        and all(STOPPED not in s.partition_states[tp].isr and s.partition_states[tp].leader != -1 for tp in ours),
+        lambda s: (
+            STOPPED not in s.brokers
+            and all(STOPPED not in s.partition_states[tp].isr and s.partition_states[tp].leader != -1 for tp in ours)
+        ),
         90,
         f"broker {STOPPED} out of every ISR",
     )
