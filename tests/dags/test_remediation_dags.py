@@ -45,7 +45,14 @@ from kafka_ops.validation.integrity import is_trusted
 from kafka_ops.zk_collector import ZooKeeperTarget
 from tests.dags.conftest import CLUSTER, Configure
 from tests.integration.background import Background
-from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
+from tests.integration.kafka_data import (
+    admin_for,
+    consume_all,
+    create_topic,
+    produce,
+    throttle_configs,
+    throttles_settled,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
@@ -196,7 +203,7 @@ def test_tp_re_02_replication_factor_dry_run_then_execute(
         assert snap.topics[topic].partitions[m.partition] == m.target
         assert sorted(snap.partition_states[(topic, m.partition)].isr) == sorted(m.target)
         assert len({racks[b] for b in m.target}) == 2, f"{topic}-{m.partition} on one rack: {m.target}"
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     assert consume_all(sandbox, topic, 10_000) == sent
     rows = read_audit(lake, CLUSTER, plan_id)
     assert {(r["actor"], r["run_id"]) for r in rows} == {("dag_test", run.run_id)}
@@ -373,7 +380,7 @@ def test_cancel_dag_stops_a_running_execution(
     assert isinstance(error, PlanCancelled), error
     snap = sandbox.snapshot()
     assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     assert (None, "cancel", "ok") in audit(lake_root, plan.plan_id)
     delete_topic(sandbox, topic)
 
@@ -423,7 +430,7 @@ def test_cancel_dag_clears_the_throttles_a_finished_plan_left(
         assert states(cleared) == {
             "validate_params": "success", "preview": "skipped", "cancel": "skipped", "clear_throttles": "success"
         }  # fmt: skip
-        assert throttle_configs(sandbox, [topic]) == {}
+        assert throttles_settled(sandbox, [topic]) == {}
         assert audit(lake_root, plan.plan_id)[-1] == (None, "remove_throttle", "ok")
     finally:
         admin.delete_configs({}, {b: BROKER_THROTTLES for b in move.target})

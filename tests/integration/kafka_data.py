@@ -101,3 +101,13 @@ def throttle_configs(
             if found:
                 out[f"{kind} {name}"] = found
     return out
+
+
+def throttles_settled(sandbox: SandboxCluster, topics: list[str], timeout_s: float = 30) -> dict[str, dict[str, str]]:
+    """`throttle_configs` once it is empty, or as it stands after `timeout_s`: brokers apply a config change
+    when they see its notification (at once through the Admin API back end, which waits for it; a moment
+    later after a ZooKeeper write), so "no throttle left" is asserted on what they settle to."""
+    deadline = time.monotonic() + timeout_s
+    while (left := throttle_configs(sandbox, topics)) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return left

@@ -93,10 +93,13 @@ class StableGroup:
             self.errors.append(e)
 
     def __enter__(self) -> StableGroup:
-        for t in self.threads:
-            t.start()
         admin = admin_for(self.sandbox)
         try:
+            # kafka-python's group leader assigns nothing when its metadata lacks a just-created topic, and
+            # does not rebalance again when the topic shows up: start the consumers once brokers serve it
+            wait(lambda: self._served(admin), 30, f"brokers to serve the metadata of {self.topic}")
+            for t in self.threads:
+                t.start()
 
             def stable() -> bool:
                 d = admin.describe_groups([self.group])[self.group]
@@ -111,6 +114,11 @@ class StableGroup:
         finally:
             admin.close()
         return self
+
+    def _served(self, admin: KafkaAdminClient) -> bool:
+        (described,) = admin.describe_topics([self.topic])
+        partitions = described.get("partitions") or []
+        return described.get("error_code") == 0 and bool(partitions) and all(p["leader_id"] >= 0 for p in partitions)
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()

@@ -57,7 +57,14 @@ from kafka_ops.snapshot_tables import snapshot_batch
 from kafka_ops.validation.integrity import validate_snapshot
 from kafka_ops.zk_collector import ZooKeeperTarget
 from tests.integration.background import Background
-from tests.integration.kafka_data import admin_for, consume_all, create_topic, produce, throttle_configs
+from tests.integration.kafka_data import (
+    admin_for,
+    consume_all,
+    create_topic,
+    produce,
+    throttle_configs,
+    throttles_settled,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -176,7 +183,7 @@ def test_tp_re_02_replication_factor_1_to_2(sandbox_ready: SandboxCluster, lake:
         assert sorted(snap.partition_states[(topic, m.partition)].isr) == sorted(m.target)
         assert len({racks[b] for b in m.target}) == 2, f"{topic}-{m.partition} on one rack: {m.target}"
         assert snap.partition_states[(topic, m.partition)].leader == m.current[0], "the leader did not move"
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     assert consume_all(sandbox, topic, 10_000) == sent
     log = actions(lake, plan)
     for batch in range(report.batches):
@@ -241,7 +248,7 @@ def test_decommission_broker_3(sandbox_ready: SandboxCluster, lake: Lake) -> Non
     snap = sandbox.snapshot()
     assert not [p for p, r in snap.topics[topic].partitions.items() if 3 in r]
     assert snap.under_replicated() == []
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     sandbox.stop_broker(3)
     try:
         sandbox.wait_for(lambda s: 3 not in s.brokers, 60, "broker 3 gone")
@@ -411,7 +418,7 @@ def test_a_killed_executor_resumes_without_repeating_a_batch(
     assert {p: snap.topics[topic].partitions[p] for p in range(4)} == {
         m.partition: m.target for m in plan.reassignments
     }
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     assert consume_all(sandbox, topic, 1_200) == sent
 
 
@@ -443,7 +450,7 @@ def test_stuck_batch_keeps_its_throttles_then_cancel(sandbox_ready: SandboxClust
     assert report.cancelled == [f"{topic}-0"] and report.still_in_flight == [] and report.throttles_removed
     snap = sandbox.snapshot()
     assert snap.topics[topic].partitions[0] == (1,) and not snap.topics[topic].adding_replicas
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
         run(sandbox, plan, lake, "admin_api")
 
@@ -484,7 +491,7 @@ def test_cancel_stops_a_running_execution(sandbox_ready: SandboxCluster, lake: L
     assert report.still_in_flight == [] and report.throttles_removed and report.batches_applied == []
     snap = sandbox.snapshot()
     assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     assert [s.state for s in stored.batches][1:] == ["pending"] * (len(stored.batches) - 1)
     log = actions(lake, plan)
     assert (None, "cancel", "ok") in log and (0, "stop", "cancelled") in log
@@ -534,7 +541,7 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
     assert after_cancel == [(0, "stop", "cancelled")], after_cancel
     snap = sandbox.snapshot()
     assert snap.topics[topic].partitions == before and not snap.topics[topic].adding_replicas
-    assert throttle_configs(sandbox, [topic]) == {}
+    assert throttles_settled(sandbox, [topic]) == {}
     with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
         run(sandbox, plan, lake, "admin_api")
 
@@ -757,7 +764,7 @@ def test_cancel_reports_batches_completed_after_the_executor_died(
     assert report.batches_applied == [0] and report.at_target == done
     assert report.not_started == sorted(f"{topic}-{p}" for p in targets if f"{topic}-{p}" not in done)
     assert "no partition" not in report.note and "rollback.json" in report.note and done[0] in report.note
-    assert report.throttles_removed and throttle_configs(sandbox, [topic]) == {}
+    assert report.throttles_removed and throttles_settled(sandbox, [topic]) == {}
     delete_topic(sandbox, topic)  # half applied: the session sandbox's later snapshots must stay trusted
 
 
