@@ -63,12 +63,12 @@ test-scale: jars
 	$(BIN)/pytest tests -m scale
 
 demo: jars airflow-db
-	$(BIN)/python -m kafka_ops.demo
+	$(BIN)/python -m kafka_ops.demo.findings
 
 # writes to the sandbox (never to another cluster): the reassignment and election DAGs, dry run then
 # execute, raise tp_re_02 to replication factor 2 and restore preferred leaders; prints before/after
 demo-remediate: jars airflow-db
-	$(BIN)/python -m kafka_ops.demo_remediate
+	$(BIN)/python -m kafka_ops.demo.remediate
 
 bench: jars
 	@for b in bench/*.py; do case $$b in */synthetic_*|*/_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done

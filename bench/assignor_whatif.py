@@ -41,7 +41,7 @@ from kafka_ops.assignors import (
     Member,
     protocol,
 )
-from kafka_ops.groups_model import TopicPartition
+from kafka_ops.sources.groups.model import TopicPartition
 
 RACKS = ("a", "b", "c", "d", "e", "f")
 

@@ -25,9 +25,9 @@ from kafka.admin import KafkaAdminClient, NewTopic, OffsetSpec
 from kafka.errors import CoordinatorNotAvailableError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from kafka_ops.groups_collector import GroupCollector, KafkaTarget
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
+from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 
 TOPICS = 25
 PARTITIONS = 20

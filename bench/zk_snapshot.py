@@ -23,8 +23,8 @@ from synthetic_zk import seed
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot_tables import snapshot_batch
-from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 CHROOT = "/bench"
 

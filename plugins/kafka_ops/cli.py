@@ -10,12 +10,12 @@ import os
 import sys
 
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Lake
+from kafka_ops.report.digest import render_findings
 from kafka_ops.settings import DEFAULT_LAKE, load_settings
-from kafka_ops.snapshot_tables import render_summary
-from kafka_ops.snapshotting import snapshot_to_lake
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.snapshot.publish import snapshot_to_lake
+from kafka_ops.snapshot.tables import render_summary
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -91,8 +91,8 @@ def _findings(args: argparse.Namespace) -> int:
 
 
 def _clear_throttles(args: argparse.Namespace) -> int:
-    from kafka_ops.groups_collector import KafkaTarget  # noqa: PLC0415 - kafka-python only for this verb
     from kafka_ops.remediation import backend_for, clear_throttles  # noqa: PLC0415
+    from kafka_ops.sources.groups.collector import KafkaTarget  # noqa: PLC0415 - kafka-python only for this verb
 
     try:
         settings = load_settings()

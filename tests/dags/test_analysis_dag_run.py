@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
-from kafka_ops.groups_tables import group_batch
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.tables import group_batch
 from tests.unit.snapshots import group_snapshot, small_snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]

@@ -22,7 +22,6 @@ from kafka import TopicPartition as KafkaTP
 
 from kafka_ops.airflow.remediation_params import FORMS
 from kafka_ops.errors import PlanCancelled
-from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import (
@@ -41,8 +40,9 @@ from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.remediation.store import write_progress
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig
+from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.validation.integrity import is_trusted
-from kafka_ops.zk_collector import ZooKeeperTarget
 from tests.dags.conftest import CLUSTER, Configure
 from tests.integration.background import Background
 from tests.integration.kafka_data import (

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation import frames
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kafka_data import admin_for, create_topic

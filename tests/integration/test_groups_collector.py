@@ -14,12 +14,12 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.structs import OffsetAndMetadata
 
 from kafka_ops.errors import KafkaUnreachable
-from kafka_ops.groups_collector import GroupCollector, KafkaTarget
-from kafka_ops.groups_model import GroupOffset, GroupSnapshot
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.cluster import free_port
-from kafka_ops.snapshotting import groups_to_lake
+from kafka_ops.snapshot.publish import groups_to_lake
+from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
+from kafka_ops.sources.groups.model import GroupOffset, GroupSnapshot
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.tables import snapshot_batch
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

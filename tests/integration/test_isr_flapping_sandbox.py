@@ -14,9 +14,9 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import isr_events
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.tables import snapshot_batch
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ from pyspark.sql import types as T
 
 from kafka_ops.lake.spark import read_table
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
 pytestmark = pytest.mark.slow

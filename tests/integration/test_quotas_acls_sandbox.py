@@ -18,13 +18,13 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import GROUP_DETECTORS
-from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.jars import ensure_jars
 from kafka_ops.sandbox.java_consumer import JavaConsumer
-from kafka_ops.snapshot_tables import snapshot_batch
-from kafka_ops.snapshotting import groups_to_lake
+from kafka_ops.snapshot.publish import groups_to_lake
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.collector import KafkaTarget
 from tests.integration.java_groups import FAST, make_topics
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

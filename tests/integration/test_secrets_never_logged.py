@@ -19,7 +19,7 @@ from kafka_ops.errors import KafkaOpsError
 from kafka_ops.redaction import MASK
 from kafka_ops.remediation.backends import _kazoo_client
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 pytestmark = pytest.mark.integration
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from kafka_ops.groups_model import Commit, ConsumerGroup, GroupIssue, GroupMember, GroupSnapshot, offset_rows
-from kafka_ops.model import (
+from kafka_ops.snapshot.model import (
     Broker,
     ClusterSnapshot,
     ConfigOverride,
@@ -15,6 +14,7 @@ from kafka_ops.model import (
     TopicAssignment,
     ZnodeStat,
 )
+from kafka_ops.sources.groups.model import Commit, ConsumerGroup, GroupIssue, GroupMember, GroupSnapshot, offset_rows
 
 AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from kafka_ops.errors import LakeError
-from kafka_ops.findings_report import render_findings
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.report.digest import render_findings
 
 AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 TIME = {"max_lag_topic": "orders", "max_lag_partition": 0, "max_lag_method": None, "max_is_lower_bound": False,

@@ -8,7 +8,7 @@ import pytest
 
 from kafka_ops.assignors import AssignorBridge, ClusterLayout
 from kafka_ops.assignors.protocol import Subscription, encode_subscription
-from kafka_ops.group_whatif import GroupToday, MemberToday, Spread, moved, spread_of, what_if
+from kafka_ops.assignors.whatif import GroupToday, MemberToday, Spread, moved, spread_of, what_if
 
 TP = tuple[str, int]
 TOPICS = ("a", "b", "c")

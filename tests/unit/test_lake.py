@@ -14,7 +14,7 @@ import pytest
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.store import STAGING, STALE_STAGING_S, Lake
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
 
@@ -62,7 +62,7 @@ CRASHING_PUBLISH = textwrap.dedent(
     import os, sys
     sys.path.insert(0, {root!r})
     from kafka_ops.lake.store import Lake
-    from kafka_ops.snapshot_tables import snapshot_batch
+    from kafka_ops.snapshot.tables import snapshot_batch
     from tests.unit.snapshots import small_snapshot
 
     lake = Lake({lake!r})

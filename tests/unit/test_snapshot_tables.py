@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from kafka_ops.lake.schema import SNAPSHOT_TABLES, ZOOKEEPER_TABLES
-from kafka_ops.snapshot_tables import HIDDEN, render_summary, snapshot_batch, summary
+from kafka_ops.snapshot.tables import HIDDEN, render_summary, snapshot_batch, summary
 from tests.unit.snapshots import small_snapshot
 
 

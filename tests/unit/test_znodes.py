@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kafka_ops import znodes
 from kafka_ops.errors import ZnodeFormatError
-from kafka_ops.model import ZnodeStat
+from kafka_ops.snapshot.model import ZnodeStat
+from kafka_ops.sources.zookeeper import znodes
 from tests.unit.znode_parsers import PARSERS, VALID, accepted, encode, must_reject, outcome
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "znodes"

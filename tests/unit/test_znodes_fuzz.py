@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kafka_ops import znodes
+from kafka_ops.sources.zookeeper import znodes
 from tests.unit.znode_parsers import PARSERS, VALID, encode, outcome
 
 FUZZ = settings(

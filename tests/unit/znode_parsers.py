@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from kafka_ops import znodes
 from kafka_ops.errors import ZnodeFormatError
 from kafka_ops.lake.store import Batch
-from kafka_ops.model import ClusterSnapshot, CollectionIssue, PartitionState, TopicAssignment, ZnodeStat
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, PartitionState, TopicAssignment, ZnodeStat
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.zookeeper import znodes
 from tests.unit.snapshots import small_snapshot
 
 STAT = ZnodeStat(3, 40, 41, 1_795_000_000_000, 1_795_000_000_000)

@@ -1,7 +1,7 @@
 """Bodies of the analysis DAG's tasks around the Spark jobs (validation, gates, alerts, report).
 
 Each takes the run's target (`analysis_arguments.Target`) and plain values the DAG reads from
-its context, and returns a small JSON-ready dict for XCom. The work is in `health_pipeline`,
+its context, and returns a small JSON-ready dict for XCom. The work is in `analysis.pipeline`,
 `validation`, `alerting` and `report`; this module only reads settings and connects them.
 """
 
@@ -18,7 +18,7 @@ from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
-from kafka_ops.health_pipeline import (
+from kafka_ops.analysis.pipeline import (
     firing_alerts,
     gate_report_from_dict,
     gate_report_to_dict,

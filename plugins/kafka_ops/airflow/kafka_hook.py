@@ -25,14 +25,14 @@ from kafka.errors import KafkaError
 
 from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import ConfigError, KafkaOpsError
-from kafka_ops.groups_collector import KafkaTarget
+from kafka_ops.sources.groups.collector import KafkaTarget
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
     from kafka.admin import KafkaAdminClient
 
-    from kafka_ops.groups_model import GroupSnapshot
     from kafka_ops.lake.store import Lake
+    from kafka_ops.sources.groups.model import GroupSnapshot
 
 DEFAULT_PORT = 9092
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -139,7 +139,7 @@ class KafkaAdminHook(BaseHook):
         """Collect `cluster`'s consumer groups (optionally filtered by group-id regexes) and
         publish them to `lake` as their own batch. The collection uses its own client and
         closes it. Raises `KafkaUnreachable` / `CollectionFailed` when nothing can be collected."""
-        from kafka_ops.snapshotting import groups_to_lake  # noqa: PLC0415  (pyarrow, only when used)
+        from kafka_ops.snapshot.publish import groups_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
         return groups_to_lake(cluster, self.target(), lake, include, exclude)
 

@@ -33,7 +33,6 @@ from kafka_ops.airflow.remediation_params import Form, ParamError, RemediationRe
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -57,8 +56,9 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation import execute as execute_remediation
 from kafka_ops.remediation.preflight import check_offline_config
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
-from kafka_ops.zk_collector import ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 

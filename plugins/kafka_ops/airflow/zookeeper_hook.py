@@ -25,7 +25,6 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kazoo.exceptions import KazooException
 
-from kafka_ops import znodes
 from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import (
     ConfigError,
@@ -33,14 +32,15 @@ from kafka_ops.errors import (
     NotAKafkaChroot,
     ZooKeeperAuthFailed,
 )
-from kafka_ops.zk_collector import ZooKeeperTarget
-from kafka_ops.zk_session import TlsOptions
+from kafka_ops.sources.zookeeper import znodes
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from kafka_ops.sources.zookeeper.session import TlsOptions
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
     from kafka_ops.lake.store import Lake
-    from kafka_ops.model import ClusterSnapshot
+    from kafka_ops.snapshot.model import ClusterSnapshot
 
 DEFAULT_PORT = 2181
 DEFAULT_TIMEOUT_S = 10.0
@@ -137,7 +137,7 @@ class ZooKeeperHook(BaseHook):
         published then) when the cluster cannot be seen at all, and `ConfigError` when the
         connection is invalid.
         """
-        from kafka_ops.snapshotting import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
+        from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
         return snapshot_to_lake(cluster, self.target(), lake)
 

@@ -2,7 +2,7 @@
 
 The one detector that is not pure Spark: the latest collection's groups and members (small:
 members, not partitions x history) are collected to the driver and handed to kafka-clients'
-assignors through a JVM (`kafka_ops.group_whatif`, `kafka_ops.assignors`). The partition layout
+assignors through a JVM (`kafka_ops.assignors.whatif`, `kafka_ops.assignors`). The partition layout
 (replicas, broker racks, for rack-aware assignment) comes from the latest ZooKeeper snapshot at
 or before the group collection, else from the group collection's end offsets (no racks).
 
@@ -35,8 +35,8 @@ from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.assignors import AssignorBridge, ClusterLayout
+from kafka_ops.assignors.whatif import GroupToday, MemberToday, Outcome, Verdict, what_if
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.group_whatif import GroupToday, MemberToday, Outcome, Verdict, what_if
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 
 CONSUMER = "consumer"

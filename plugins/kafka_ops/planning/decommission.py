@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
-from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids
 from kafka_ops.planning.view import ClusterView
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_decommission(

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.placement import rack_alternated, rack_key
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 TOPIC_DELETING = "topic is being deleted"
 REASSIGNING = "partition is being reassigned"

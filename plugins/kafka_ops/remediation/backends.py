@@ -42,12 +42,12 @@ from kazoo.client import KazooClient
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, ZookeeperError
 from kazoo.handlers.threading import KazooTimeoutError
 
-from kafka_ops import znodes
 from kafka_ops.errors import ConfigError, RemediationFailed, RemediationRefused, ZnodeFormatError
-from kafka_ops.model import TopicPartition
 from kafka_ops.remediation.live import tp_text
 from kafka_ops.settings import ClusterConfig, RemediationBackend
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.snapshot.model import TopicPartition
+from kafka_ops.sources.zookeeper import znodes
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 if TYPE_CHECKING:
     from kafka.admin import KafkaAdminClient
@@ -95,7 +95,7 @@ class Backend(Protocol):
 
 class AdminApiBackend:
     """Writes through Kafka's Admin API. `admin_factory` builds a `KafkaAdminClient` on first use
-    (e.g. `kafka_ops.groups_collector.KafkaTarget`, or `KafkaAdminHook.target()`)."""
+    (e.g. `kafka_ops.sources.groups.collector.KafkaTarget`, or `KafkaAdminHook.target()`)."""
 
     name: RemediationBackend = "admin_api"
 

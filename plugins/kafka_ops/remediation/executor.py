@@ -68,7 +68,6 @@ from kafka_ops.errors import (
     RemediationRefused,
 )
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
 from kafka_ops.remediation.backends import BROKER_THROTTLES, FOLLOWER_RATE, LEADER_RATE, Backend
 from kafka_ops.remediation.batching import chunk_elections, split_moves
@@ -93,7 +92,8 @@ from kafka_ops.remediation.store import (
 )
 from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,12 @@ from typing import Literal
 
 from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
-from kafka_ops import znodes
 from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperUnreachable
-from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Move
-from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget, new_snapshot_id
-from kafka_ops.zk_session import ZkReadSession
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
+from kafka_ops.sources.zookeeper import znodes
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget, new_snapshot_id
+from kafka_ops.sources.zookeeper.session import ZkReadSession
 
 PartitionStatus = Literal["base", "target", "in_flight", "other_in_flight", "elsewhere", "missing"]
 

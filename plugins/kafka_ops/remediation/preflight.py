@@ -31,11 +31,11 @@ from collections.abc import Callable, Mapping
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Plan
 from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight, tp_text
 from kafka_ops.remediation.progress import Progress, drift_message
 from kafka_ops.settings import ClusterConfig
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 TrustCheck = Callable[[Lake, str, str], None]
 """`trusted(lake, cluster, snapshot_id)`: returns if the snapshot passed integrity validation,

@@ -22,10 +22,10 @@ from pathlib import Path
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
-from kafka_ops.model import ClusterSnapshot
 from kafka_ops.sandbox.jars import ensure_jars, var_dir
-from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
-from kafka_ops.zk_session import ZkReadSession
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.sources.zookeeper.session import ZkReadSession
 
 log = logging.getLogger(__name__)
 

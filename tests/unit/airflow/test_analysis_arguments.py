@@ -8,10 +8,10 @@ from typing import Any
 from kafka_ops.airflow.analysis_arguments import Target, analysis_targets, spark_arguments
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.analysis.thresholds import Thresholds
-from kafka_ops.groups_tables import group_batch
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import ClusterConfig, Settings
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.tables import group_batch
 from tests.unit.snapshots import group_snapshot, small_snapshot
 
 

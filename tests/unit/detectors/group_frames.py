@@ -51,7 +51,7 @@ def context(thresholds: Thresholds | None = None) -> Context:
 
 
 def offset(group: str, topic: str, p: int, committed: int | None, end: int | None, minutes: float = 0) -> Row:
-    """A group_offsets row, lag and flags computed as `groups_model.offset_rows` does."""
+    """A group_offsets row, lag and flags computed as `sources.groups.model.offset_rows` does."""
     above = committed is not None and end is not None and committed > end
     lag = None if committed is None or end is None else max(end - committed, 0)
     return (sid(minutes), minutes_ago(minutes), group, topic, p, committed, end, lag, committed is None, above, False)

@@ -9,7 +9,7 @@ from kafka_ops.errors import ConfigError
 from kafka_ops.lake.store import Lake
 from kafka_ops.remediation import ExecutionOptions, ZooKeeperBackend, execute
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.zk_collector import ZooKeeperTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from tests.unit.remediation.clusters import rf2_plan
 
 

@@ -8,11 +8,11 @@ import pytest
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot, ReassignmentRequest, TopicPartition
 from kafka_ops.planning import Plan, plan_preferred_election
 from kafka_ops.remediation.preflight import check_live, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress
 from kafka_ops.settings import ClusterConfig
+from kafka_ops.snapshot.model import ClusterSnapshot, ReassignmentRequest, TopicPartition
 from tests.unit.remediation.clusters import CONTROLLER_MS, assign, live, moving, rf2_plan
 
 PLAN = rf2_plan()

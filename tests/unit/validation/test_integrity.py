@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
-from kafka_ops.groups_model import GroupIssue, GroupSnapshot
-from kafka_ops.groups_tables import group_batch
 from kafka_ops.lake.schema import VALIDATION_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot, CollectionIssue, TopicAssignment
-from kafka_ops.snapshot_tables import snapshot_batch
+from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, TopicAssignment
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.model import GroupIssue, GroupSnapshot
+from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.validation.integrity import (
     IntegrityResult,
     IntegrityThresholds,

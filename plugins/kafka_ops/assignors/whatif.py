@@ -35,8 +35,8 @@ from kafka_ops.assignors import (
     Member,
 )
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.groups_model import ConsumerGroup, TopicPartition
-from kafka_ops.model import ClusterSnapshot
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources.groups.model import ConsumerGroup, TopicPartition
 
 PREFERENCE: tuple[AssignorName, ...] = ("cooperative-sticky", "sticky", "roundrobin", "range")
 """Tie-break among equally good assignors: cooperative rebalancing never stops the whole group."""

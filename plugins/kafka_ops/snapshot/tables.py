@@ -13,7 +13,7 @@ import pyarrow as pa
 from kafka_ops import __version__
 from kafka_ops.lake.schema import SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.model import ClusterSnapshot
+from kafka_ops.snapshot.model import ClusterSnapshot
 
 # Values of keys like these never reach the lake (Kafka encrypts most, but not all, of them).
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|\.key$|sasl\.", re.IGNORECASE)

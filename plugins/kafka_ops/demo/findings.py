@@ -35,15 +35,15 @@ from kafka.producer import KafkaProducer
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, ParamError, parse_request
 from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
-from kafka_ops.findings_report import render_findings
-from kafka_ops.groups_collector import KafkaTarget
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
+from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.settings import Settings
-from kafka_ops.snapshotting import groups_to_lake, snapshot_to_lake
-from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.publish import groups_to_lake, snapshot_to_lake
+from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 TOPICS = [
     NewTopic("tp_re_02", 3, 1),

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from kafka_ops.errors import ZnodeFormatError
-from kafka_ops.model import (
+from kafka_ops.snapshot.model import (
     AclResource,
     Broker,
     ConfigChange,

@@ -17,15 +17,16 @@ from typing import Any, TypeVar
 
 from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
-from kafka_ops import redaction, znodes
+from kafka_ops import redaction
 from kafka_ops.errors import (
     NotAKafkaChroot,
     ZnodeFormatError,
     ZooKeeperAuthFailed,
     ZooKeeperUnreachable,
 )
-from kafka_ops.model import ClusterSnapshot, CollectionIssue
-from kafka_ops.zk_session import DENIED, TlsOptions, ZkReadSession
+from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue
+from kafka_ops.sources.zookeeper import znodes
+from kafka_ops.sources.zookeeper.session import DENIED, TlsOptions, ZkReadSession
 
 log = logging.getLogger(__name__)
 

@@ -25,7 +25,7 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_ops import redaction
 from kafka_ops.errors import CollectionFailed, ConfigError, KafkaUnreachable
-from kafka_ops.groups_model import (
+from kafka_ops.sources.groups.model import (
     STABLE,
     Commit,
     ConsumerGroup,
@@ -36,7 +36,7 @@ from kafka_ops.groups_model import (
     TopicPartition,
     offset_rows,
 )
-from kafka_ops.zk_collector import new_snapshot_id
+from kafka_ops.sources.zookeeper.collector import new_snapshot_id
 
 log = logging.getLogger(__name__)
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from kafka_ops.groups_collector import AdminFactory, GroupCollector
-from kafka_ops.groups_model import GroupSnapshot
-from kafka_ops.groups_tables import group_batch, group_summary
 from kafka_ops.lake.store import Lake
-from kafka_ops.model import ClusterSnapshot
-from kafka_ops.snapshot_tables import snapshot_batch, summary
-from kafka_ops.zk_collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.tables import snapshot_batch, summary
+from kafka_ops.sources.groups.collector import AdminFactory, GroupCollector
+from kafka_ops.sources.groups.model import GroupSnapshot
+from kafka_ops.sources.groups.tables import group_batch, group_summary
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,9 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_ops import __version__
-from kafka_ops.groups_model import GroupSnapshot
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE, GROUP_TABLES
 from kafka_ops.lake.store import Batch
+from kafka_ops.sources.groups.model import GroupSnapshot
 
 
 def _table(name: str, snap: GroupSnapshot, rows: list[dict[str, Any]]) -> pa.Table:

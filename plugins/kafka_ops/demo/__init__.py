@@ -1,0 +1,1 @@
+"""`make demo` and `make demo-remediate` on the sandbox clusters."""

@@ -1,0 +1,1 @@
+"""The consumer-group source: groups, members and offsets through the Admin API."""
