@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,24 @@ os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
+
+_EXIT_STATUS = {"status": 0}
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _EXIT_STATUS["status"] = int(exitstatus)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A client thread a failed test left running (a consumer whose brokers are gone retries for ever)
+    must not keep the run alive past its result: CI would only see a timeout. Say which, then exit
+    with the tests' own status."""
+    stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if stray:
+        sys.stdout.flush()
+        sys.stderr.write(f"pytest: exiting past {len(stray)} thread(s) tests left running: {stray[:10]}\n")
+        sys.stderr.flush()
+        os._exit(_EXIT_STATUS["status"])
 
 
 @pytest.fixture(scope="session")
