@@ -20,9 +20,12 @@ DOC_MD = """
 ### Kafka metadata snapshot
 
 **What it does.** For every cluster in the kafka-ops settings (`$KAFKA_OPS_CONFIG`, or the one
-cluster `default` when unset), reads the whole Kafka metadata tree from ZooKeeper (brokers,
-topics, partition assignments, leaders and ISRs, controller, pending reassignments, configs)
-and publishes it atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Beside
+cluster `default` when unset), reads the whole Kafka metadata (brokers, topics, partition
+assignments, leaders and ISRs, controller, pending reassignments, configs) from its source:
+ZooKeeper on a 3.x cluster, the Admin API and the controller quorum on a KRaft cluster (Kafka 4;
+also fenced brokers, ELR and every quorum replica's lag). The setting `metadata_source` picks it;
+`auto` (the default) reads ZooKeeper when the cluster's ZooKeeper connection exists, else KRaft.
+It publishes the snapshot atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Beside
 it, `collect_groups` reads every consumer group through the Admin API (state, assignor,
 members and their partitions, committed offsets, end offsets, lag) and publishes them as their
 own batch (asset `kafka_ops_group_snapshots`): a Kafka outage never blocks the ZooKeeper
@@ -50,6 +53,11 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
   the task fails at once without retrying. Fix the connection or the settings file.
 * `ZooKeeperUnreachable`: no ZooKeeper server answered; retried twice, 30 s apart. Check the
   ensemble and the network from the worker.
+* `NotAKRaftCluster`: `metadata_source` is `kraft` (or `auto` without a ZooKeeper connection) but
+  the brokers run on ZooKeeper; `ZooKeeperAbandoned`: `zookeeper`, but the cluster finished its
+  migration to KRaft. Fix the setting; not retried.
+* `KafkaUnreachable` (KRaft): no broker answered, or the quorum has no leader; retried like
+  ZooKeeper. A broker API the cluster does not serve is a collection issue, not a failure.
 
 A failed `list_clusters` means the settings file could not be read or is invalid.
 
@@ -60,12 +68,11 @@ once a snapshot works again.
 """
 
 
-def _record_attempt(lake_root: str, cluster: dict[str, Any], stage: str, error: BaseException | None) -> None:
+def _record_attempt(lake_root: str, cluster: str, stage: str, conn_id: str, error: BaseException | None) -> None:
     """Remember whether this collection stage of the cluster worked (for `report_blind_spots`)."""
     from kafka_ops.alerting.pipeline_status import PipelineStatus
 
-    conn_id = cluster["zookeeper_conn_id"] if stage == "ZooKeeper" else cluster["kafka_conn_id"]
-    PipelineStatus(lake_root).record(cluster["name"], stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
+    PipelineStatus(lake_root).record(cluster, stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
 
 
 def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, str]:
@@ -96,6 +103,7 @@ def kafka_metadata_snapshot() -> None:
                 "name": c.name,
                 "zookeeper_conn_id": c.zookeeper_conn_id,
                 "kafka_conn_id": c.kafka_conn_id,
+                "metadata_source": c.metadata_source,
                 "groups_include": c.groups_include,
                 "groups_exclude": c.groups_exclude,
             }
@@ -105,20 +113,21 @@ def kafka_metadata_snapshot() -> None:
     @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
-        # imported here, not at parse time: kazoo, pyarrow
-        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
+        # imported here, not at parse time: kazoo, kafka-python, pyarrow
+        from kafka_ops.airflow.metadata_source import metadata_hook, resolve
+        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
         from kafka_ops.lake.store import Lake
 
         lake_root = load_settings().lake_root
-        hook = ZooKeeperHook(cluster["zookeeper_conn_id"])
+        source, conn_id = resolve(cluster)
         try:
-            snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root))
+            snap, info = metadata_hook(source, conn_id).snapshot_to_lake(cluster["name"], Lake(lake_root))
         except Exception as e:
-            _record_attempt(lake_root, cluster, "ZooKeeper", e)
+            _record_attempt(lake_root, cluster["name"], source, conn_id, e)
             if isinstance(e, NOT_RETRYABLE):
                 raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
             raise
-        _record_attempt(lake_root, cluster, "ZooKeeper", None)
+        _record_attempt(lake_root, cluster["name"], source, conn_id, None)
         outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
@@ -136,11 +145,11 @@ def kafka_metadata_snapshot() -> None:
                 cluster["name"], Lake(lake_root), cluster["groups_include"], cluster["groups_exclude"]
             )
         except Exception as e:
-            _record_attempt(lake_root, cluster, "Kafka", e)
+            _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], e)
             if isinstance(e, ConfigError):
                 raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
             raise
-        _record_attempt(lake_root, cluster, "Kafka", None)
+        _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], None)
         outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 

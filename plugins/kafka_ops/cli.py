@@ -15,6 +15,7 @@ from kafka_ops.report.digest import render_findings
 from kafka_ops.settings import DEFAULT_LAKE, load_settings
 from kafka_ops.snapshot.publish import snapshot_to_lake
 from kafka_ops.snapshot.tables import render_summary
+from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 
@@ -23,14 +24,19 @@ def _parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", required=True)
     snap = verbs.add_parser(
         "snapshot",
-        help="read a cluster's metadata from ZooKeeper into the lake and print a summary",
+        help="read a cluster's metadata (ZooKeeper, or a KRaft cluster's Admin API) into the lake and print a summary",
         description="Read brokers, topics, partition states, controller, reassignments and configs "
-        "from ZooKeeper, publish them atomically to the lake, and print a summary.",
+        "from ZooKeeper (--zookeeper) or from a KRaft cluster's brokers and controller quorum "
+        "(--bootstrap-servers), publish them atomically to the lake, and print a summary.",
     )
-    snap.add_argument("--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
+    source = snap.add_mutually_exclusive_group(required=True)
+    source.add_argument("--zookeeper", help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
+    source.add_argument("--bootstrap-servers", help="a KRaft cluster's brokers, e.g. 127.0.0.1:9092 (PLAINTEXT)")
     snap.add_argument("--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL")
     snap.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
-    snap.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper (default 10)")
+    snap.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper or the brokers (default 10)"
+    )
     snap.add_argument(
         "--digest-user",
         default=None,
@@ -92,7 +98,6 @@ def _findings(args: argparse.Namespace) -> int:
 
 def _clear_throttles(args: argparse.Namespace) -> int:
     from kafka_ops.remediation import backend_for, clear_throttles  # noqa: PLC0415
-    from kafka_ops.sources.groups.collector import KafkaTarget  # noqa: PLC0415 - kafka-python only for this verb
 
     try:
         settings = load_settings()
@@ -124,7 +129,14 @@ def _snapshot(args: argparse.Namespace) -> int:
     if args.digest_user:
         auth = (args.digest_user, os.environ.get("KAFKA_OPS_ZK_PASSWORD", ""))
     try:
-        target = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
+        target: ZooKeeperTarget | KafkaTarget
+        if args.zookeeper:
+            target = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
+        else:
+            timeout_ms = int(args.timeout * 1000)
+            target = KafkaTarget(
+                args.bootstrap_servers, {"request_timeout_ms": timeout_ms, "bootstrap_timeout_ms": timeout_ms}
+            )
         snap, info = snapshot_to_lake(args.cluster, target, Lake(args.lake))
     except KafkaOpsError as e:
         print(f"kafka-ops: {e}", file=sys.stderr)

@@ -9,6 +9,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     name = "payments"
     zookeeper_conn_id = "zk_payments"
     kafka_conn_id = "kafka_payments"
+    metadata_source = "auto"        # or "zookeeper" / "kraft" (see ClusterConfig.metadata_source)
     alert_conn_ids = ["slack_payments", "pagerduty_payments"]   # optional, see alerting.registry
     alert_reminder_minutes = 60
     writes_enabled = false          # the remediation executor refuses to write unless true
@@ -42,6 +43,8 @@ DEFAULT_LAKE = "var/lake"
 DEFAULT_SCHEDULE = "*/5 * * * *"
 RemediationBackend = Literal["admin_api", "zookeeper"]
 REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
+MetadataSource = Literal["auto", "zookeeper", "kraft"]
+METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,11 @@ class ClusterConfig:
     name: str
     zookeeper_conn_id: str = "zookeeper_default"
     kafka_conn_id: str = "kafka_default"
+    metadata_source: MetadataSource = "auto"
+    """Where the metadata snapshot reads from. "zookeeper": the cluster's znodes (Kafka 3.x on
+    ZooKeeper, and 3.9 while it migrates). "kraft": the Admin API and the controller quorum, through
+    the Kafka connection (Kafka 4.x, or 3.x in KRaft mode). "auto": ZooKeeper when the cluster's
+    ZooKeeper connection exists in Airflow, else KRaft; so a mixed fleet needs no setting."""
     writes_enabled: bool = False
     """The remediation executor writes to this cluster only when this is true (dry-run otherwise)."""
     groups_include: str | None = None
@@ -102,6 +110,10 @@ class ClusterConfig:
     def _check_remediation(self) -> None:
         # strict: the string "false" from a hand-edited file must never enable writes
         where = f"cluster {self.name!r}"
+        if self.metadata_source not in METADATA_SOURCES:
+            raise ConfigError(
+                f"{where}: 'metadata_source' must be one of {list(METADATA_SOURCES)}, got {self.metadata_source!r}"
+            )
         if not isinstance(self.writes_enabled, bool):
             raise ConfigError(f"{where}: 'writes_enabled' must be true or false, got {self.writes_enabled!r}")
         if self.remediation_backend not in REMEDIATION_BACKENDS:

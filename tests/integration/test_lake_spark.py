@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -48,3 +49,20 @@ def test_spark_reads_a_table_never_written_as_empty(spark: SparkSession, tmp_pat
     assert members.count() == 0
     fields = {f.name: f.dataType for f in members.schema.fields}
     assert fields["subscription"] == T.BinaryType() and fields["cluster"] == T.StringType()
+
+
+def test_a_file_written_before_a_column_existed_reads_it_as_null(spark: SparkSession, tmp_path: Path) -> None:
+    """Lakes outlive releases: a snapshot written before `source`, ELR and the quorum existed is read
+    with those columns null (Spark and pyarrow alike), beside a newer snapshot that has them."""
+    lake = Lake(tmp_path)
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    lake.publish(snapshot_batch(small_snapshot("s2")))
+    for table, dropped in (("snapshots", ["source", "bootstrap_servers", "metadata_version"]),
+                           ("partitions", ["elr", "last_known_elr", "offline_replicas"])):  # fmt: skip
+        old = tmp_path / table / "cluster=c1" / "dt=2026-11-21" / "s1.parquet"
+        pq.write_table(pq.read_table(old).drop_columns(dropped), old)  # as an older release wrote it
+    log = {r.snapshot_id: r.source for r in read_table(spark, str(tmp_path), "snapshots").collect()}
+    assert log == {"s1": None, "s2": "zookeeper"}
+    parts = read_table(spark, str(tmp_path), "partitions").where("partition = 0 AND topic = 'orders'")
+    assert {r.snapshot_id: r.elr for r in parts.collect()} == {"s1": None, "s2": None}
+    assert set(lake.read("snapshots").column("source").to_pylist()) == {None, "zookeeper"}

@@ -150,6 +150,11 @@ def test_remediation_settings_per_cluster(tmp_path: Path) -> None:
         ("writes_enabled = 1", r"'writes_enabled' must be true or false, got 1"),
         ('remediation_backend = "zk"', r"'remediation_backend' must be one of \['admin_api', 'zookeeper'\], got 'zk'"),
         ('remediation_backend = "ADMIN_API"', r"'remediation_backend' must be one of"),
+        (
+            'metadata_source = "kafka4"',
+            r"'metadata_source' must be one of \['auto', 'zookeeper', 'kraft'\], got 'kafka4'",
+        ),
+        ("metadata_source = 1", r"cluster 'a': 'metadata_source' must be one of"),
     ],
 )
 def test_bad_remediation_settings_name_the_key(tmp_path: Path, line: str, message: str) -> None:
@@ -211,3 +216,9 @@ def test_bad_static_min_isr_names_the_key(tmp_path: Path, value: str) -> None:
     path = write(tmp_path, f'[[clusters]]\nname = "a"\nmin_insync_replicas_default = {value}\n')
     with pytest.raises(ConfigError, match=r"cluster 'a': 'min_insync_replicas_default' must be a whole number >= 1"):
         load_settings(path)
+
+
+def test_metadata_source_is_auto_unless_set(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nmetadata_source = "kraft"\n[[clusters]]\nname = "b"\n')
+    settings = load_settings(path)
+    assert (settings.cluster("a").metadata_source, settings.cluster("b").metadata_source) == ("kraft", "auto")

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from kafka_ops.lake.schema import SNAPSHOT_TABLES, ZOOKEEPER_TABLES
+from kafka_ops.lake.schema import METADATA_TABLES, SNAPSHOT_TABLES
 from kafka_ops.snapshot.tables import HIDDEN, render_summary, snapshot_batch, summary
 from tests.unit.snapshots import small_snapshot
 
 
 def test_every_table_matches_its_documented_schema() -> None:
     batch = snapshot_batch(small_snapshot())
-    assert set(batch.tables) == set(ZOOKEEPER_TABLES)  # group tables are their own batch
+    assert set(batch.tables) == set(METADATA_TABLES)  # group tables are their own batch
     for name, table in batch.tables.items():
         assert table.schema.equals(SNAPSHOT_TABLES[name]), name
         assert set(table.column("snapshot_id").to_pylist()) <= {"s1"}

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from kafka.admin import KafkaAdminClient
 
     from kafka_ops.lake.store import Lake
+    from kafka_ops.snapshot.model import ClusterSnapshot
     from kafka_ops.sources.groups.model import GroupSnapshot
 
 DEFAULT_PORT = 9092
@@ -142,6 +143,14 @@ class KafkaAdminHook(BaseHook):
         from kafka_ops.snapshot.publish import groups_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
         return groups_to_lake(cluster, self.target(), lake, include, exclude)
+
+    def snapshot_to_lake(self, cluster: str, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
+        """Snapshot a KRaft cluster's metadata (Admin API and controller quorum) into `lake`.
+        Raises `KafkaUnreachable` when nothing can be read, `NotAKRaftCluster` when the brokers run
+        on ZooKeeper."""
+        from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
+
+        return snapshot_to_lake(cluster, self.target(), lake)
 
     def test_connection(self) -> tuple[bool, str]:
         """Bootstrap, describe the cluster, close. Returns `(ok, message)`; never raises for a

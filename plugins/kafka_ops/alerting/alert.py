@@ -26,7 +26,9 @@ _RANK: dict[Severity, int] = {"warning": 1, "critical": 2}
 MAX_KEY_CHARS = 200
 MAX_DETAILS = 30
 PIPELINE_KEY_PREFIX = "cannot_see:"
-PIPELINE_STAGES = ("ZooKeeper", "Kafka")
+PIPELINE_STAGES = ("ZooKeeper", "KRaft", "Kafka")
+"""Collections that can fail: the metadata snapshot from ZooKeeper or from a KRaft cluster's Admin API and
+quorum, and the consumer groups (Kafka)."""
 
 
 def rank(severity: Severity) -> int:
@@ -114,7 +116,7 @@ class Alert:
 
 def cannot_see_cluster(
     cluster: str,
-    what: Literal["ZooKeeper", "Kafka"],
+    what: Literal["ZooKeeper", "KRaft", "Kafka"],
     error: BaseException | str,
     since: datetime,
     *,
@@ -133,11 +135,12 @@ def cannot_see_cluster(
     reason = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
     reason = " ".join(reason.split())[:500] or "no error message"
     via = f" through the Airflow connection {conn_id!r}" if conn_id else ""
-    check = (
-        "check that the ZooKeeper ensemble is up and reachable from the Airflow workers, and the chroot"
-        if what == "ZooKeeper"
-        else "check that the brokers are up and reachable from the Airflow workers (bootstrap servers, TLS/SASL)"
-    )
+    check = {
+        "ZooKeeper": "check that the ZooKeeper ensemble is up and reachable from the Airflow workers, and the chroot",
+        "KRaft": "check that the brokers are up and reachable from the Airflow workers (bootstrap servers, "
+        "TLS/SASL) and that the controller quorum has a leader (kafka-metadata-quorum describe --status)",
+        "Kafka": "check that the brokers are up and reachable from the Airflow workers (bootstrap servers, TLS/SASL)",
+    }[what]
     return Alert(
         cluster=cluster,
         key=PIPELINE_KEY_PREFIX + what.lower(),

@@ -1,4 +1,5 @@
-"""Whether each collection stage (ZooKeeper, Kafka) of a cluster is currently failing, and since when.
+"""Whether each collection stage (ZooKeeper or KRaft metadata, Kafka groups) of a cluster is currently
+failing, and since when.
 
 The snapshot DAG's collection tasks record every attempt here (one small JSON document per
 cluster and stage, `<lake_root>/_alerting/<cluster>.pipeline-<stage>.json`, written atomically);
@@ -24,7 +25,7 @@ from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
 from kafka_ops.lake.store import Lake
 
-Stage = Literal["ZooKeeper", "Kafka"]
+Stage = Literal["ZooKeeper", "KRaft", "Kafka"]
 DIRECTORY = "_alerting"
 
 

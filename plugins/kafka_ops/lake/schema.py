@@ -7,7 +7,7 @@ and pyarrow both read them as partition columns; read them as strings (Spark:
 
 Every row carries `snapshot_id` and `captured_at`. Snapshot tables come in two batches, each
 published on its own (so a Kafka outage never blocks ZooKeeper snapshots, nor the reverse)
-with its own commit log: ZooKeeper metadata (`ZOOKEEPER_TABLES`, committed by `snapshots`) and
+with its own commit log: ZooKeeper metadata (`METADATA_TABLES`, committed by `snapshots`) and
 consumer groups (`GROUP_TABLES`, committed by `group_snapshots`). A snapshot exists for
 readers only once its commit row is there (see `lake.store`). Findings are committed by
 `analysis_runs`; integrity validations of snapshot batches by `snapshot_validations`.
@@ -34,10 +34,12 @@ def _schema(*fields: pa.Field, doc: str) -> pa.Schema:
     return pa.schema([*_KEY, *fields], metadata={"doc": doc})
 
 
-ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
+METADATA_TABLES: dict[str, pa.Schema] = {
     "snapshots": _schema(
         pa.field("completed_at", TS),
+        pa.field("source", pa.string()),
         pa.field("zookeeper", pa.string()),
+        pa.field("bootstrap_servers", pa.string()),
         pa.field("kafka_cluster_id", pa.string()),
         pa.field("zxid_start", pa.int64()),
         pa.field("zxid_end", pa.int64()),
@@ -50,7 +52,12 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("controller_epoch", pa.int32()),
         pa.field("issue_count", pa.int32()),
         pa.field("collector_version", pa.string()),
-        doc="Commit log: one row per published snapshot, with its headline figures.",
+        pa.field("metadata_version", pa.int32()),
+        doc="Commit log: one row per published snapshot, with its headline figures. source is "
+        "zookeeper (znodes, Kafka 3.x) or kraft (Admin API and controller quorum): on kraft, zookeeper "
+        "and the zxids are null, controller_id is the quorum leader and controller_epoch its leader "
+        "epoch, metadata_version the finalized metadata.version level. Null source: written before "
+        "sources existed (zookeeper).",
     ),
     "brokers": _schema(
         pa.field("broker_id", pa.int32(), nullable=False),
@@ -62,7 +69,10 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("registered_at", TS),
         pa.field("broker_epoch", pa.int64()),
         pa.field("znode_version", pa.int32()),
-        doc="Registered brokers (/brokers/ids/<id>); broker_epoch is the znode's czxid.",
+        doc="Brokers that can serve: registered (/brokers/ids/<id>; broker_epoch is the znode's czxid); "
+        "on kraft, DescribeCluster's unfenced brokers (fenced ones are in fenced_brokers), with "
+        "endpoints, jmx_port, registered_at, broker_epoch and znode_version null (the Admin API does "
+        "not tell them).",
     ),
     "partitions": _schema(
         pa.field("topic", pa.string(), nullable=False),
@@ -80,8 +90,13 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("state_version", pa.int32()),
         pa.field("state_mzxid", pa.int64()),
         pa.field("state_mtime", TS),
+        pa.field("elr", INTS),
+        pa.field("last_known_elr", INTS),
+        pa.field("offline_replicas", INTS),
         doc="Assignment (/brokers/topics/<t>) joined with leader/ISR state and its znode stat; "
-        "state_version is the partition epoch (rises on every leader/ISR change).",
+        "state_version is the partition epoch (rises on every leader/ISR change). On kraft: from "
+        "DescribeTopicPartitions, with elr / last_known_elr (KIP-966, null when ELR is off) and "
+        "offline_replicas; controller_epoch, leader_recovery_state and the znode stat are null.",
     ),
     "controller": _schema(
         pa.field("controller_id", pa.int32()),
@@ -90,7 +105,9 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("kraft_controller_epoch", pa.int32()),
         pa.field("controller_epoch", pa.int32()),
         pa.field("controller_epoch_mzxid", pa.int64()),
-        doc="One row per snapshot: /controller (null id when none) and /controller_epoch.",
+        doc="One row per snapshot: /controller (null id when none) and /controller_epoch. On kraft: "
+        "the quorum leader (DescribeQuorum, never DescribeCluster's controller id, which a KRaft "
+        "broker fills with a random live broker) and its leader epoch in both epoch columns.",
     ),
     "isr_change_notifications": _schema(
         pa.field("notification", pa.string(), nullable=False),
@@ -131,6 +148,29 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         pa.field("config_value", pa.string()),
         doc="Dynamic config overrides (/config/topics, /config/brokers); secret values hidden.",
     ),
+    "quorum": _schema(
+        pa.field("replica_id", pa.int32(), nullable=False),
+        pa.field("role", pa.string()),
+        pa.field("directory_id", pa.string()),
+        pa.field("log_end_offset", pa.int64()),
+        pa.field("lag", pa.int64()),
+        pa.field("last_fetch_at", TS),
+        pa.field("last_caught_up_at", TS),
+        pa.field("is_leader", pa.bool_()),
+        pa.field("leader_id", pa.int32()),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("high_watermark", pa.int64()),
+        doc="KRaft only: every replica of the metadata log (DescribeQuorum), voters (controllers) and "
+        "observers (brokers); lag is offsets behind the leader's log end. Empty on zookeeper.",
+    ),
+    "fenced_brokers": _schema(
+        pa.field("broker_id", pa.int32(), nullable=False),
+        pa.field("host", pa.string()),
+        pa.field("port", pa.int32()),
+        pa.field("rack", pa.string()),
+        doc="KRaft only: brokers registered with the controller but fenced (stopped, or not keeping up "
+        "their heartbeats): no leaderships, out of every ISR. Empty on zookeeper.",
+    ),
     "collection_issues": _schema(
         pa.field("path", pa.string(), nullable=False),
         pa.field("kind", pa.string()),
@@ -163,11 +203,12 @@ ZOOKEEPER_TABLES: dict[str, pa.Schema] = {
         doc="Pending /config/changes notifications (brokers purge them after 15 minutes).",
     ),
     "features": _schema(
-        pa.field("status", pa.int32(), nullable=False),
+        pa.field("status", pa.int32()),
         pa.field("feature", pa.string()),
         pa.field("levels", pa.map_(pa.string(), pa.int32())),
         doc="/feature: status (1 = feature versioning enabled) and one row per finalized feature with its "
-        "version levels; one row with feature null when none is finalized; no row without a /feature znode.",
+        "version levels; one row with feature null when none is finalized; no row without a /feature znode. "
+        "On kraft: ApiVersions' finalized features, status null (KRaft always versions features).",
     ),
 }
 
@@ -243,7 +284,7 @@ GROUP_TABLES: dict[str, pa.Schema] = {
     ),
 }
 
-SNAPSHOT_TABLES: dict[str, pa.Schema] = {**ZOOKEEPER_TABLES, **GROUP_TABLES}
+SNAPSHOT_TABLES: dict[str, pa.Schema] = {**METADATA_TABLES, **GROUP_TABLES}
 
 ANALYSIS_COMMIT_TABLE = "analysis_runs"
 ANALYSIS_RUNS = _schema(
@@ -344,7 +385,7 @@ def commit_table_of(table: str) -> str:
         return GROUP_COMMIT_TABLE
     if table == VALIDATION_COMMIT_TABLE or table in REMEDIATION_TABLES:
         return table
-    return COMMIT_TABLE if table in ZOOKEEPER_TABLES else ANALYSIS_COMMIT_TABLE
+    return COMMIT_TABLE if table in METADATA_TABLES else ANALYSIS_COMMIT_TABLE
 
 
 def schema_of(table: str) -> pa.Schema:

@@ -21,12 +21,15 @@ def read_table(spark: SparkSession, root: str, table: str, committed_only: bool 
 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     path = f"{root.rstrip('/')}/{table}"
+    reader = spark.read
+    if table in TABLES:  # the documented schema: a column added since an older file was written reads as null
+        empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
+        reader = reader.schema(spark.createDataFrame(empty.empty_table()).schema)
     try:
-        frame = spark.read.option("basePath", path).parquet(path)
+        frame = reader.option("basePath", path).parquet(path)
     except AnalysisException as e:
         if table not in TABLES or e.getCondition() != "PATH_NOT_FOUND":
             raise
-        empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
         return spark.createDataFrame(empty.empty_table())
     if table in TABLES:
         frame = frame.select(*TABLES[table].names, "cluster", "dt")

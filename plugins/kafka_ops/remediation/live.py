@@ -189,7 +189,7 @@ def controller_changed_at_ms(snap: ClusterSnapshot) -> int | None:
     """When the controller last changed: the later of `/controller`'s creation (an ephemeral znode
     created by each election) and `/controller_epoch`'s last write (+1 per election)."""
     times = []
-    if snap.controller is not None:
+    if snap.controller is not None and snap.controller.stat is not None:
         times.append(snap.controller.stat.ctime_ms)
     if snap.controller_epoch_stat is not None:
         times.append(snap.controller_epoch_stat.mtime_ms)

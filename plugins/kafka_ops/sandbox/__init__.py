@@ -3,11 +3,10 @@
 
 from kafka_ops.sandbox.cluster import SandboxCluster, attach
 from kafka_ops.sandbox.jars import ensure_jars, ensure_kafka4_jars, var_dir
-from kafka_ops.sandbox.kraft import KRaftSandbox, QuorumState, attach_kraft
+from kafka_ops.sandbox.kraft import KRaftSandbox, attach_kraft
 
 __all__ = [
     "KRaftSandbox",
-    "QuorumState",
     "SandboxCluster",
     "attach",
     "attach_kraft",

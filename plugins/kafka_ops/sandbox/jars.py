@@ -7,6 +7,7 @@ Two sets, each from its own pom and in its own folder so neither changes the oth
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import shutil
@@ -44,7 +45,11 @@ def ensure_kafka4_jars(cache: Path | None = None) -> Path:
 
 
 def _ensure(pom: Path, target: Path) -> Path:
-    if (target / _MARKER).exists():
+    """Maven once per version of the pom: the marker holds the pom's hash, so a jar added to it is
+    fetched into an existing folder too."""
+    fingerprint = hashlib.sha256(pom.read_bytes()).hexdigest()
+    marker = target / _MARKER
+    if marker.exists() and marker.read_text().strip() == fingerprint:
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
@@ -64,5 +69,5 @@ def _ensure(pom: Path, target: Path) -> Path:
         )
     if not any(target.glob("kafka_2.13-*.jar")):
         raise SandboxError(f"Maven finished but no kafka_2.13 jar is in {target}")
-    (target / _MARKER).touch()
+    marker.write_text(fingerprint + "\n")
     return target

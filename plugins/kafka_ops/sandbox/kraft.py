@@ -41,6 +41,8 @@ from kafka_ops.sandbox.jars import ensure_kafka4_jars, var_dir
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
 
+    from kafka_ops.snapshot.model import Quorum
+
 log = logging.getLogger(__name__)
 
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
@@ -61,20 +63,6 @@ CONTROLLER_SETTINGS = {
     "num.io.threads": "1",
     "background.threads": "1",
 }
-
-
-@dataclass(frozen=True)
-class QuorumState:
-    """The metadata quorum as its leader reports it (DescribeQuorum on `__cluster_metadata`).
-
-    `voters` and `observers` map a replica id to its log end offset; -1 means unknown.
-    """
-
-    leader_id: int | None
-    leader_epoch: int
-    high_watermark: int
-    voters: dict[int, int]
-    observers: dict[int, int]
 
 
 @dataclass
@@ -214,8 +202,10 @@ class KRaftSandbox:
         finally:
             client.close()
 
-    def quorum(self) -> QuorumState:
+    def quorum(self) -> Quorum:
         """The metadata quorum, asked through a running broker (DescribeQuorum is forwarded to the leader)."""
+        from kafka_ops.sources.kraft.collector import parse_quorum  # noqa: PLC0415 - kafka-python only when asked
+
         with self.admin() as admin:
             answer = admin.describe_metadata_quorum()
         return parse_quorum(answer)
@@ -251,13 +241,13 @@ class KRaftSandbox:
         last = f" (last error: {last_error[0]})" if last_error else ""
         raise SandboxError(f"timed out after {timeout_s:g}s waiting for {what}{last}; logs under {self.root}")
 
-    def wait_healthy(self, timeout_s: float = 180.0) -> QuorumState:
+    def wait_healthy(self, timeout_s: float = 180.0) -> Quorum:
         """Wait until a running controller leads the quorum with every running controller as a
         voter, every running broker is registered and unfenced (and no stopped one is), and no
         partition is under-replicated or leaderless."""
         controllers = {c for c, n in self._controller_nodes.items() if n.running}
         brokers = {b for b, n in self._nodes.items() if n.running}
-        found: list[QuorumState] = []
+        found: list[Quorum] = []
 
         def healthy() -> bool:
             quorum = self.quorum()
@@ -467,24 +457,6 @@ def random_cluster_id() -> str:
         text = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")
         if not text.startswith("-"):
             return text
-
-
-def parse_quorum(answer: dict[str, Any]) -> QuorumState:
-    """The `__cluster_metadata` partition of kafka-python's describe_metadata_quorum answer."""
-    try:
-        partition = answer["topics"][0]["partitions"][0]
-        if partition.get("error"):
-            raise SandboxError(f"DescribeQuorum on __cluster_metadata-0 failed: {partition['error']}")
-        leader = int(partition["leader_id"])
-        return QuorumState(
-            leader_id=leader if leader >= 0 else None,
-            leader_epoch=int(partition["leader_epoch"]),
-            high_watermark=int(partition["high_watermark"]),
-            voters={int(v["replica_id"]): int(v["log_end_offset"]) for v in partition["current_voters"]},
-            observers={int(o["replica_id"]): int(o["log_end_offset"]) for o in partition["observers"]},
-        )
-    except (KeyError, IndexError, TypeError, ValueError) as e:
-        raise SandboxError(f"unexpected DescribeQuorum answer for __cluster_metadata-0: {e!r}") from e
 
 
 def _partitions_healthy(topics: list[dict[str, Any]]) -> bool:

@@ -1,7 +1,12 @@
-"""A typed, pure model of a Kafka cluster's ZooKeeper metadata at one moment.
+"""A typed, pure model of a Kafka cluster's metadata at one moment, from either source.
 
 Models hold data, never sockets: collectors build them, planners and summaries read them.
-Field names follow Kafka's znode fields; `REFERENCE.md` (shared) gives the formats.
+Field names follow Kafka's znode fields; `REFERENCE.md` (shared) gives the formats. The ZooKeeper
+source (`sources.zookeeper`, Kafka 3.x) fills every field from znodes. The KRaft source
+(`sources.kraft`, the Admin API and the controller quorum) fills the same fields where the Admin
+API tells them, and leaves `None` where it cannot know them (znode stats and versions, broker epochs
+and registration times, JMX ports, the partition epoch, leader recovery state); KRaft-only facts
+(fenced brokers, ELR, the quorum) are `None` on ZooKeeper snapshots.
 """
 
 from __future__ import annotations
@@ -32,12 +37,12 @@ class Broker:
     port: int
     endpoints: tuple[str, ...]
     listener_security_protocol_map: dict[str, str]
-    jmx_port: int
-    registered_at_ms: int
+    jmx_port: int | None
+    registered_at_ms: int | None
     rack: str | None
     features: dict[str, dict[str, int]]
-    version: int
-    epoch: int
+    version: int | None
+    epoch: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,35 +58,43 @@ class TopicAssignment:
     partitions: dict[int, tuple[int, ...]]
     adding_replicas: dict[int, tuple[int, ...]]
     removing_replicas: dict[int, tuple[int, ...]]
-    version: int
+    version: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class PartitionState:
-    """Leader and ISR of one partition: `/brokers/topics/<t>/partitions/<p>/state`.
+    """Leader and ISR of one partition: `/brokers/topics/<t>/partitions/<p>/state`, or one partition
+    of a DescribeTopicPartitions answer on KRaft.
 
-    `stat.version` is the partition epoch: it rises on every leader or ISR change.
+    `stat.version` is the partition epoch: it rises on every leader or ISR change (`stat` is None
+    on KRaft: the Admin API does not tell the partition epoch). `elr` / `last_known_elr` are
+    KIP-966's eligible leader replicas (None when the cluster does not report them: ZooKeeper, or
+    ELR not enabled), `offline_replicas` the replicas on offline log dirs (KRaft only).
     """
 
     topic: str
     partition: int
     leader: int
     leader_epoch: int
-    controller_epoch: int
+    controller_epoch: int | None
     isr: tuple[int, ...]
     leader_recovery_state: int | None
-    stat: ZnodeStat
+    stat: ZnodeStat | None
+    elr: tuple[int, ...] | None = None
+    last_known_elr: tuple[int, ...] | None = None
+    offline_replicas: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Controller:
-    """The active controller: `/controller` (ephemeral)."""
+    """The active controller: `/controller` (ephemeral), or on KRaft the quorum's leader (then
+    `kraft_controller_epoch` is its leader epoch, and the znode fields are None)."""
 
     broker_id: int
-    elected_at_ms: int
+    elected_at_ms: int | None
     kraft_controller_epoch: int
-    version: int
-    stat: ZnodeStat
+    version: int | None
+    stat: ZnodeStat | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +165,10 @@ class AclResource:
 
 @dataclass(frozen=True, slots=True)
 class FeatureZnode:
-    """`/feature`: the finalized features and whether versioning is enabled (status 1)."""
+    """`/feature`: the finalized features and whether versioning is enabled (status 1). On KRaft:
+    ApiVersions' finalized features (status None: KRaft always versions features)."""
 
-    status: int
+    status: int | None
     features: dict[str, dict[str, int]]
 
 
@@ -169,6 +183,48 @@ class ConfigChange:
 
 
 @dataclass(frozen=True, slots=True)
+class QuorumReplica:
+    """One replica of the KRaft metadata log (`__cluster_metadata`), as DescribeQuorum reports it."""
+
+    replica_id: int
+    role: str
+    """`voter` (a controller that votes) or `observer` (a broker, or a controller not yet a voter)."""
+    directory_id: str | None
+    log_end_offset: int
+    last_fetch_ms: int | None
+    last_caught_up_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Quorum:
+    """The controller quorum: its leader, epoch and high watermark, and every replica's progress."""
+
+    leader_id: int | None
+    leader_epoch: int
+    high_watermark: int
+    replicas: tuple[QuorumReplica, ...]
+
+    @property
+    def voters(self) -> dict[int, int]:
+        """Each voter's log end offset (-1: not known yet, e.g. a voter just restarted)."""
+        return {r.replica_id: r.log_end_offset for r in self.replicas if r.role == "voter"}
+
+    @property
+    def observers(self) -> dict[int, int]:
+        return {r.replica_id: r.log_end_offset for r in self.replicas if r.role == "observer"}
+
+    def leader_log_end_offset(self) -> int | None:
+        return next(
+            (r.log_end_offset for r in self.replicas if r.role == "voter" and r.replica_id == self.leader_id), None
+        )
+
+    def lag(self, replica: QuorumReplica) -> int | None:
+        """Offsets behind the leader, as `kafka-metadata-quorum describe --replication` shows them."""
+        end = self.leader_log_end_offset()
+        return None if end is None else max(0, end - replica.log_end_offset)
+
+
+@dataclass(frozen=True, slots=True)
 class CollectionIssue:
     """A znode that could not be read or parsed; the rest of the snapshot still completes."""
 
@@ -179,21 +235,26 @@ class CollectionIssue:
 
 @dataclass(slots=True)
 class ClusterSnapshot:
-    """Everything read from one cluster's ZooKeeper chroot in one walk.
+    """Everything read from one cluster in one walk: its ZooKeeper chroot (`source` zookeeper) or its
+    Admin API and controller quorum (`source` kraft).
 
-    The walk is not atomic: `zxid_start`..`zxid_end` is the ZooKeeper transaction range it
-    spans, so a change inside that range may be seen in one znode and not yet in another.
+    The walk is not atomic: on ZooKeeper, `zxid_start`..`zxid_end` is the transaction range it
+    spans (0 on KRaft), so a change inside that range may be seen in one znode and not yet in another.
     """
 
     cluster: str
     snapshot_id: str
     captured_at: datetime
-    zookeeper: str
+    zookeeper: str | None
     completed_at: datetime | None = None
     zxid_start: int = 0
     zxid_end: int = 0
     cluster_id: str | None = None
     brokers: dict[int, Broker] = field(default_factory=dict)
+    """Brokers that can serve: registered (ZooKeeper), registered and unfenced (KRaft)."""
+    fenced_brokers: dict[int, Broker] = field(default_factory=dict)
+    """KRaft: registered but fenced (no leaderships, out of every ISR; a broker that stopped keeps
+    its registration). Always empty on ZooKeeper, where a broker that is not alive has no znode."""
     topics: dict[str, TopicAssignment] = field(default_factory=dict)
     partition_states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
     controller: Controller | None = None
@@ -210,6 +271,13 @@ class ClusterSnapshot:
     feature: FeatureZnode | None = None
     config_changes: list[ConfigChange] = field(default_factory=list)
     issues: list[CollectionIssue] = field(default_factory=list)
+    source: str = "zookeeper"
+    bootstrap_servers: str | None = None
+    quorum: Quorum | None = None
+    metadata_version: int | None = None
+    """KRaft's finalized `metadata.version` feature level."""
+    requests: int | None = None
+    """Admin API requests the KRaft source sent (not stored in the lake; the benchmark reads it)."""
 
     @property
     def partition_count(self) -> int:

@@ -1,4 +1,4 @@
-"""Collect one cluster's snapshot (ZooKeeper metadata, or consumer groups) and publish it to the
+"""Collect one cluster's snapshot (metadata from ZooKeeper or KRaft, or consumer groups) and publish it to the
 lake: what the DAG and CLI run."""
 
 from __future__ import annotations
@@ -12,23 +12,35 @@ from kafka_ops.snapshot.tables import snapshot_batch, summary
 from kafka_ops.sources.groups.collector import AdminFactory, GroupCollector
 from kafka_ops.sources.groups.model import GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch, group_summary
+from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 
 
-def snapshot_to_lake(cluster: str, target: ZooKeeperTarget, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
-    """Collect, publish atomically, and return the snapshot with its summary.
+def collect_metadata(cluster: str, target: ZooKeeperTarget | AdminFactory) -> ClusterSnapshot:
+    """One snapshot from the source `target` names: a ZooKeeper ensemble (`ZooKeeperTarget`), or a
+    KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum)."""
+    if isinstance(target, ZooKeeperTarget):
+        return ZooKeeperCollector(cluster, target).collect()
+    return KRaftCollector(cluster, target).collect()
+
+
+def snapshot_to_lake(
+    cluster: str, target: ZooKeeperTarget | AdminFactory, lake: Lake
+) -> tuple[ClusterSnapshot, dict[str, Any]]:
+    """Collect (from ZooKeeper or a KRaft cluster, see `collect_metadata`), publish atomically, and
+    return the snapshot with its summary.
 
     Raises `CollectionFailed` when the cluster cannot be seen at all: nothing is published
     then, so a crashed collection never looks like a healthy cluster.
     """
-    snap = ZooKeeperCollector(cluster, target).collect()
+    snap = collect_metadata(cluster, target)
     lake.publish(snapshot_batch(snap))
     info = summary(snap)
     log.info(
-        "published snapshot %s of %s: %s partitions, %s under-replicated, %s issues",
-        snap.snapshot_id, cluster, info["partitions"], info["under_replicated"], info["issues"],
+        "published %s snapshot %s of %s: %s partitions, %s under-replicated, %s issues",
+        snap.source, snap.snapshot_id, cluster, info["partitions"], info["under_replicated"], info["issues"],
     )  # fmt: skip
     for issue in snap.issues[:20]:
         log.warning("collection issue at %s: %s", issue.path, issue.problem)

@@ -57,6 +57,8 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
         "acls": _acls,
         "config_changes": _config_changes,
         "features": _features,
+        "quorum": _quorum,
+        "fenced_brokers": _fenced_brokers,
     }
     tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
@@ -65,7 +67,9 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
 def _snapshots(s: ClusterSnapshot) -> dict[str, list[Any]]:
     return {
         "completed_at": [s.completed_at],
+        "source": [s.source],
         "zookeeper": [s.zookeeper],
+        "bootstrap_servers": [s.bootstrap_servers],
         "kafka_cluster_id": [s.cluster_id],
         "zxid_start": [s.zxid_start],
         "zxid_end": [s.zxid_end],
@@ -77,6 +81,7 @@ def _snapshots(s: ClusterSnapshot) -> dict[str, list[Any]]:
         "controller_id": [s.controller.broker_id if s.controller else None],
         "controller_epoch": [s.controller_epoch],
         "issue_count": [len(s.issues)],
+        "metadata_version": [s.metadata_version],
         "collector_version": [f"kafka-ops {__version__}"],
     }
 
@@ -94,7 +99,8 @@ def _brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
 def _partitions(s: ClusterSnapshot) -> dict[str, list[Any]]:
     names = ["topic", "topic_id", "partition", "replicas", "adding_replicas", "removing_replicas",
              "has_state", "leader", "leader_epoch", "controller_epoch", "isr",
-             "leader_recovery_state", "state_version", "state_mzxid", "state_mtime"]  # fmt: skip
+             "leader_recovery_state", "state_version", "state_mzxid", "state_mtime",
+             "elr", "last_known_elr", "offline_replicas"]  # fmt: skip
     rows: list[tuple[Any, ...]] = []
     states = s.partition_states
     for topic in sorted(s.topics):
@@ -104,11 +110,13 @@ def _partitions(s: ClusterSnapshot) -> dict[str, list[Any]]:
             base = (topic, t.topic_id, p, list(t.partitions[p]),
                     list(t.adding_replicas.get(p, ())), list(t.removing_replicas.get(p, ())))  # fmt: skip
             if st is None:
-                rows.append((*base, False, None, None, None, None, None, None, None, None))
+                rows.append((*base, False, *[None] * 11))
             else:
+                stat = st.stat
                 rows.append((*base, True, st.leader, st.leader_epoch, st.controller_epoch,
-                             list(st.isr), st.leader_recovery_state, st.stat.version,
-                             st.stat.mzxid, _ts(st.stat.mtime_ms)))  # fmt: skip
+                             list(st.isr), st.leader_recovery_state,
+                             *((stat.version, stat.mzxid, _ts(stat.mtime_ms)) if stat else (None, None, None)),
+                             _list(st.elr), _list(st.last_known_elr), _list(st.offline_replicas)))  # fmt: skip
     return _rows(names, rows)
 
 
@@ -117,11 +125,34 @@ def _controller(s: ClusterSnapshot) -> dict[str, list[Any]]:
     return {
         "controller_id": [c.broker_id if c else None],
         "elected_at": [_ts(c.elected_at_ms) if c else None],
-        "controller_czxid": [c.stat.czxid if c else None],
+        "controller_czxid": [c.stat.czxid if c and c.stat else None],
         "kraft_controller_epoch": [c.kraft_controller_epoch if c else None],
         "controller_epoch": [s.controller_epoch],
         "controller_epoch_mzxid": [s.controller_epoch_stat.mzxid if s.controller_epoch_stat else None],
     }
+
+
+def _quorum(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    q = s.quorum
+    names = ["replica_id", "role", "directory_id", "log_end_offset", "lag", "last_fetch_at",
+             "last_caught_up_at", "is_leader", "leader_id", "leader_epoch", "high_watermark"]  # fmt: skip
+    if q is None:
+        return _rows(names, [])
+    return _rows(names, [
+        (r.replica_id, r.role, r.directory_id, r.log_end_offset, q.lag(r), _ts(r.last_fetch_ms),
+         _ts(r.last_caught_up_ms), r.role == "voter" and r.replica_id == q.leader_id, q.leader_id,
+         q.leader_epoch, q.high_watermark)
+        for r in q.replicas
+    ])  # fmt: skip
+
+
+def _fenced_brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(b.broker_id, b.host, b.port, b.rack) for b in sorted(s.fenced_brokers.values(), key=lambda b: b.broker_id)]
+    return _rows(["broker_id", "host", "port", "rack"], rows)
+
+
+def _list(values: tuple[int, ...] | None) -> list[int] | None:
+    return None if values is None else list(values)
 
 
 def _isr_changes(s: ClusterSnapshot) -> dict[str, list[Any]]:
@@ -211,7 +242,9 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
     return {
         "cluster": snap.cluster,
         "snapshot_id": snap.snapshot_id,
+        "source": snap.source,
         "brokers": sorted(snap.brokers),
+        "fenced_brokers": sorted(snap.fenced_brokers),
         "topics": len(snap.topics),
         "partitions": snap.partition_count,
         "under_replicated": len(snap.under_replicated()),
@@ -227,21 +260,31 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
         "acl_resources": len(snap.acls),
         "config_changes_pending": len(snap.config_changes),
         "zxid_range": [snap.zxid_start, snap.zxid_end],
+        "metadata_version": snap.metadata_version,
+        "quorum_lagging": _lagging_replicas(snap),
     }
 
 
+def _lagging_replicas(snap: ClusterSnapshot) -> list[int]:
+    q = snap.quorum
+    return [] if q is None else sorted(r.replica_id for r in q.replicas if (q.lag(r) or 0) > 0)
+
+
 def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> str:
+    kraft = info.get("source") == "kraft"
+    controller = "quorum leader" if kraft else "broker"
     lines = [
-        f"cluster {info['cluster']}  snapshot {info['snapshot_id']}",
-        f"  brokers        {len(info['brokers'])} {info['brokers']}",
+        f"cluster {info['cluster']}  snapshot {info['snapshot_id']}  ({'KRaft' if kraft else 'ZooKeeper'})",
+        f"  brokers        {len(info['brokers'])} {info['brokers']}"
+        + (f"   fenced {info['fenced_brokers']}" if info.get("fenced_brokers") else ""),
         f"  topics         {info['topics']}",
         f"  partitions     {info['partitions']}",
         f"  under-replicated {info['under_replicated']}   offline {info['offline']}",
-        f"  controller     broker {info['controller']}  epoch {info['controller_epoch']}",
+        f"  controller     {controller} {info['controller']}  epoch {info['controller_epoch']}",
         f"  reassignments  {info['reassignments_in_flight']} partitions in flight",
         f"  quotas         {info['quota_entities']} entities",
         f"  ACLs           {info['acls']} on {info['acl_resources']} resources",
-        f"  errors         {info['issues']} znodes could not be read",
+        f"  errors         {info['issues']} {'requests failed' if kraft else 'znodes could not be read'}",
     ]
     lines += [f"    {e}" for e in examples or []]
     return "\n".join(lines)

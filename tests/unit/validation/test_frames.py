@@ -6,7 +6,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafka_ops.lake.schema import GROUP_TABLES, ZOOKEEPER_TABLES
+from kafka_ops.lake.schema import GROUP_TABLES, METADATA_TABLES
 from kafka_ops.validation import frames
 from kafka_ops.validation.suites import OK
 from tests.unit.snapshots import AT
@@ -16,16 +16,16 @@ def partitions(*rows: dict[str, Any]) -> pa.Table:
     base = {"snapshot_id": "s1", "captured_at": AT, "topic_id": None, "adding_replicas": [],
             "removing_replicas": [], "has_state": True, "leader_epoch": 0, "controller_epoch": 1,
             "leader_recovery_state": None, "state_version": 0, "state_mzxid": 1, "state_mtime": AT}  # fmt: skip
-    return pa.Table.from_pylist([{**base, **r} for r in rows], schema=ZOOKEEPER_TABLES["partitions"])
+    return pa.Table.from_pylist([{**base, **r} for r in rows], schema=METADATA_TABLES["partitions"])
 
 
 def brokers(*ids: int) -> pa.Table:
     return pa.Table.from_pylist(
-        [{"snapshot_id": "s1", "captured_at": AT, "broker_id": b} for b in ids], schema=ZOOKEEPER_TABLES["brokers"]
+        [{"snapshot_id": "s1", "captured_at": AT, "broker_id": b} for b in ids], schema=METADATA_TABLES["brokers"]
     )
 
 
-NO_MOVES = ZOOKEEPER_TABLES["reassignments"].empty_table()
+NO_MOVES = METADATA_TABLES["reassignments"].empty_table()
 
 
 def p(
@@ -79,7 +79,7 @@ def test_a_topic_with_a_reassignment_request_is_exempt_from_the_replication_fact
     moves = pa.Table.from_pylist(
         [{"snapshot_id": "s1", "captured_at": AT, "topic": "t", "partition": 1, "replicas": [1],
           "target_replicas": [1, 2], "adding_replicas": [], "removing_replicas": [], "requested_in_znode": True}],
-        schema=ZOOKEEPER_TABLES["reassignments"],
+        schema=METADATA_TABLES["reassignments"],
     )  # fmt: skip
     table = partitions(p("t", 0, [1, 2], [1, 2], 1), p("t", 1, [1], [1], 1))
     assert checks(table, moves=moves) == {("t", 0): {}, ("t", 1): {}}

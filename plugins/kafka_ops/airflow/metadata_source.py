@@ -1,0 +1,43 @@
+"""Which source a cluster's metadata snapshot reads from (`ClusterConfig.metadata_source`), resolved
+at run time so one snapshot DAG serves a fleet of ZooKeeper and KRaft clusters unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from airflow.sdk.bases.hook import BaseHook
+from airflow.sdk.exceptions import AirflowNotFoundException
+
+if TYPE_CHECKING:
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook
+    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+
+Source = Literal["ZooKeeper", "KRaft"]
+
+
+def connection_exists(conn_id: str) -> bool:
+    try:
+        BaseHook.get_connection(conn_id)
+    except AirflowNotFoundException:
+        return False
+    return True
+
+
+def resolve(cluster: Mapping[str, Any]) -> tuple[Source, str]:
+    """The source of `cluster` (a `list_clusters` entry) and the Airflow connection it reads through.
+    `auto`: ZooKeeper when the cluster's ZooKeeper connection exists, else KRaft."""
+    setting = cluster["metadata_source"]
+    if setting == "auto":
+        setting = "zookeeper" if connection_exists(cluster["zookeeper_conn_id"]) else "kraft"
+    if setting == "zookeeper":
+        return "ZooKeeper", cluster["zookeeper_conn_id"]
+    return "KRaft", cluster["kafka_conn_id"]
+
+
+def metadata_hook(source: Source, conn_id: str) -> ZooKeeperHook | KafkaAdminHook:
+    """The hook whose `snapshot_to_lake` reads that source."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415 - kafka-python only when used
+    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415 - kazoo only when used
+
+    return ZooKeeperHook(conn_id) if source == "ZooKeeper" else KafkaAdminHook(conn_id)

@@ -1,0 +1,301 @@
+"""Snapshot a KRaft cluster (Kafka 4.x, or 3.x without ZooKeeper) through the Admin API.
+
+Fills the same `ClusterSnapshot` as the ZooKeeper source, from a handful of requests whatever the
+cluster's size: DescribeCluster (fenced brokers included), DescribeQuorum (the active controller
+and its epoch: never DescribeCluster's `controller_id`, which a KRaft broker fills with a random
+live broker), DescribeTopicPartitions in pages of `page_size` partitions (ISR, ELR, offline
+replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized features, and the
+quotas and ACL counts (`sources.kraft.extras`). A field the Admin API does not tell is None, never
+made up (see `snapshot.model`).
+
+An API a broker does not support leaves its part of the snapshot empty with a `CollectionIssue`
+(kind `unsupported`) naming the request; a cluster that cannot be reached raises
+`KafkaUnreachable`; brokers that run on ZooKeeper raise `NotAKRaftCluster`, naming the setting.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+from kafka.admin import KafkaAdminClient
+from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError
+
+from kafka_ops.errors import CollectionFailed, KafkaUnreachable, NotAKRaftCluster
+from kafka_ops.snapshot.model import (
+    Broker,
+    ClusterSnapshot,
+    CollectionIssue,
+    Controller,
+    PartitionState,
+    Quorum,
+    QuorumReplica,
+    TopicAssignment,
+)
+from kafka_ops.sources.groups.collector import _UNREACHABLE, AdminFactory
+from kafka_ops.sources.kraft import extras
+from kafka_ops.sources.zookeeper.collector import new_snapshot_id
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+DEFAULT_PAGE_SIZE = 2000
+"""Partitions per DescribeTopicPartitions answer: the brokers' default (and maximum)
+`max.request.partition.size.limit`."""
+LEADER_NOT_AVAILABLE = 5
+"""A partition error that still comes with its replicas and ISR: the partition is offline."""
+UNSUPPORTED = (UnsupportedVersionError, IncompatibleBrokerVersion)
+ATTEMPTS = 4
+"""Tries of each core request (quorum, brokers, topics) on a connection error: kafka-python sends to the
+least loaded broker it knows, which may be one that just died and is not fenced yet; the next try goes
+to another. Only when every try fails is the cluster unreachable."""
+BACKOFF_S = 0.25
+
+
+class KRaftCollector:
+    """Reads one KRaft cluster's metadata through its brokers' Admin API into a `ClusterSnapshot`."""
+
+    def __init__(self, cluster: str, admin_factory: AdminFactory, page_size: int = DEFAULT_PAGE_SIZE) -> None:
+        self.cluster = cluster
+        self.admin_factory = admin_factory
+        self.page_size = page_size
+
+    def collect(self) -> ClusterSnapshot:
+        """Raises `KafkaUnreachable` when no broker answers (nothing is published then: a cluster
+        that cannot be seen is never reported healthy), `NotAKRaftCluster` when the brokers run on
+        ZooKeeper; any narrower failure is a `CollectionIssue` in the snapshot."""
+        where = self.admin_factory.bootstrap_servers
+        try:
+            admin = self.admin_factory()
+        except KafkaError as e:
+            raise KafkaUnreachable(f"cannot reach Kafka at {where}: {type(e).__name__}: {e}") from e
+        try:
+            return _Run(self, admin, where).collect()
+        except _UNREACHABLE as e:
+            raise KafkaUnreachable(f"lost Kafka at {where} while taking a snapshot: {type(e).__name__}: {e}") from e
+        except KafkaError as e:
+            raise CollectionFailed(f"snapshot of the KRaft cluster at {where} failed: {type(e).__name__}: {e}") from e
+        finally:
+            admin.close()
+
+
+class _Run:
+    """One collection: the admin client, the snapshot being filled and a count of requests sent."""
+
+    def __init__(self, collector: KRaftCollector, admin: KafkaAdminClient, where: str) -> None:
+        self.collector = collector
+        self.admin = admin
+        self.where = where
+        self.requests = 0
+        manager = admin._manager
+        send = manager.send
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.requests += 1
+            return send(*args, **kwargs)
+
+        manager.send = counted  # this client only: the benchmark reads how many requests a snapshot costs
+
+    def collect(self) -> ClusterSnapshot:
+        captured_at = datetime.now(UTC)
+        cluster = self.collector.cluster
+        snap = ClusterSnapshot(
+            cluster=cluster,
+            snapshot_id=new_snapshot_id(cluster, captured_at),
+            captured_at=captured_at,
+            zookeeper=None,
+            source="kraft",
+            bootstrap_servers=self.where,
+        )
+        self._core(lambda: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused before anything else
+        self._core(lambda: self._cluster(snap))
+        self._core(lambda: self._topics(snap))
+        self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
+        self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
+        self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap))
+        self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
+        self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
+        snap.completed_at = datetime.now(UTC)
+        snap.requests = self.requests
+        return snap
+
+    @staticmethod
+    def _core(read: Callable[[], None]) -> None:
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                read()
+                return
+            except _UNREACHABLE as e:
+                if attempt == ATTEMPTS:
+                    raise
+                log.info("retrying after %r (attempt %s of %s)", e, attempt, ATTEMPTS)
+                time.sleep(BACKOFF_S * attempt)
+
+    def _optional(self, snap: ClusterSnapshot, request: str, read: Callable[[], None]) -> None:
+        """A part of the snapshot beside brokers, topics and the quorum: when the brokers do not serve it,
+        or the one broker asked went down (not fenced yet), its absence is an issue, not a failure (the
+        cluster itself was seen: a cluster that cannot be seen fails on the quorum, brokers or topics)."""
+        try:
+            read()
+        except UNSUPPORTED as e:
+            snap.issues.append(CollectionIssue(request, f"the brokers do not support it: {e}", "unsupported"))
+        except (KafkaError, *_UNREACHABLE) as e:
+            snap.issues.append(CollectionIssue(request, f"{type(e).__name__}: {e}", "request"))
+
+    # -- the quorum: the active controller and its epoch --------------------------------------
+
+    def _quorum(self, snap: ClusterSnapshot) -> None:
+        try:
+            answer = self.admin.describe_metadata_quorum()
+        except UNSUPPORTED as e:
+            raise NotAKRaftCluster(
+                f"cluster {snap.cluster!r}: the brokers at {self.where} do not serve DescribeQuorum ({e}): "
+                "they run on ZooKeeper; set metadata_source = zookeeper (or auto, with the cluster's "
+                "ZooKeeper connection) for this cluster"
+            ) from e
+        snap.quorum = parse_quorum(answer)
+        if snap.quorum.leader_id is not None:
+            snap.controller = Controller(
+                broker_id=snap.quorum.leader_id,
+                elected_at_ms=None,
+                kraft_controller_epoch=snap.quorum.leader_epoch,
+                version=None,
+                stat=None,
+            )
+        snap.controller_epoch = snap.quorum.leader_epoch
+
+    # -- brokers ------------------------------------------------------------------------------
+
+    def _cluster(self, snap: ClusterSnapshot) -> None:
+        """Brokers from DescribeCluster, which lists fenced ones too from v2 (Kafka 4.0) on; kafka-python
+        falls back to Metadata on older brokers, which lists only unfenced ones."""
+        answer = self.admin.describe_cluster()
+        snap.cluster_id = answer.get("cluster_id")
+        snap.brokers.clear()  # a retried read starts again
+        snap.fenced_brokers.clear()
+        if answer["brokers"] and "is_fenced" not in answer["brokers"][0]:
+            problem = "the brokers do not list fenced brokers (DescribeCluster v2, Kafka 4.0+): none is shown"
+            snap.issues.append(CollectionIssue("DescribeCluster v2", problem, "unsupported"))
+        for b in answer["brokers"]:
+            broker = Broker(
+                broker_id=b["broker_id"],
+                host=b["host"],
+                port=b["port"],
+                endpoints=(),
+                listener_security_protocol_map={},
+                jmx_port=None,
+                registered_at_ms=None,
+                rack=b.get("rack"),
+                features={},
+                version=None,
+                epoch=None,
+            )
+            (snap.fenced_brokers if b.get("is_fenced") else snap.brokers)[broker.broker_id] = broker
+
+    # -- topics, partitions and their state -------------------------------------------------
+
+    def _topics(self, snap: ClusterSnapshot) -> None:
+        """Every topic (internal ones too, as `/brokers/topics` lists them), page by page."""
+        cursor = None
+        while True:
+            page = self.admin.describe_topic_partitions([], self.collector.page_size, cursor)
+            for topic in page["topics"]:
+                self._topic(snap, topic)
+            cursor = page["next_cursor"]
+            if cursor is None:
+                return
+
+    def _topic(self, snap: ClusterSnapshot, raw: dict[str, Any]) -> None:
+        name = raw["name"]
+        if raw["error_code"]:
+            snap.issues.append(CollectionIssue(f"topic {name}", f"DescribeTopicPartitions error {raw['error_code']}"))
+            return
+        topic_id = kafka_uuid(raw.get("topic_id"))
+        existing = snap.topics.get(name)  # a topic split across two pages
+        partitions = dict(existing.partitions) if existing else {}
+        for p in raw["partitions"]:
+            index = p["partition_index"]
+            if p["error_code"] not in (0, LEADER_NOT_AVAILABLE):
+                problem = f"DescribeTopicPartitions error {p['error_code']}"
+                snap.issues.append(CollectionIssue(f"topic {name} partition {index}", problem))
+                continue
+            partitions[index] = tuple(p["replica_nodes"])
+            snap.partition_states[(name, index)] = PartitionState(
+                topic=name,
+                partition=index,
+                leader=p["leader_id"],
+                leader_epoch=p["leader_epoch"],
+                controller_epoch=None,
+                isr=tuple(p["isr_nodes"]),
+                leader_recovery_state=None,
+                stat=None,
+                elr=_ints(p.get("eligible_leader_replicas")),
+                last_known_elr=_ints(p.get("last_known_elr")),
+                offline_replicas=tuple(p.get("offline_replicas") or ()),
+            )
+        snap.topics[name] = TopicAssignment(name, topic_id, partitions, {}, {}, None)
+
+    # -- reassignments in flight --------------------------------------------------------------
+
+    def _reassignments(self, snap: ClusterSnapshot) -> None:
+        """Adding / removing replicas of each moving partition, as the topic znode holds them on
+        ZooKeeper (the replicas DescribeTopicPartitions gave already hold target plus original)."""
+        adding: dict[str, dict[int, tuple[int, ...]]] = {}
+        removing: dict[str, dict[int, tuple[int, ...]]] = {}
+        for tp, moving in self.admin.list_partition_reassignments().items():
+            adding.setdefault(tp.topic, {})[tp.partition] = tuple(moving["adding_replicas"])
+            removing.setdefault(tp.topic, {})[tp.partition] = tuple(moving["removing_replicas"])
+        for name in adding.keys() & snap.topics.keys():
+            t = snap.topics[name]
+            snap.topics[name] = TopicAssignment(name, t.topic_id, t.partitions, adding[name], removing[name], None)
+
+
+def parse_quorum(answer: dict[str, Any]) -> Quorum:
+    """The metadata log's partition of a DescribeQuorum answer (`KafkaAdminClient.describe_metadata_quorum`)."""
+    partition = answer["topics"][0]["partitions"][0]
+    if partition.get("error"):
+        raise KafkaError(f"DescribeQuorum: {partition['error']}")
+    replicas = tuple(
+        QuorumReplica(
+            replica_id=r["replica_id"],
+            role=role,
+            directory_id=kafka_uuid(r.get("replica_directory_id")),
+            log_end_offset=r["log_end_offset"],
+            last_fetch_ms=_known_ms(r.get("last_fetch_timestamp")),
+            last_caught_up_ms=_known_ms(r.get("last_caught_up_timestamp")),
+        )
+        for role, key in (("voter", "current_voters"), ("observer", "observers"))
+        for r in partition[key]
+    )
+    leader = partition["leader_id"]
+    return Quorum(
+        leader_id=leader if leader >= 0 else None,
+        leader_epoch=partition["leader_epoch"],
+        high_watermark=partition["high_watermark"],
+        replicas=replicas,
+    )
+
+
+def kafka_uuid(value: object) -> str | None:
+    """A topic or directory id as Kafka writes it (`Uuid.toString`: URL-safe base64 of its 16 bytes,
+    as the topic znode and Kafka's tools show it); None for none or Kafka's zero id."""
+    if value is None:
+        return None
+    as_uuid = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+    if as_uuid.int == 0:
+        return None
+    return base64.urlsafe_b64encode(as_uuid.bytes).decode().rstrip("=")
+
+
+def _known_ms(value: int | None) -> int | None:
+    return value if value is not None and value >= 0 else None
+
+
+def _ints(values: list[int] | None) -> tuple[int, ...] | None:
+    return None if values is None else tuple(values)

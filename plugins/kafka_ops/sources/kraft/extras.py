@@ -1,0 +1,163 @@
+"""The parts of a KRaft snapshot beside brokers, topics and the quorum: finalized features, dynamic
+configs, client quotas and ACL counts, in the same shapes the ZooKeeper source gives them.
+
+Each reader sends a fixed number of requests (one per broker for broker configs), whatever the
+number of topics. A broker that does not serve one of them raises kafka-python's error, which the
+collector records as a `CollectionIssue`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Any
+from urllib.parse import quote
+
+from kafka.admin import (
+    ACLFilter,
+    ACLOperation,
+    ACLPermissionType,
+    ACLResourcePatternType,
+    ConfigResource,
+    ConfigResourceType,
+    KafkaAdminClient,
+    ResourcePatternFilter,
+    ResourceType,
+)
+from kafka.errors import KafkaError, SecurityDisabledError
+from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
+
+from kafka_ops.snapshot.model import (
+    AclResource,
+    ClusterSnapshot,
+    CollectionIssue,
+    ConfigOverride,
+    FeatureZnode,
+    QuotaConfig,
+)
+
+DEFAULT_ENTITY = "<default>"
+_DYNAMIC_BROKER = {"DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+# AclAuthorizer's znode names for resource types, so both sources fill `acls` alike
+_RESOURCE_NAMES = {
+    ResourceType.TOPIC: "Topic",
+    ResourceType.GROUP: "Group",
+    ResourceType.CLUSTER: "Cluster",
+    ResourceType.TRANSACTIONAL_ID: "TransactionalId",
+    ResourceType.DELEGATION_TOKEN: "DelegationToken",
+    ResourceType.USER: "User",
+}
+# DescribeClientQuotas' entity types, as `/config/<type>s` names them
+_QUOTA_PATHS = {"user": "users", "client-id": "clients", "ip": "ips"}
+
+
+def read_features(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
+    """Finalized features (ApiVersions v3+), `metadata.version` on its own. With ELR finalized
+    (`eligible.leader.replicas.version` ≥ 1), a partition reported without ELR has an empty one."""
+    finalized = {
+        name: {"min_version": levels["finalized"][0], "max_version": levels["finalized"][1]}
+        for name, levels in admin.describe_features().items()
+        if "finalized" in levels
+    }
+    snap.feature = FeatureZnode(status=None, features=finalized)
+    snap.metadata_version = finalized.get("metadata.version", {}).get("max_version")
+    if finalized.get("eligible.leader.replicas.version", {}).get("max_version", 0) >= 1:
+        for tp, state in snap.partition_states.items():
+            if state.elr is None or state.last_known_elr is None:
+                elr, last_known = state.elr or (), state.last_known_elr or ()
+                snap.partition_states[tp] = replace(state, elr=elr, last_known_elr=last_known)
+
+
+def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
+    """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
+    `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides in one request, each
+    broker's from that broker, and the cluster-wide default. (Kafka 4 with ELR writes the cluster
+    default `min.insync.replicas` itself, so the analysis knows it instead of assuming it.)"""
+    topics = [ConfigResource(ConfigResourceType.TOPIC, t) for t in sorted(snap.topics)]
+    described = admin.describe_configs(topics, config_filter="modified") if topics else {}
+    for topic, configs in sorted(described.get("topic", {}).items()):
+        values = {k: c["value"] for k, c in configs.items() if c["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
+        if values:
+            snap.configs.append(ConfigOverride("topic", topic, values))
+    answer: dict[str, dict[str, Any]] = {}
+    for broker_id in sorted(snap.brokers):  # one by one: a broker going down costs its own configs only
+        resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id))
+        try:
+            answer |= admin.describe_configs([resource], config_filter="all").get("broker", {})
+        except (KafkaError, OSError) as e:
+            problem = f"{type(e).__name__}: {e}"
+            snap.issues.append(CollectionIssue(f"DescribeConfigs broker {broker_id}", problem, "request"))
+    # the cluster-wide default (resource name ""), which kafka-python's describe_configs refuses to send
+    default = admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
+    response = admin._manager.run(admin._manager.send, default)
+    answer |= admin._describe_configs_process_responses([response], "all").get("broker", {})
+    per_entity: dict[str, dict[str, str]] = defaultdict(dict)
+    for broker, configs in answer.items():
+        for key, c in configs.items():
+            if c["config_source"] == "DYNAMIC_BROKER_CONFIG" and broker:
+                per_entity[broker][key] = c["value"]
+            elif c["config_source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG":
+                per_entity[DEFAULT_ENTITY][key] = c["value"]
+    for entity in sorted(per_entity):
+        snap.configs.append(ConfigOverride("broker", entity, per_entity[entity]))
+
+
+def read_quotas(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
+    """Every client-quota entity (DescribeClientQuotas, no filter), named as `/config/changes`
+    names it on ZooKeeper (`users/alice/clients/app%202`), so lag findings match them alike."""
+    response = admin._manager.run(admin._manager.send, DescribeClientQuotasRequest(components=[], strict=False))
+    if response.error_code:
+        raise KafkaError(f"DescribeClientQuotas failed: error {response.error_code}: {response.error_message}")
+    for entry in response.entries or ():
+        names = {e.entity_type: e.entity_name if e.entity_name is not None else DEFAULT_ENTITY for e in entry.entity}
+        if not names.keys() <= _QUOTA_PATHS.keys():
+            continue  # an entity type this release does not know
+        order = [t for t in ("user", "client-id", "ip") if t in names]
+        path = "/".join(f"{_QUOTA_PATHS[t]}/{sanitize(names[t])}" for t in order)
+        snap.quotas.append(
+            QuotaConfig(
+                entity_path=path,
+                user=names.get("user"),
+                client_id=names.get("client-id"),
+                ip=names.get("ip"),
+                quotas={v.key: v.value for v in entry.values},
+            )
+        )
+
+
+def sanitize(name: str) -> str:
+    """Kafka's `Sanitizer.sanitize` (a quota entity's znode name): URL encoding, `*` as `%2A`."""
+    if name == DEFAULT_ENTITY:
+        return name
+    return quote(name, safe="").replace("~", "%7E")
+
+
+def read_acls(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
+    """ACL entries per resource pattern, counted as on ZooKeeper (no authorizer: none)."""
+    everything = ACLFilter(
+        principal=None,
+        host=None,
+        operation=ACLOperation.ANY,
+        permission_type=ACLPermissionType.ANY,
+        resource_pattern=ResourcePatternFilter(ResourceType.ANY, None, ACLResourcePatternType.ANY),
+    )
+    try:
+        acls, _ = admin.describe_acls(everything)
+    except SecurityDisabledError:
+        return
+    counted: dict[tuple[str, str, str], list[Any]] = {}
+    for acl in acls:
+        pattern = acl.resource_pattern
+        key = (
+            _RESOURCE_NAMES.get(pattern.resource_type, pattern.resource_type.name),
+            pattern.pattern_type.name,
+            pattern.resource_name,
+        )
+        allow, deny, principals = counted.setdefault(key, [0, 0, set()])
+        counted[key] = [
+            allow + (acl.permission_type == ACLPermissionType.ALLOW),
+            deny + (acl.permission_type == ACLPermissionType.DENY),
+            principals | {acl.principal},
+        ]
+    for (kind, pattern_type, name), (allow, deny, principals) in sorted(counted.items()):
+        snap.acls.append(AclResource(kind, pattern_type, name, allow, deny, len(principals)))
