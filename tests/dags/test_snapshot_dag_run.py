@@ -17,7 +17,7 @@ from sqlalchemy import select
 from kafka_ops.airflow.assets import SNAPSHOT_ASSET
 from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
 from kafka_ops.lake.store import Lake
-from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 
@@ -157,3 +157,41 @@ def test_hook_test_connection_against_the_sandbox(dag_sandbox: SandboxCluster, m
     )
     ok, message = ZooKeeperHook("zk_wrong").test_connection()
     assert not ok and "/wrong" in message and "chroot" in message
+
+
+def test_one_dag_snapshots_a_mixed_fleet(
+    dag_sandbox: SandboxCluster,
+    healthy_kraft_sandbox: KRaftSandbox,
+    dag_bag: DagBag,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """A ZooKeeper cluster and a KRaft one in one settings file, `metadata_source` left at auto: the
+    first has its ZooKeeper connection, the second none, so each is read from its own source."""
+    settings = tmp_path / "kafka_ops.toml"
+    settings.write_text(
+        '[[clusters]]\nname = "zk"\nzookeeper_conn_id = "zk_zk"\nkafka_conn_id = "kafka_zk"\n'
+        '[[clusters]]\nname = "k4"\nzookeeper_conn_id = "zk_k4"\nkafka_conn_id = "kafka_k4"\n'
+    )
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+    monkeypatch.setenv("KAFKA_OPS_LAKE", str(tmp_path / "lake"))
+    zookeeper = {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": dag_sandbox.chroot}}
+    monkeypatch.setenv("AIRFLOW_CONN_ZK_ZK", json.dumps(zookeeper))
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_KAFKA_ZK", json.dumps({"conn_type": "kafka", "host": dag_sandbox.bootstrap_servers})
+    )
+    kraft = {"conn_type": "kafka", "host": healthy_kraft_sandbox.bootstrap_servers}
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_K4", json.dumps(kraft))  # and no zk_k4 connection at all
+
+    run = dag_bag.dags[DAG_ID].test()
+
+    assert run.state == "success"
+    commits = {s["cluster"]: s for s in Lake(tmp_path / "lake").snapshots().to_pylist()}
+    assert {c: (s["source"], s["broker_count"]) for c, s in commits.items()} == {
+        "zk": ("zookeeper", 3),
+        "k4": ("kraft", 3),
+    }
+    assert commits["k4"]["zookeeper"] is None
+    assert commits["k4"]["bootstrap_servers"] == healthy_kraft_sandbox.bootstrap_servers
+    quorum = Lake(tmp_path / "lake").read("quorum", "k4").to_pylist()
+    assert {r["replica_id"] for r in quorum} == {101, 102, 103, 1, 2, 3}
