@@ -22,6 +22,7 @@ from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kraft_tools import kafka4_tool, quorum_replication, quorum_status, topics_described
 
@@ -125,7 +126,9 @@ def test_a_kraft_snapshot_agrees_with_kafkas_own_tools(
     assert (info["source"], info["brokers"], info["controller"]) == ("kraft", [1, 2, 3], quorum.leader_id)
 
 
-def test_down_brokers_are_fenced_and_elr_is_what_kafka_reports(healthy_kraft_sandbox: KRaftSandbox, lake: Lake) -> None:
+def test_down_brokers_are_fenced_and_elr_is_what_kafka_reports(
+    healthy_kraft_sandbox: KRaftSandbox, spark: SparkSession, lake: Lake
+) -> None:
     """Broker 3 stopped, then broker 2 killed, under a topic with min ISR 2: the ISR cannot shrink below
     min ISR, so Kafka keeps broker 2 in the ELR (KIP-966): both fenced, the partitions under min ISR."""
     cluster = healthy_kraft_sandbox
@@ -155,6 +158,17 @@ def test_down_brokers_are_fenced_and_elr_is_what_kafka_reports(healthy_kraft_san
         result = validate_snapshot(lake, CLUSTER, snap.snapshot_id)
         assert result.failures == (), result.failures  # unregistered replicas, but out of the ISR: reported
         assert lake.read("fenced_brokers", CLUSTER, [snap.snapshot_id]).column("broker_id").to_pylist() == [2, 3]
+
+        # the analysis and its gates: the fenced brokers, and every partition under min ISR
+        analyse(spark, lake.root, CLUSTER, list(DETECTORS.values()), Thresholds())
+        report = run_gates(lake, CLUSTER, snap.snapshot_id, data_docs=False)
+        failed = {r.name: r for r in report.failed()}
+        assert {"no_fenced_brokers", "no_under_min_isr_partitions"} <= set(failed)
+        assert "quorum_has_a_majority" not in failed
+        assert [r["replica_id"] for r in failed["no_fenced_brokers"].rows] == [2, 3]
+        isr_rows = lake.read("isr_health", CLUSTER, [snap.snapshot_id]).to_pylist()
+        ours = [r for r in isr_rows if r["topic"] == topic]
+        assert all(r["under_min_isr"] and r["min_isr"] == 2 and r["min_isr_source"] == "topic" for r in ours)
     finally:
         for broker_id in (2, 3):
             if not cluster.broker_running(broker_id):
@@ -179,7 +193,15 @@ def test_a_killed_active_controller_is_one_leader_change(
     assert after is not None and after.leader_id not in (None, before.leader_id)
     for s in snaps:
         lake.publish(snapshot_batch(s))
-    analyse(spark, lake.root, CLUSTER, [DETECTORS["controller_health"]], Thresholds())
+    analyse(spark, lake.root, CLUSTER, [DETECTORS["controller_health"], DETECTORS["quorum_health"]], Thresholds())
+    quorum = {r["replica_id"]: r for r in lake.read("quorum_health", CLUSTER, [snaps[-1].snapshot_id]).to_pylist()}
+    assert quorum[after.leader_id]["status"] == "leader"
+    gone = quorum[before.leader_id]  # killed: the new leader has no fetch from it
+    assert (gone["status"], gone["severity"], gone["lag"]) == ("not_fetching", "warning", None)
+    assert gone["problem"] == (
+        f"controller {before.leader_id} has not fetched the metadata log since the quorum leader was elected: "
+        "a voter down or cut off (2 of 3 voters fetching, 2 needed for a majority)"
+    )
     changes = lake.read("controller_changes", CLUSTER).to_pylist()
     assert [(c["from_controller"], c["to_controller"]) for c in changes] == [(before.leader_id, after.leader_id)]
     (health,) = lake.read("controller_health", CLUSTER, [snaps[-1].snapshot_id]).to_pylist()

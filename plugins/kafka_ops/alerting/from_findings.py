@@ -24,6 +24,9 @@ TITLES = {
     "no_under_min_isr_partitions": "{partitions} under min ISR: producers with acks=all are refused",
     "leader_imbalance_within_threshold": "leader imbalance beyond the threshold on {brokers}",
     "controller_elections_within_threshold": "controller churn: {elections} in the last hour",
+    "quorum_has_a_majority": "the KRaft controller quorum has lost its majority: {replicas}",
+    "quorum_replicas_keep_up": "KRaft metadata replication is behind on {replicas}",
+    "no_fenced_brokers": "{brokers} fenced by the KRaft controller: they lead nothing and are out of every ISR",
     "no_group_in_err": "consumer group {group} is in ERR",
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
 }
@@ -76,6 +79,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
             partitions=_plural(gate.count, "partition"),
             brokers=_plural(gate.count, "broker"),
             elections=_plural(gate.count, "election"),
+            replicas=_plural(gate.count, "replica"),
         ),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),
@@ -131,6 +135,9 @@ def _affected(row: Mapping[str, Any]) -> Affected:
         kind, name = "partition", f"{row['topic']}-{row['partition']}"
     elif row.get("broker_id") is not None:
         kind, name = "broker", f"broker {row['broker_id']}"
+    elif row.get("kind") in ("voter", "observer", "fenced_broker"):  # quorum_health
+        kind = "broker"
+        name = f"{'controller' if row['kind'] == 'voter' else 'broker'} {row['replica_id']}"
     else:
         kind, name = "cluster", "cluster"
     problem = row.get("problem")

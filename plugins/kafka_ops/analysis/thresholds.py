@@ -48,6 +48,13 @@ class Thresholds:
     max_group_collection_issues: float = 0.0
     """Integrity: a group collection with more issues than this is untrusted (a leaderless
     partition's unknown end offset counts: raise it on clusters that run with offline partitions)."""
+    quorum_fetch_seconds: float = 30.0
+    """quorum_health: a KRaft voter or observer that has not fetched from the quorum leader for longer
+    than this is down or cut off (Kafka's controller.quorum.fetch.timeout.ms is 2 s: a live one fetches
+    far more often)."""
+    quorum_lag_seconds: float = 30.0
+    """quorum_health: a voter or observer behind the leader's log end and not caught up for longer than
+    this is lagging."""
     skew_spread: float = 2.0
     """assignor_skew: a group whose members' partition counts differ by this much or more
     (max - min) is skewed."""

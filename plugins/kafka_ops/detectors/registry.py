@@ -1,6 +1,6 @@
 """Every detector, by name. Adding one: a module in this package and a line here.
 
-`DETECTORS` run on ZooKeeper snapshots; `GROUP_DETECTORS` on group collections (their context is
+`DETECTORS` run on metadata snapshots (ZooKeeper or KRaft); `GROUP_DETECTORS` on group collections (their context is
 the latest group collection, their inputs the group tables).
 """
 
@@ -18,6 +18,7 @@ from kafka_ops.detectors import (
     lag_status,
     lag_time,
     leader_balance,
+    quorum_health,
     reassignments,
     replica_placement,
     topic_deletions,
@@ -32,6 +33,7 @@ DETECTORS: dict[str, Detector] = {
         leader_balance.DETECTOR,
         replica_placement.DETECTOR,
         controller_health.DETECTOR,
+        quorum_health.DETECTOR,
         reassignments.DETECTOR,
         idle_throttles.DETECTOR,
         topic_deletions.DETECTOR,

@@ -64,6 +64,8 @@ _ZK_FIGURES = (
     "controller_id",
     "controller_epoch",
     "issue_count",
+    "source",
+    "metadata_version",
 )
 _GROUP_FIGURES = ("group_count", "member_count", "offset_count", "partition_count", "total_lag", "issue_count")
 

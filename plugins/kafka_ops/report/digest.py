@@ -123,6 +123,12 @@ def _controller(r: Row) -> str:
     )
 
 
+def _quorum(r: Row) -> str | None:
+    if r["severity"] == "ok":
+        return None
+    return f"{r['severity']:<8} {r['problem']}"
+
+
 def _reassignment(r: Row) -> str:
     minutes = r["age_seconds"] / 60
     state = f"STUCK: {r['stuck_reason']}" if r["stuck"] else f"in flight {minutes:.0f} min"
@@ -166,6 +172,7 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Redundancy", "replica_placement_topics", _rf1),
     ("Rack spread", "replica_placement_partitions", _rack),
     ("Controller", "controller_health", _controller),
+    ("KRaft quorum and fenced brokers", "quorum_health", _quorum),
     ("Reassignments", "reassignments_in_flight", _reassignment),
     ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),

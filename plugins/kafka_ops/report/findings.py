@@ -72,8 +72,29 @@ def zookeeper_problems(f: Findings) -> list[Problem]:
     """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
     return [
         *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
-        *_redundancy(f), *_idle_throttles(f),
+        *_redundancy(f), *_idle_throttles(f), *_quorum(f),
     ]  # fmt: skip
+
+
+def _quorum(f: Findings) -> list[Problem]:
+    """KRaft: voters or observers behind or gone, fenced brokers; one problem each (a quorum has few)."""
+    rows = [r for r in f.rows("quorum_health") or [] if r["severity"] != "ok"]
+    titles = {
+        "not_fetching": "{who} {id} is not fetching the metadata log",
+        "lagging": "{who} {id} is behind on the metadata log",
+        "fenced": "broker {id} is fenced by the KRaft controller",
+    }
+    return [
+        Problem(
+            r["severity"],
+            titles[r["status"]].format(who="controller" if r["kind"] == "voter" else "broker", id=r["replica_id"]),
+            r["problem"],
+            r["action"],
+            r.get("fenced_since"),
+            "quorum_health",
+        )
+        for r in sorted(rows, key=lambda r: (r["kind"], r["replica_id"]))
+    ]
 
 
 def _idle_throttles(f: Findings) -> list[Problem]:

@@ -143,23 +143,27 @@ def _batch(batch: Collected, now: datetime) -> str:
     )
 
 
-def _zk_figures(figures: Mapping[str, int | None]) -> str:
+def _zk_figures(figures: Mapping[str, int | str | None]) -> str:
     def f(key: str) -> str:
         value = figures.get(key)
         return "?" if value is None else f"{value:,}"
 
     controller = figures.get("controller_id")
+    kraft = figures.get("source") == "kraft"
+    kind = f"KRaft cluster (metadata.version {f('metadata_version')})" if kraft else "ZooKeeper cluster"
+    leader = "quorum leader: controller" if kraft else "controller broker"
     parts = [
-        f"{f('broker_count')} brokers registered",
+        kind,
+        f"{f('broker_count')} brokers {'unfenced' if kraft else 'registered'}",
         f"{f('partition_count')} partitions in {f('topic_count')} topics",
         f"{f('under_replicated_count')} under-replicated",
         f"{f('offline_count')} offline",
-        "no controller" if controller is None else f"controller broker {controller} (epoch {f('controller_epoch')})",
+        "no controller" if controller is None else f"{leader} {controller} (epoch {f('controller_epoch')})",
     ]
     return escape(" · ".join(parts))
 
 
-def _group_figures(figures: Mapping[str, int | None]) -> str:
+def _group_figures(figures: Mapping[str, int | str | None]) -> str:
     groups, members, lag = figures.get("group_count"), figures.get("member_count"), figures.get("total_lag")
     return escape(f"{groups or 0} groups, {members or 0} members, total lag {lag or 0:,} messages")
 

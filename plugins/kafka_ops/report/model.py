@@ -50,8 +50,8 @@ class Collected:
     source: Source
     snapshot_id: str
     captured_at: datetime
-    figures: Mapping[str, int | None]
-    """Headline figures of the commit row (broker_count, under_replicated_count, group_count, ...)."""
+    figures: Mapping[str, int | str | None]
+    """Headline figures of the commit row (broker_count, under_replicated_count, group_count, ...; source)."""
     analysed_at: datetime | None = None
     """None: no analysis of this batch is published."""
     findings: Mapping[str, Mapping[str, int]] = field(default_factory=dict)

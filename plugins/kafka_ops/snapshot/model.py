@@ -221,7 +221,9 @@ class Quorum:
     def lag(self, replica: QuorumReplica) -> int | None:
         """Offsets behind the leader, as `kafka-metadata-quorum describe --replication` shows them."""
         end = self.leader_log_end_offset()
-        return None if end is None else max(0, end - replica.log_end_offset)
+        if end is None or replica.log_end_offset < 0:  # -1: the leader has not heard from it since its election
+            return None
+        return max(0, end - replica.log_end_offset)
 
 
 @dataclass(frozen=True, slots=True)

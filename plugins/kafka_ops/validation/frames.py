@@ -302,6 +302,28 @@ def controller_gates(controller_health: pa.Table) -> pd.DataFrame:
     )
 
 
+def quorum_gates(quorum_health: pa.Table | None) -> pd.DataFrame:
+    """`quorum_health` with the `GATE_QUORUM` check columns (its `problem` as the sentence); no rows
+    for a ZooKeeper cluster (or an analysis from before the detector existed)."""
+    out = []
+    for r in quorum_health.to_pylist() if quorum_health is not None else []:
+        problem = r.get("problem") or f"status {r['status']}"
+        out.append(
+            {
+                "kind": r["kind"],
+                "replica_id": r["replica_id"],
+                "status": r["status"],
+                "problem": r.get("problem"),
+                "action": r.get("action"),
+                "fenced_since": r.get("fenced_since"),
+                s.QUORUM_HAS_A_MAJORITY.name: problem if r["kind"] == "voter" and r["severity"] == "critical" else OK,
+                s.QUORUM_REPLICAS_KEEP_UP.name: problem if r["status"] in ("not_fetching", "lagging") else OK,
+                s.NO_FENCED_BROKERS.name: problem if r["kind"] == "fenced_broker" else OK,
+            }
+        )
+    return _frame(out, ["kind", "replica_id", "status", "problem", "action", "fenced_since"], s.GATE_QUORUM)
+
+
 def group_gates(groups: pa.Table) -> pd.DataFrame:
     """`lag_status_groups` with the `GATE_GROUPS` check columns (the detector's `cause` as the
     sentence)."""

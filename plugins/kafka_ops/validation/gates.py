@@ -192,6 +192,7 @@ def run_gates(
         (s.GATE_PARTITIONS, frames.isr_gates(zk.required("isr_health")), zk),
         (s.GATE_LEADER_BALANCE, frames.leader_balance_gates(zk.required("leader_balance_brokers")), zk),
         (s.GATE_CONTROLLER, frames.controller_gates(zk.required("controller_health")), zk),
+        (s.GATE_QUORUM, frames.quorum_gates(zk.optional("quorum_health")), zk),
     ]
     if group_snapshot_id is not None:
         groups = _Evidence.of(lake, cluster, group_snapshot_id)
@@ -367,6 +368,15 @@ def _controller_elections(rows: list[dict[str, Any]], ev: _Evidence, params: Map
     return _Verdict(rows, cause, action, since or ev.captured_at)
 
 
+def _quorum(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
+    rows = sorted(rows, key=lambda r: (r["kind"], r["replica_id"]))
+    cause = "; ".join(str(r["problem"]) for r in rows[:3]) + _more(len(rows), 3, "replicas")
+    action = "; ".join(str(r["action"]) for r in rows[:3] if r.get("action"))
+    fenced = [r["fenced_since"] for r in rows if r.get("fenced_since") is not None]
+    since = min(fenced) if fenced else ev.captured_at
+    return _Verdict(rows, cause, action or "check the controller quorum", since)
+
+
 def _groups(statuses: frozenset[str]) -> Callable[[list[dict[str, Any]], _Evidence, Mapping[str, float]], _Verdict]:
     def verdict(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
         rows = sorted(rows, key=lambda r: (-(r["max_lag"] or 0), r["group_id"]))
@@ -391,6 +401,9 @@ _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, flo
     s.NO_UNDER_MIN_ISR_PARTITIONS.name: _under_min_isr,
     s.LEADER_IMBALANCE_WITHIN_THRESHOLD.name: _leader_imbalance,
     s.CONTROLLER_ELECTIONS_WITHIN_THRESHOLD.name: _controller_elections,
+    s.QUORUM_HAS_A_MAJORITY.name: _quorum,
+    s.QUORUM_REPLICAS_KEEP_UP.name: _quorum,
+    s.NO_FENCED_BROKERS.name: _quorum,
     s.NO_GROUP_IN_ERR.name: _groups(frozenset({"STOP", "STALL", "REWIND"})),
     s.NO_GROUP_IN_WARN.name: _groups(frozenset({"WARN"})),
 }

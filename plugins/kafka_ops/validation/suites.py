@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "1"
+SUITE_VERSION = "2"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -222,6 +222,24 @@ CONTROLLER_ELECTIONS_WITHIN_THRESHOLD = Check(
     column="elections_last_hour",
     parameter="controller_elections_per_hour",
 )
+QUORUM_HAS_A_MAJORITY = Check(
+    "quorum_has_a_majority",
+    "a majority of the KRaft controller quorum's voters fetch from its leader (quorum_health); without "
+    "it no metadata change commits: no topic, no leader election, no ISR change",
+    "critical",
+)
+QUORUM_REPLICAS_KEEP_UP = Check(
+    "quorum_replicas_keep_up",
+    "every voter and observer of the KRaft metadata log fetches from the leader and catches up within "
+    "quorum_fetch_seconds / quorum_lag_seconds (quorum_health); a lagging broker serves stale metadata",
+    "warning",
+)
+NO_FENCED_BROKERS = Check(
+    "no_fenced_brokers",
+    "no broker is registered but fenced by the KRaft controller (quorum_health); a fenced broker leads "
+    "nothing and is out of every ISR",
+    "warning",
+)
 NO_GROUP_IN_ERR = Check(
     "no_group_in_err",
     "no consumer group is in ERR (Burrow: a partition STOPped, STALLed or REWound)",
@@ -242,12 +260,18 @@ GATE_LEADER_BALANCE = SuiteSpec(
 GATE_CONTROLLER = SuiteSpec(
     "health_gates_controller", "controller", ("controller_id",), (CONTROLLER_ELECTIONS_WITHIN_THRESHOLD,)
 )
+GATE_QUORUM = SuiteSpec(
+    "health_gates_quorum",
+    "quorum replica or fenced broker",
+    ("kind", "replica_id"),
+    (QUORUM_HAS_A_MAJORITY, QUORUM_REPLICAS_KEEP_UP, NO_FENCED_BROKERS),
+)
 GATE_GROUPS = SuiteSpec(
     "health_gates_consumer_groups", "consumer group", ("group_id",), (NO_GROUP_IN_ERR, NO_GROUP_IN_WARN)
 )
 
 INTEGRITY_SUITES = (SNAPSHOT_PARTITIONS, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY)
-GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_GROUPS)
+GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_GROUPS)
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
 CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}
 

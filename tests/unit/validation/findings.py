@@ -57,6 +57,12 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("from_controller", pa.int32()), ("to_controller", pa.int32()), ("epoch_before", pa.int32()),
         ("epoch_after", pa.int32()), ("elections", pa.int64()), ("change", pa.string()), ("severity", pa.string()),
     ]),
+    "quorum_health": pa.schema([
+        ("snapshot_id", pa.string()), ("kind", pa.string()), ("replica_id", pa.int32()), ("is_leader", pa.bool_()),
+        ("log_end_offset", pa.int64()), ("lag", pa.int64()), ("seconds_since_fetch", pa.int64()),
+        ("seconds_since_caught_up", pa.int64()), ("fenced_since", TS), ("status", pa.string()),
+        ("problem", pa.string()), ("action", pa.string()), ("severity", pa.string()),
+    ]),
     "lag_status_groups": pa.schema([
         ("snapshot_id", pa.string()), ("group_id", pa.string()), ("state", pa.string()), ("status", pa.string()),
         ("partition_count", pa.int64()), ("total_lag", pa.int64()), ("max_lag_topic", pa.string()),

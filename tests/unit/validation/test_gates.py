@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from kafka_ops.alerting.alert import Links
+from kafka_ops.alerting.from_findings import gate_alerts
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.store import Lake
@@ -29,6 +31,9 @@ GATES = [
     "no_under_min_isr_partitions",
     "leader_imbalance_within_threshold",
     "controller_elections_within_threshold",
+    "quorum_has_a_majority",
+    "quorum_replicas_keep_up",
+    "no_fenced_brokers",
 ]
 
 
@@ -247,3 +252,44 @@ def test_gates_never_pass_for_want_of_findings(lake: Lake) -> None:
     publish_analysis(lake, "s2", healthy_zk())
     with pytest.raises(LakeError, match="no analysis of 'g9'"):
         run_gates(lake, "c1", "s2", group_snapshot_id="g9")
+
+
+def quorum_row(kind: str, replica_id: int, status: str, severity: str, **extra: Any) -> dict[str, Any]:
+    return {"kind": kind, "replica_id": replica_id, "is_leader": status == "leader", "status": status,
+            "severity": severity, "problem": extra.pop("problem", None), "action": extra.pop("action", None),
+            **extra}  # fmt: skip
+
+
+def test_a_kraft_quorum_without_majority_and_a_fenced_broker_fail_their_gates(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["quorum_health"] = [
+        quorum_row("voter", 101, "leader", "ok"),
+        quorum_row("voter", 102, "not_fetching", "critical", problem="controller 102 has not fetched for 95 s",
+                   action="check controller 102"),
+        quorum_row("voter", 103, "not_fetching", "critical", problem="controller 103 has not fetched for 80 s",
+                   action="check controller 103"),
+        quorum_row("observer", 1, "ok", "ok"),
+        quorum_row("fenced_broker", 2, "fenced", "warning", problem="broker 2 is registered but fenced",
+                   action="start broker 2 again", fenced_since=AT - timedelta(minutes=7)),
+    ]  # fmt: skip
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1")
+    assert [r.name for r in report.failed("critical")] == ["quorum_has_a_majority"]
+    assert [r.name for r in report.failed("warning")] == ["quorum_replicas_keep_up", "no_fenced_brokers"]
+    majority = gate(report, "quorum_has_a_majority")
+    assert majority.count == 2 and [r["replica_id"] for r in majority.rows] == [102, 103]
+    assert majority.cause == "controller 102 has not fetched for 95 s; controller 103 has not fetched for 80 s"
+    assert majority.action == "check controller 102; check controller 103"
+    fenced = gate(report, "no_fenced_brokers")
+    assert (fenced.cause, fenced.action, fenced.since) == (
+        "broker 2 is registered but fenced",
+        "start broker 2 again",
+        AT - timedelta(minutes=7),
+    )
+    alerts = {a.key: a for a in gate_alerts(report, Links(), AT)}
+    assert alerts["quorum_has_a_majority"].title == "the KRaft controller quorum has lost its majority: 2 replicas"
+    assert [x.text for x in alerts["quorum_has_a_majority"].affected] == [
+        "controller 102: controller 102 has not fetched for 95 s",
+        "controller 103: controller 103 has not fetched for 80 s",
+    ]
+    assert alerts["no_fenced_brokers"].severity == "warning"
