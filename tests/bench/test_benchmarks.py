@@ -31,6 +31,12 @@ TOYS: dict[str, Toy] = {
         ("seconds", "collect_seconds", "baseline_seconds", "ratio"),
         (pytest.mark.integration,),
     ),
+    "kraft_snapshot": Toy(
+        ("--partitions", "60", "--topics", "6", "--runs", "1"),
+        ("partitions", "seconds", "baseline_seconds", "ratio", "requests", "targets"),
+        ("seconds", "baseline_seconds", "ratio", "requests"),
+        (pytest.mark.integration,),
+    ),
     "group_collection": Toy(
         ("--groups", "5", "--live-groups", "1", "--runs", "1"),
         ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio", "targets"),

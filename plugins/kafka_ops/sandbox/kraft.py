@@ -70,7 +70,9 @@ class KRaftSandbox:
     """`controllers` KRaft controllers and `brokers` brokers, with racks, in folder `root`.
 
     `die_with_parent` makes the JVMs die with this Python process (tests, demo); the CLI's
-    `up` turns it off so the cluster outlives the command.
+    `up` turns it off so the cluster outlives the command. `broker_heap` / `controller_heap` are
+    each JVM's `-Xmx`: the defaults suit the tests' small clusters; a benchmark holding 10,000+
+    partitions gives the brokers more.
     """
 
     root: Path | None = None
@@ -79,6 +81,8 @@ class KRaftSandbox:
     racks: tuple[str, ...] = DEFAULT_RACKS
     die_with_parent: bool = True
     broker_settings: dict[str, str] = field(default_factory=dict)
+    broker_heap: str = "384m"
+    controller_heap: str = "256m"
     cluster_id: str = ""
     broker_ports: dict[int, int] = field(default_factory=dict)
     controller_ports: dict[int, int] = field(default_factory=dict)
@@ -316,7 +320,7 @@ class KRaftSandbox:
             "listeners": f"CONTROLLER://127.0.0.1:{self.controller_ports[controller_id]}",
             **CONTROLLER_SETTINGS,
         }
-        return self._node(f"controller-{controller_id}", home, settings, "256m")
+        return self._node(f"controller-{controller_id}", home, settings, self.controller_heap)
 
     def _broker_node(self, broker_id: int) -> _Node:
         home = self._home() / f"broker-{broker_id}"
@@ -332,7 +336,7 @@ class KRaftSandbox:
             **KRAFT_BROKER_SETTINGS,
             **self.broker_settings,
         }
-        return self._node(f"broker-{broker_id}", home, settings, "384m")
+        return self._node(f"broker-{broker_id}", home, settings, self.broker_heap)
 
     @staticmethod
     def _node(name: str, home: Path, settings: dict[str, str], heap: str) -> _Node:
