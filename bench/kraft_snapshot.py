@@ -5,9 +5,10 @@ Starts a KRaft sandbox (3 controllers, 3 brokers on 127.0.0.1), creates 10,000 p
 over would not leave this 2-core machine much to measure with; the replication factor changes
 what each partition's answer carries, not how many requests a snapshot sends), then in the same
 run times:
-- the baseline: what a first implementation would do: DescribeQuorum and DescribeCluster once,
-  the topic names (one Metadata for all topics), then one Metadata request per topic
-  (`describe_topics([topic])`); it only fetches, building nothing;
+- the baseline: what a first implementation would do for the same facts: DescribeQuorum and
+  DescribeCluster once, the topic names (one Metadata for all topics), then per topic one
+  DescribeTopicPartitions (ISR, ELR) and one DescribeConfigs (its overrides); it only fetches,
+  building nothing;
 - the collector: `KRaftCollector.collect()` end to end (its client's bootstrap, the quorum,
   brokers, partitions in pages of 2,000, reassignments, features, configs, quotas, ACLs and
   the snapshot model), and the Admin API requests it sent (`snap.requests`);
@@ -34,6 +35,7 @@ from typing import Any
 
 from _timing import best_of
 from kafka import KafkaAdminClient
+from kafka.admin import ConfigResource, ConfigResourceType
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import KRaftSandbox
@@ -115,15 +117,16 @@ def counted(admin: KafkaAdminClient) -> list[int]:
 
 
 def naive_snapshot(target: KafkaTarget) -> int:
-    """The baseline: the quorum and brokers once, then one Metadata request per topic. Returns the
-    requests it sent."""
+    """The baseline: the quorum and brokers once, then each topic's partitions and config overrides,
+    one topic at a time (the facts the collector's snapshot holds). Returns the requests it sent."""
     admin = target()
     sent = counted(admin)
     try:
         admin.describe_metadata_quorum()
         admin.describe_cluster()
         for topic in admin.list_topics():
-            admin.describe_topics([topic])
+            admin.describe_topic_partitions([topic])
+            admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="modified")
     finally:
         admin.close()
     return sent[0]
@@ -146,7 +149,10 @@ def collect_and_publish(collect: Callable[[], ClusterSnapshot]) -> None:
 def check(snap: ClusterSnapshot, partitions: int) -> None:
     if snap.partition_count < partitions or snap.issues:
         issues = "; ".join(f"{i.path}: {i.problem}" for i in snap.issues[:5])
-        raise SystemExit(f"collector saw {snap.partition_count} of {partitions} partitions; issues: {issues}")
+        raise SystemExit(
+            f"collector saw {snap.partition_count} of {partitions} partitions in {len(snap.topics)} topics; "
+            f"issues: {issues}"
+        )
 
 
 def say(line: str) -> None:

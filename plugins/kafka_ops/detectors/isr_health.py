@@ -16,9 +16,19 @@ min ISR is the value the leader enforces, capped at the replication factor as Ka
 replication factor is below `min.insync.replicas` as under min ISR although producers succeed.
 Topics pending deletion (`/admin/delete_topics/<t>`) are not here: see `topic_deletions`.
 
+Elections (KIP-966's eligible leader replicas on KRaft): Kafka elects a clean leader from the ISR,
+and on KRaft with ELR also from the ELR: replicas that left the ISR only because it could not shrink
+below min ISR, and so hold every committed record. `clean_candidates` are the live brokers (registered,
+unfenced) among ISR ∪ ELR other than the leader: who could take over without losing data if the leader
+went now (empty on a partition under min ISR: one more loss and it goes offline or unclean).
+`unclean_only`: the partition is offline and no live broker is in its ISR or ELR, so only an unclean
+election (`kafka-leader-election --election-type unclean`) brings it back, losing the records only the
+dead replicas had.
+
 Findings table `isr_health`, one row per partition: snapshot_id, topic, partition, replicas,
-isr, leader, min_isr (enforced), min_isr_configured (before the cap), min_isr_source (see
-`MIN_ISR_SOURCES`; `static` = assumed from the settings), the four flags,
+isr, elr (null where not reported: ZooKeeper, or ELR off), leader, min_isr (enforced),
+min_isr_configured (before the cap), min_isr_source (see `MIN_ISR_SOURCES`; `static` = assumed from
+the settings), clean_candidates, unclean_only, the four flags,
 `status` (the worst of offline > under_min_isr > under_replicated > at_min_isr > ok) and
 `severity` (offline and under_min_isr: critical; under_replicated: warning; at_min_isr: info).
 """
@@ -99,18 +109,28 @@ def detect_isr_health(
     (no severity ordering or snapshot tagging beyond the input's snapshot_id). Topics pending
     deletion are left out: Kafka no longer serves them (see `topic_deletions`)."""
     live = brokers.select(F.col("broker_id").alias("leader"), F.lit(True).alias("leader_alive"))
+    live_ids = brokers.agg(F.collect_set("broker_id").alias("_live"))
     replicas = F.filter("replicas", lambda r: ~F.coalesce(F.array_contains("adding_replicas", r), F.lit(False)))
     isr = F.coalesce(F.col("isr"), F.array().cast("array<int>"))
     served = without_pending_deletions(partitions.where(F.col("has_state")), admin_requests)
     frame = (
         effective_min_isr(served, configs, static_min_isr)
         .join(live, "leader", "left")
+        .crossJoin(live_ids)
         .select(
             "snapshot_id",
             "topic",
             "partition",
             replicas.alias("replicas"),
             isr.alias("isr"),
+            "elr",
+            F.array_except(
+                F.filter(
+                    F.array_union(isr, F.coalesce("elr", F.array().cast("array<int>"))),
+                    lambda r: F.array_contains("_live", r),
+                ),
+                F.array("leader"),
+            ).alias("clean_candidates"),
             "leader",
             "min_isr",
             "min_isr_configured",
@@ -139,10 +159,11 @@ def detect_isr_health(
         .when(F.col("at_min_isr"), "info")
         .otherwise("ok")
     )
+    unclean_only = F.col("offline") & (F.size("clean_candidates") == 0)
     return flagged.select(
-        "snapshot_id", "topic", "partition", "replicas", "isr", "leader", "min_isr", "min_isr_configured",
-        "min_isr_source", "offline", "under_min_isr", "under_replicated", "at_min_isr",
-        status.alias("status"), severity.alias("severity"),
+        "snapshot_id", "topic", "partition", "replicas", "isr", "elr", "leader", "min_isr", "min_isr_configured",
+        "min_isr_source", "clean_candidates", unclean_only.alias("unclean_only"), "offline", "under_min_isr",
+        "under_replicated", "at_min_isr", status.alias("status"), severity.alias("severity"),
     )  # fmt: skip
 
 

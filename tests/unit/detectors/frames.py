@@ -13,7 +13,7 @@ AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 PARTITIONS = (
     "snapshot_id string, captured_at timestamp, topic string, partition int, replicas array<int>, "
     "adding_replicas array<int>, removing_replicas array<int>, has_state boolean, leader int, "
-    "leader_epoch int, controller_epoch int, isr array<int>, state_version int"
+    "leader_epoch int, controller_epoch int, isr array<int>, state_version int, elr array<int>"
 )
 BROKERS = "snapshot_id string, captured_at timestamp, broker_id int, rack string"
 CONFIGS = (
@@ -38,10 +38,11 @@ def partition(
     topic: str, p: int, replicas: list[int], isr: list[int], leader: int | None = None, *,
     snapshot: str = "s1", at: datetime = AT, adding: list[int] | None = None,
     removing: list[int] | None = None, version: int = 0, epoch: int = 0, controller_epoch: int = 1,
+    elr: list[int] | None = None,
 ) -> tuple[Any, ...]:  # fmt: skip
     lead = isr[0] if leader is None and isr else (-1 if leader is None else leader)
     return (snapshot, at, topic, p, replicas, adding or [], removing or [], True, lead, epoch,
-            controller_epoch, isr, version)  # fmt: skip
+            controller_epoch, isr, version, elr)  # fmt: skip
 
 
 def frame(spark: SparkSession, schema: str, rows: list[tuple[Any, ...]]) -> DataFrame:
@@ -50,4 +51,4 @@ def frame(spark: SparkSession, schema: str, rows: list[tuple[Any, ...]]) -> Data
 
 def stateless(topic: str, p: int, replicas: list[int], *, snapshot: str = "s1", at: datetime = AT) -> tuple[Any, ...]:
     """A PARTITIONS row whose state znode is missing (`has_state` false)."""
-    return (snapshot, at, topic, p, replicas, [], [], False, None, None, None, None, None)
+    return (snapshot, at, topic, p, replicas, [], [], False, None, None, None, None, None, None)

@@ -121,3 +121,26 @@ def test_empty_snapshot(spark: SparkSession) -> None:
     result = detect_isr_health(empty, brokers(spark, []), frame(spark, CONFIGS, []), no_requests(spark))
     assert result.count() == 0
     assert "severity" in result.columns and "status" in result.columns
+
+
+def test_clean_candidates_come_from_the_isr_and_the_elr_and_unclean_only_when_none_is_alive(
+    spark: SparkSession,
+) -> None:
+    parts = frame(spark, PARTITIONS, [
+        partition("k", 0, [1, 2, 3], [1, 2, 3]),                 # healthy: 2 and 3 can take over
+        partition("k", 1, [1, 2, 3], [1], elr=[2]),              # under min ISR, ELR 2 alive: clean
+        partition("k", 2, [1, 2, 3], [1], elr=[]),               # under min ISR, nobody else: next loss is unclean
+        partition("k", 3, [1, 2, 3], [3], leader=-1, elr=[2]),   # offline; ELR 2 alive: clean election possible
+        partition("k", 4, [1, 2, 3], [3], leader=-1, elr=[]),    # offline; only dead 3 in ISR: unclean only
+        partition("z", 0, [1, 3], [3], leader=-1),               # ZooKeeper (no ELR): same rule on the ISR alone
+    ])  # fmt: skip
+    result = detect_isr_health(parts, brokers(spark, [1, 2]), frame(spark, CONFIGS, []), no_requests(spark))
+    found = {(r.topic, r.partition): (r.elr, sorted(r.clean_candidates), r.unclean_only) for r in result.collect()}
+    assert found == {
+        ("k", 0): (None, [2], False),  # 3 is not a live broker here
+        ("k", 1): ([2], [2], False),
+        ("k", 2): ([], [], False),
+        ("k", 3): ([2], [2], False),
+        ("k", 4): ([], [], True),
+        ("z", 0): (None, [], True),
+    }

@@ -23,7 +23,7 @@ def brokers(spark: SparkSession, ids: list[int], snapshot: str = "s1") -> DataFr
 
 def no_state(topic: str, p: int, replicas: list[int]) -> tuple[Any, ...]:
     """A partition whose state znode is missing (has_state false)."""
-    return ("s1", AT, topic, p, replicas, [], [], False, None, None, None, None, None)
+    return ("s1", AT, topic, p, replicas, [], [], False, None, None, None, None, None, None)
 
 
 def detect(

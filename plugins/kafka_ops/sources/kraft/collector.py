@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from kafka.admin import KafkaAdminClient
 from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError
+from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
 from kafka_ops.errors import CollectionFailed, KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.snapshot.model import (
@@ -113,9 +114,9 @@ class _Run:
             source="kraft",
             bootstrap_servers=self.where,
         )
-        self._core(lambda: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused before anything else
-        self._core(lambda: self._cluster(snap))
-        self._core(lambda: self._topics(snap))
+        self._core(lambda attempt: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused at once
+        self._core(lambda attempt: self._cluster(snap))
+        self._core(lambda attempt: self._topics(snap, attempt))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
         self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap))
@@ -126,10 +127,10 @@ class _Run:
         return snap
 
     @staticmethod
-    def _core(read: Callable[[], None]) -> None:
+    def _core(read: Callable[[int], None]) -> None:
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                read()
+                read(attempt)
                 return
             except _UNREACHABLE as e:
                 if attempt == ATTEMPTS:
@@ -200,44 +201,70 @@ class _Run:
 
     # -- topics, partitions and their state -------------------------------------------------
 
-    def _topics(self, snap: ClusterSnapshot) -> None:
-        """Every topic (internal ones too, as `/brokers/topics` lists them), page by page."""
+    def _topics(self, snap: ClusterSnapshot, attempt: int) -> None:
+        """Every topic (internal ones too, as `/brokers/topics` lists them), page by page, every page
+        from ONE broker: each broker answers from its own copy of the metadata log, and a page asked of
+        a broker that is behind would end the walk at the last topic it knows (a snapshot seen missing
+        its last 2,000 partitions under load, with pages spread over brokers). The broker is the
+        unfenced one furthest along the metadata log (the quorum's observers); a retry asks the next."""
+        snap.topics.clear()  # a retried walk starts again
+        snap.partition_states.clear()
+        node = self._freshest_broker(snap, attempt)
         cursor = None
         while True:
-            page = self.admin.describe_topic_partitions([], self.collector.page_size, cursor)
-            for topic in page["topics"]:
+            page = self.admin._manager.run(self._describe_page, node, cursor)
+            for topic in page.topics:
                 self._topic(snap, topic)
-            cursor = page["next_cursor"]
+            cursor = page.next_cursor
             if cursor is None:
                 return
 
-    def _topic(self, snap: ClusterSnapshot, raw: dict[str, Any]) -> None:
-        name = raw["name"]
-        if raw["error_code"]:
-            snap.issues.append(CollectionIssue(f"topic {name}", f"DescribeTopicPartitions error {raw['error_code']}"))
+    @staticmethod
+    def _freshest_broker(snap: ClusterSnapshot, attempt: int) -> int | None:
+        observed = snap.quorum.observers if snap.quorum is not None else {}
+        ranked = sorted(snap.brokers, key=lambda b: (-observed.get(b, -1), b))
+        return ranked[(attempt - 1) % len(ranked)] if ranked else None
+
+    async def _describe_page(self, node: int | None, cursor: Any) -> Any:
+        request = DescribeTopicPartitionsRequest(
+            topics=[],
+            response_partition_limit=self.collector.page_size,
+            cursor=None
+            if cursor is None
+            else DescribeTopicPartitionsRequest.Cursor(
+                topic_name=cursor.topic_name, partition_index=cursor.partition_index
+            ),
+        )
+        return await self.admin._manager.send(request, node_id=node)
+
+    def _topic(self, snap: ClusterSnapshot, raw: Any) -> None:
+        """One topic of a DescribeTopicPartitions answer (kafka-python's response object)."""
+        name = raw.name
+        if raw.error_code:
+            snap.issues.append(CollectionIssue(f"topic {name}", f"DescribeTopicPartitions error {raw.error_code}"))
             return
-        topic_id = kafka_uuid(raw.get("topic_id"))
+        topic_id = kafka_uuid(raw.topic_id)
         existing = snap.topics.get(name)  # a topic split across two pages
         partitions = dict(existing.partitions) if existing else {}
-        for p in raw["partitions"]:
-            index = p["partition_index"]
-            if p["error_code"] not in (0, LEADER_NOT_AVAILABLE):
-                problem = f"DescribeTopicPartitions error {p['error_code']}"
+        for p in raw.partitions:
+            index = p.partition_index
+            if p.error_code not in (0, LEADER_NOT_AVAILABLE):
+                problem = f"DescribeTopicPartitions error {p.error_code}"
                 snap.issues.append(CollectionIssue(f"topic {name} partition {index}", problem))
                 continue
-            partitions[index] = tuple(p["replica_nodes"])
+            partitions[index] = tuple(p.replica_nodes)
             snap.partition_states[(name, index)] = PartitionState(
                 topic=name,
                 partition=index,
-                leader=p["leader_id"],
-                leader_epoch=p["leader_epoch"],
+                leader=p.leader_id,
+                leader_epoch=p.leader_epoch,
                 controller_epoch=None,
-                isr=tuple(p["isr_nodes"]),
+                isr=tuple(p.isr_nodes),
                 leader_recovery_state=None,
                 stat=None,
-                elr=_ints(p.get("eligible_leader_replicas")),
-                last_known_elr=_ints(p.get("last_known_elr")),
-                offline_replicas=tuple(p.get("offline_replicas") or ()),
+                elr=_ints(p.eligible_leader_replicas),
+                last_known_elr=_ints(p.last_known_elr),
+                offline_replicas=tuple(p.offline_replicas or ()),
             )
         snap.topics[name] = TopicAssignment(name, topic_id, partitions, {}, {}, None)
 
@@ -298,4 +325,5 @@ def _known_ms(value: int | None) -> int | None:
 
 
 def _ints(values: list[int] | None) -> tuple[int, ...] | None:
+    """ELR lists: kafka-python reads an absent (null) list as None, which stays None."""
     return None if values is None else tuple(values)
