@@ -25,9 +25,9 @@ from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
 from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperUnreachable
 from kafka_ops.planning.plan import Move
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
+from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition, new_snapshot_id
 from kafka_ops.sources.zookeeper import znodes
-from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget, new_snapshot_id
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 
 PartitionStatus = Literal["base", "target", "in_flight", "other_in_flight", "elsewhere", "missing"]

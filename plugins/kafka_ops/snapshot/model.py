@@ -11,6 +11,7 @@ and registration times, JMX ports, the partition epoch, leader recovery state); 
 
 from __future__ import annotations
 
+import secrets
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -311,3 +312,8 @@ class ClusterSnapshot:
         return sorted(
             tp for tp, state in self.partition_states.items() if state.leader == -1 or state.leader not in self.brokers
         )
+
+
+def new_snapshot_id(cluster: str, at: datetime) -> str:
+    """Sortable by capture time, unique across clusters and repeated captures."""
+    return f"{at:%Y%m%dT%H%M%S}{at.microsecond // 1000:03d}Z-{cluster}-{secrets.token_hex(3)}"

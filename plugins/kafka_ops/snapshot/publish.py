@@ -9,7 +9,8 @@ from typing import Any
 from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch, summary
-from kafka_ops.sources.groups.collector import AdminFactory, GroupCollector
+from kafka_ops.sources.admin import AdminFactory
+from kafka_ops.sources.groups.collector import GroupCollector
 from kafka_ops.sources.groups.model import GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.kraft.collector import KRaftCollector

@@ -17,14 +17,16 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from kafka.admin import KafkaAdminClient, OffsetSpec
-from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError, UnknownTopicOrPartitionError
+from kafka.errors import KafkaError, UnknownTopicOrPartitionError
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_ops import redaction
-from kafka_ops.errors import CollectionFailed, ConfigError, KafkaUnreachable
+from kafka_ops.errors import CollectionFailed, ConfigError
+from kafka_ops.snapshot.model import new_snapshot_id
+from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.groups.model import (
     STABLE,
     Commit,
@@ -36,7 +38,6 @@ from kafka_ops.sources.groups.model import (
     TopicPartition,
     offset_rows,
 )
-from kafka_ops.sources.zookeeper.collector import new_snapshot_id
 
 log = logging.getLogger(__name__)
 
@@ -47,8 +48,6 @@ RETRIES = 5
 RETRY_BACKOFF_S = 0.25  # then 0.5, 1, 2: about 4 s in all
 CONSUMER_PROTOCOL = "consumer"
 UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
-# Errors that mean "the cluster cannot be talked to", as opposed to one broker answer's error.
-_UNREACHABLE = (KafkaConnectionError, KafkaTimeoutError, OSError)
 
 
 def _retrying(call: Callable[[], T], attempts: int = RETRIES) -> T:
@@ -58,7 +57,7 @@ def _retrying(call: Callable[[], T], attempts: int = RETRIES) -> T:
     for attempt in range(attempts):
         try:
             return call()
-        except _UNREACHABLE:
+        except UNREACHABLE:
             raise
         except KafkaError as e:
             if not e.retriable or attempt == attempts - 1:
@@ -89,15 +88,6 @@ class GroupsAdminClient(KafkaAdminClient):
                 metadata = raw.get((group_id, member["member_id"]))
                 member["member_metadata_bytes"] = bytes(metadata) if isinstance(metadata, bytes | bytearray) else None
         return results
-
-
-class AdminFactory(Protocol):
-    """Builds a connected admin client; `bootstrap_servers` names it in error messages."""
-
-    @property
-    def bootstrap_servers(self) -> str: ...
-
-    def __call__(self) -> KafkaAdminClient: ...
 
 
 _SECRET_OPTION = re.compile(r"password|secret|token", re.IGNORECASE)
@@ -168,19 +158,9 @@ class GroupCollector:
     def collect(self) -> GroupSnapshot:
         """Raises `KafkaUnreachable` when no broker answers, `CollectionFailed` when the groups
         cannot even be listed; any narrower failure is a `GroupIssue` in the snapshot."""
-        where = self.admin_factory.bootstrap_servers
-        try:
-            admin = self.admin_factory()
-        except KafkaError as e:
-            raise KafkaUnreachable(f"cannot reach Kafka at {where}: {type(e).__name__}: {e}") from e
-        try:
-            return _Run(self, admin, where).collect()
-        except _UNREACHABLE as e:
-            raise KafkaUnreachable(f"lost Kafka at {where} while collecting groups: {type(e).__name__}: {e}") from e
-        except KafkaError as e:
-            raise CollectionFailed(f"collecting the groups of Kafka at {where} failed: {type(e).__name__}: {e}") from e
-        finally:
-            admin.close()
+        return with_admin(
+            self.admin_factory, "collecting groups", lambda admin, where: _Run(self, admin, where).collect()
+        )
 
 
 class _Run:
@@ -228,7 +208,7 @@ class _Run:
     def _list_groups(self) -> list[str]:
         try:
             listed = _retrying(self.admin.list_groups)
-        except _UNREACHABLE:
+        except UNREACHABLE:
             raise
         except KafkaError as e:
             raise CollectionFailed(f"cannot list the consumer groups of Kafka at {self.where}: {e!r}") from e
@@ -241,7 +221,7 @@ class _Run:
         try:
             yield from _retrying(lambda: fetch(batch)).items()
             return
-        except _UNREACHABLE:
+        except UNREACHABLE:
             raise
         except KafkaError as e:
             if len(batch) == 1:
@@ -310,7 +290,7 @@ class _Run:
             specs = {KafkaTopicPartition(t, p): OffsetSpec.LATEST for t, p in sorted(led)}
             try:
                 answered = self.admin.list_partition_offsets(specs)
-            except _UNREACHABLE:
+            except UNREACHABLE:
                 raise
             except UnknownTopicOrPartitionError as e:
                 problem = f"{type(e).__name__}: {e}"

@@ -21,13 +21,13 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka.admin import KafkaAdminClient
 from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
-from kafka_ops.errors import CollectionFailed, KafkaUnreachable, NotAKRaftCluster
+from kafka_ops.errors import NotAKRaftCluster
 from kafka_ops.snapshot.model import (
     Broker,
     ClusterSnapshot,
@@ -37,14 +37,12 @@ from kafka_ops.snapshot.model import (
     Quorum,
     QuorumReplica,
     TopicAssignment,
+    new_snapshot_id,
 )
-from kafka_ops.sources.groups.collector import _UNREACHABLE, AdminFactory
+from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.kraft import extras
-from kafka_ops.sources.zookeeper.collector import new_snapshot_id
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 DEFAULT_PAGE_SIZE = 2000
 """Partitions per DescribeTopicPartitions answer: the brokers' default (and maximum)
@@ -71,19 +69,9 @@ class KRaftCollector:
         """Raises `KafkaUnreachable` when no broker answers (nothing is published then: a cluster
         that cannot be seen is never reported healthy), `NotAKRaftCluster` when the brokers run on
         ZooKeeper; any narrower failure is a `CollectionIssue` in the snapshot."""
-        where = self.admin_factory.bootstrap_servers
-        try:
-            admin = self.admin_factory()
-        except KafkaError as e:
-            raise KafkaUnreachable(f"cannot reach Kafka at {where}: {type(e).__name__}: {e}") from e
-        try:
-            return _Run(self, admin, where).collect()
-        except _UNREACHABLE as e:
-            raise KafkaUnreachable(f"lost Kafka at {where} while taking a snapshot: {type(e).__name__}: {e}") from e
-        except KafkaError as e:
-            raise CollectionFailed(f"snapshot of the KRaft cluster at {where} failed: {type(e).__name__}: {e}") from e
-        finally:
-            admin.close()
+        return with_admin(
+            self.admin_factory, "taking a snapshot", lambda admin, where: _Run(self, admin, where).collect()
+        )
 
 
 class _Run:
@@ -132,7 +120,7 @@ class _Run:
             try:
                 read(attempt)
                 return
-            except _UNREACHABLE as e:
+            except UNREACHABLE as e:
                 if attempt == ATTEMPTS:
                     raise
                 log.info("retrying after %r (attempt %s of %s)", e, attempt, ATTEMPTS)
@@ -146,7 +134,7 @@ class _Run:
             read()
         except UNSUPPORTED as e:
             snap.issues.append(CollectionIssue(request, f"the brokers do not support it: {e}", "unsupported"))
-        except (KafkaError, *_UNREACHABLE) as e:
+        except (KafkaError, *UNREACHABLE) as e:
             snap.issues.append(CollectionIssue(request, f"{type(e).__name__}: {e}", "request"))
 
     # -- the quorum: the active controller and its epoch --------------------------------------

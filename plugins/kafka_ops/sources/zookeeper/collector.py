@@ -9,7 +9,6 @@ a partition's state is requested as soon as its topic's assignment has been read
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,7 +23,7 @@ from kafka_ops.errors import (
     ZooKeeperAuthFailed,
     ZooKeeperUnreachable,
 )
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue
+from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, new_snapshot_id
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.session import DENIED, TlsOptions, ZkReadSession
 
@@ -66,11 +65,6 @@ class ZooKeeperTarget:
 
     def session(self) -> ZkReadSession:
         return ZkReadSession(self.hosts, self.chroot, self.timeout_s, self.digest_auth, self.tls)
-
-
-def new_snapshot_id(cluster: str, at: datetime) -> str:
-    """Sortable by capture time, unique across clusters and repeated captures."""
-    return f"{at:%Y%m%dT%H%M%S}{at.microsecond // 1000:03d}Z-{cluster}-{secrets.token_hex(3)}"
 
 
 class ZooKeeperCollector:
