@@ -131,9 +131,9 @@ def preview(request: CancelRequest) -> dict[str, Any]:
         summary = clear_throttles(request, actor="preview", run_id=None)
         log.info("%s", render_clear(summary))
         return summary
-    from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415
+    from kafka_ops.airflow.remediation_tasks import live_reader  # noqa: PLC0415
     from kafka_ops.lake.store import Lake  # noqa: PLC0415
-    from kafka_ops.remediation import LiveReader, plan_dir, read_progress  # noqa: PLC0415
+    from kafka_ops.remediation import plan_dir, read_progress  # noqa: PLC0415
     from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
     from kafka_ops.remediation.live import in_flight, moving_as_planned  # noqa: PLC0415
 
@@ -142,7 +142,7 @@ def preview(request: CancelRequest) -> dict[str, Any]:
     progress = read_progress(lake, plan.cluster, plan.plan_id)
     ours: list[tuple[str, int]] = []
     if plan.reassignments:
-        reader = LiveReader(plan.cluster, ZooKeeperHook(request.cluster.zookeeper_conn_id).target())
+        reader = live_reader(request.cluster)
         ours = moving_as_planned(plan.reassignments, in_flight(reader.topics({m.topic for m in plan.reassignments})))
     status = "not started" if progress is None else progress.status
     done = [] if progress is None else [s.index for s in progress.batches if s.state == "done"]
@@ -207,14 +207,14 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
             "refuse", "refused", detail=str(refusal)
         )
         raise refusal
-    zookeeper, backend = cluster_writer(config)
+    reader, backend = cluster_writer(config)
     try:
         report = cancel_plan(
             request.plan_id,
             lake=lake,
             cluster_config=config,
             backend=backend,
-            zookeeper=zookeeper,
+            reader=reader,
             actor=actor,
             run_id=run_id,
             wait_s=request.wait_seconds,
@@ -233,14 +233,14 @@ def clear_throttles(request: CancelRequest, *, actor: str, run_id: str | None) -
     from kafka_ops.remediation import clear_throttles as clear_plan_throttles  # noqa: PLC0415
 
     config = request.cluster
-    zookeeper, backend = cluster_writer(config)
+    reader, backend = cluster_writer(config)
     try:
         report = clear_plan_throttles(
             request.plan_id,
             lake=Lake(request.lake_root),
             cluster_config=config,
             backend=backend,
-            zookeeper=zookeeper,
+            reader=reader,
             actor=actor,
             run_id=run_id,
             dry_run=request.dry_run,

@@ -4,7 +4,7 @@ Each DAG is `validate_params` → `plan` (dry run) or `execute` (a reviewed plan
 
 * `validate_params(params, form)`: `remediation_params.parse_request`; an invalid Param fails the
   run at once (`AirflowFailException`: a retry cannot fix a Param); returns the task to run next.
-* `plan(params, form, actor=...)`: a FRESH snapshot of the cluster from ZooKeeper into the lake,
+* `plan(params, form, actor=...)`: a FRESH snapshot of the cluster (ZooKeeper, or KRaft's Admin API) into the lake,
   its integrity validation (an untrusted snapshot is never planned on), the planner, the plan saved
   in the lake with Kafka's files beside it, and its summary in the task log. Writes nothing to the
   cluster.
@@ -29,6 +29,8 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kafka_ops.airflow.kafka_hook import KafkaAdminHook
+from kafka_ops.airflow.metadata_source import metadata_hook
+from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
@@ -54,10 +56,10 @@ from kafka_ops.remediation import (
     split_moves,
 )
 from kafka_ops.remediation import execute as execute_remediation
+from kafka_ops.remediation.live import KRaftLiveReader, LiveReader, LiveSource
 from kafka_ops.remediation.preflight import check_offline_config
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 from kafka_ops.snapshot.model import ClusterSnapshot
-from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
 
 log = logging.getLogger(__name__)
@@ -139,7 +141,7 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     when the request cannot be planned on this snapshot, and the collector's errors."""
     name = request.cluster.name
     lake = Lake(request.lake_root)
-    snapshot, _ = ZooKeeperHook(request.cluster.zookeeper_conn_id).snapshot_to_lake(name, lake)
+    snapshot, _ = metadata_hook(*resolve_source(_source_fields(request.cluster))).snapshot_to_lake(name, lake)
     validation = validate_snapshot(lake, name, snapshot.snapshot_id)
     if not validation.trusted:
         raise SnapshotUntrusted(
@@ -216,14 +218,14 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     except RemediationRefused as e:
         AuditLog(lake, reviewed, config.remediation_backend, actor, run_id).record("refuse", "refused", detail=str(e))
         raise
-    zookeeper, backend = cluster_writer(config)
+    reader, backend = cluster_writer(config)
     try:
         report = execute_remediation(
             reviewed,
             lake=lake,
             cluster_config=config,
             backend=backend,
-            zookeeper=zookeeper,
+            reader=reader,
             actor=actor,
             trusted=require_trusted,
             options=execution_options(request),
@@ -236,12 +238,30 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     return summary
 
 
-def cluster_writer(config: ClusterConfig) -> tuple[ZooKeeperTarget, Backend]:
-    """Where the cluster's live state is read (ZooKeeper) and the back end that writes to it, from the
-    cluster's connections; the caller closes the back end."""
-    zookeeper = ZooKeeperHook(config.zookeeper_conn_id).target()
+def live_reader(config: ClusterConfig) -> LiveSource:
+    """Where the cluster's live state is read: ZooKeeper, or a KRaft cluster's Admin API, as its
+    `metadata_source` resolves (the snapshot DAG's rule)."""
+    source, _ = resolve_source(_source_fields(config))
+    if source == "KRaft":
+        return KRaftLiveReader(config.name, KafkaAdminHook(config.kafka_conn_id).target())
+    return LiveReader(config.name, ZooKeeperHook(config.zookeeper_conn_id).target())
+
+
+def _source_fields(config: ClusterConfig) -> dict[str, str]:
+    return {
+        "metadata_source": config.metadata_source,
+        "zookeeper_conn_id": config.zookeeper_conn_id,
+        "kafka_conn_id": config.kafka_conn_id,
+    }
+
+
+def cluster_writer(config: ClusterConfig) -> tuple[LiveSource, Backend]:
+    """The cluster's live reader and the back end that writes to it, from the cluster's connections;
+    the caller closes the back end."""
+    reader = live_reader(config)
+    zookeeper = reader.target if isinstance(reader, LiveReader) else None
     admin = KafkaAdminHook(config.kafka_conn_id).target() if config.remediation_backend == "admin_api" else None
-    return zookeeper, backend_for(config, zookeeper=zookeeper, admin_factory=admin)
+    return reader, backend_for(config, zookeeper=zookeeper, admin_factory=admin)
 
 
 def execution_options(request: RemediationRequest) -> ExecutionOptions:

@@ -384,11 +384,17 @@ def _kazoo_client(target: ZooKeeperTarget) -> KazooClient:
 def backend_for(
     config: ClusterConfig,
     *,
-    zookeeper: ZooKeeperTarget,
+    zookeeper: ZooKeeperTarget | None,
     admin_factory: Callable[[], KafkaAdminClient] | None = None,
 ) -> Backend:
-    """The back end `config.remediation_backend` names (the Admin API one needs `admin_factory`)."""
+    """The back end `config.remediation_backend` names (the Admin API one needs `admin_factory`, the
+    ZooKeeper one a ZooKeeper: a KRaft cluster has none)."""
     if config.remediation_backend == "zookeeper":
+        if zookeeper is None:
+            raise ConfigError(
+                f"cluster {config.name!r}: remediation_backend = 'zookeeper', but the cluster is read from KRaft "
+                "(no ZooKeeper): set remediation_backend = 'admin_api'"
+            )
         return ZooKeeperBackend(zookeeper)
     if admin_factory is None:
         raise ConfigError(f"cluster {config.name!r} writes through the Admin API but no Kafka connection was given")

@@ -73,6 +73,7 @@ from kafka_ops.remediation.backends import BROKER_THROTTLES, FOLLOWER_RATE, LEAD
 from kafka_ops.remediation.batching import chunk_elections, split_moves
 from kafka_ops.remediation.live import (
     LiveReader,
+    LiveSource,
     assigned,
     batch_progress,
     classify,
@@ -192,7 +193,8 @@ def execute(
     lake: Lake,
     cluster_config: ClusterConfig,
     backend: Backend,
-    zookeeper: ZooKeeperTarget,
+    zookeeper: ZooKeeperTarget | None = None,
+    reader: LiveSource | None = None,
     actor: str,
     trusted: TrustCheck,
     options: ExecutionOptions | None = None,
@@ -200,16 +202,16 @@ def execute(
     clock: Callable[[], float] = time.time,
     sleep: Callable[[float], None] = time.sleep,
 ) -> ExecutionReport:
-    """Apply `plan` (see the module docstring). `zookeeper` is where live state is read, whatever
-    back end writes; `actor` / `run_id` say who runs it (Airflow user, DAG run) for the audit;
-    `trusted(lake, cluster, snapshot_id)` raises unless the base snapshot passed integrity
-    validation (the DAG passes `kafka_ops.validation.integrity.require_trusted`)."""
+    """Apply `plan` (see the module docstring). Live state is read from `reader` (a KRaft cluster's
+    `KRaftLiveReader`) or else from `zookeeper`, whatever back end writes; `actor` / `run_id` say who
+    runs it (Airflow user, DAG run) for the audit; `trusted(lake, cluster, snapshot_id)` raises unless
+    the base snapshot passed integrity validation (the DAG passes `kafka_ops.validation.integrity.require_trusted`)."""
     run = _Run(
         plan,
         lake=lake,
         config=cluster_config,
         backend=backend,
-        reader=LiveReader(plan.cluster, zookeeper),
+        reader=live_source(plan, zookeeper, reader),
         actor=actor,
         run_id=run_id,
         options=options or ExecutionOptions(),
@@ -225,7 +227,8 @@ def cancel(
     lake: Lake,
     cluster_config: ClusterConfig,
     backend: Backend,
-    zookeeper: ZooKeeperTarget,
+    zookeeper: ZooKeeperTarget | None = None,
+    reader: LiveSource | None = None,
     actor: str,
     run_id: str | None = None,
     wait_s: float = 60.0,
@@ -240,7 +243,7 @@ def cancel(
         lake=lake,
         config=cluster_config,
         backend=backend,
-        reader=LiveReader(plan.cluster, zookeeper),
+        reader=live_source(plan, zookeeper, reader),
         actor=actor,
         run_id=run_id,
         options=ExecutionOptions(poll_s=poll_s),
@@ -256,7 +259,8 @@ def clear_throttles(
     lake: Lake,
     cluster_config: ClusterConfig,
     backend: Backend,
-    zookeeper: ZooKeeperTarget,
+    zookeeper: ZooKeeperTarget | None = None,
+    reader: LiveSource | None = None,
     actor: str,
     run_id: str | None = None,
     dry_run: bool = False,
@@ -272,7 +276,7 @@ def clear_throttles(
         lake=lake,
         config=cluster_config,
         backend=backend,
-        reader=LiveReader(plan.cluster, zookeeper),
+        reader=live_source(plan, zookeeper, reader),
         actor=actor,
         run_id=run_id,
         options=ExecutionOptions(),
@@ -280,6 +284,15 @@ def clear_throttles(
         sleep=time.sleep,
     )
     return run.clear_throttles(dry_run)
+
+
+def live_source(plan: Plan, zookeeper: ZooKeeperTarget | None, reader: LiveSource | None) -> LiveSource:
+    """Where live state is read: `reader` (a KRaft cluster's `KRaftLiveReader`), else ZooKeeper."""
+    if reader is not None:
+        return reader
+    if zookeeper is None:
+        raise ConfigError(f"plan {plan.plan_id}: no live source given (a ZooKeeper target or a reader)")
+    return LiveReader(plan.cluster, zookeeper)
 
 
 def clear_command(cluster: str, plan_id: str) -> str:
@@ -300,7 +313,7 @@ class _Run:
         lake: Lake,
         config: ClusterConfig,
         backend: Backend,
-        reader: LiveReader,
+        reader: LiveSource,
         actor: str,
         run_id: str | None,
         options: ExecutionOptions,

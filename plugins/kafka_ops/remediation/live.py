@@ -1,4 +1,5 @@
-"""The live cluster as the executor sees it: fresh ZooKeeper reads, and pure questions about them.
+"""The live cluster as the executor sees it: fresh reads (ZooKeeper, or a KRaft cluster's Admin API),
+and pure questions about them.
 
 Every decision the executor takes (is the base still there, is a batch done, may throttles go)
 is made on a fresh read, never on the plan's snapshot. `LiveReader.full()` walks the whole
@@ -7,6 +8,11 @@ check need every topic); `LiveReader.topics()` reads only the brokers, the contr
 `/admin` requests and the named topics with their partition states, which is what waiting on
 a batch needs, so polling stays cheap on a cluster of 100k partitions. Both return a
 `ClusterSnapshot`, so every predicate below works on either.
+
+On a KRaft cluster `KRaftLiveReader` reads the same through the Admin API (`KRaftCollector`; its
+`topics()` asks DescribeTopicPartitions for the named topics only, from the broker furthest along the
+metadata log). KRaft has no `/admin` znodes: elections are synchronous requests, and a reassignment is
+in flight from the moment AlterPartitionReassignments returns.
 
 A partition is *in flight* when its topic znode lists adding or removing replicas, or when it
 is named in `/admin/reassign_partitions` (written, not yet picked up by the controller). Its
@@ -19,18 +25,44 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, Protocol
 
 from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
 from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperUnreachable
 from kafka_ops.planning.plan import Move
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition, new_snapshot_id
+from kafka_ops.sources.admin import AdminFactory
+from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 
 PartitionStatus = Literal["base", "target", "in_flight", "other_in_flight", "elsewhere", "missing"]
+
+
+class LiveSource(Protocol):
+    """Where the executor reads live state: `full()` every topic, `topics(...)` only those."""
+
+    def full(self) -> ClusterSnapshot: ...
+
+    def topics(self, topics: Iterable[str]) -> ClusterSnapshot: ...
+
+
+class KRaftLiveReader:
+    """Fresh reads of one KRaft cluster's metadata through its brokers' Admin API."""
+
+    def __init__(self, cluster: str, admin_factory: AdminFactory) -> None:
+        self.collector = KRaftCollector(cluster, admin_factory)
+
+    def __repr__(self) -> str:
+        return f"KRaftLiveReader({self.collector.cluster!r}, {self.collector.admin_factory!r})"
+
+    def full(self) -> ClusterSnapshot:
+        return self.collector.collect()
+
+    def topics(self, topics: Iterable[str]) -> ClusterSnapshot:
+        return self.collector.collect(topics)
 
 
 class LiveReader:

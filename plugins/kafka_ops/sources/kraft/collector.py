@@ -19,7 +19,7 @@ import base64
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 DEFAULT_PAGE_SIZE = 2000
 """Partitions per DescribeTopicPartitions answer: the brokers' default (and maximum)
 `max.request.partition.size.limit`."""
+UNKNOWN_TOPIC = 3
 LEADER_NOT_AVAILABLE = 5
 """A partition error that still comes with its replicas and ISR: the partition is offline."""
 UNSUPPORTED = (UnsupportedVersionError, IncompatibleBrokerVersion)
@@ -65,13 +66,17 @@ class KRaftCollector:
         self.admin_factory = admin_factory
         self.page_size = page_size
 
-    def collect(self) -> ClusterSnapshot:
+    def collect(self, topics: Iterable[str] | None = None) -> ClusterSnapshot:
         """Raises `KafkaUnreachable` when no broker answers (nothing is published then: a cluster
         that cannot be seen is never reported healthy), `NotAKRaftCluster` when the brokers run on
-        ZooKeeper; any narrower failure is a `CollectionIssue` in the snapshot."""
-        return with_admin(
-            self.admin_factory, "taking a snapshot", lambda admin, where: _Run(self, admin, where).collect()
-        )
+        ZooKeeper; any narrower failure is a `CollectionIssue` in the snapshot.
+
+        `topics`: a live read of only these (what the remediation executor polls): the quorum, the
+        brokers, these topics' partitions and dynamic configs, the brokers' configs and the
+        reassignments in flight; no quotas or ACLs."""
+        only = None if topics is None else sorted(set(topics))
+        doing = "taking a snapshot" if only is None else "reading live state"
+        return with_admin(self.admin_factory, doing, lambda admin, at: _Run(self, admin, at).collect(only))
 
 
 class _Run:
@@ -91,7 +96,7 @@ class _Run:
 
         manager.send = counted  # this client only: the benchmark reads how many requests a snapshot costs
 
-    def collect(self) -> ClusterSnapshot:
+    def collect(self, only: list[str] | None) -> ClusterSnapshot:
         captured_at = datetime.now(UTC)
         cluster = self.collector.cluster
         snap = ClusterSnapshot(
@@ -104,12 +109,13 @@ class _Run:
         )
         self._core(lambda attempt: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused at once
         self._core(lambda attempt: self._cluster(snap))
-        self._core(lambda attempt: self._topics(snap, attempt))
+        self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
         self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap))
-        self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
-        self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
+        if only is None:
+            self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
+            self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
         snap.completed_at = datetime.now(UTC)
         snap.requests = self.requests
         return snap
@@ -189,7 +195,7 @@ class _Run:
 
     # -- topics, partitions and their state -------------------------------------------------
 
-    def _topics(self, snap: ClusterSnapshot, attempt: int) -> None:
+    def _topics(self, snap: ClusterSnapshot, attempt: int, only: list[str] | None) -> None:
         """Every topic (internal ones too, as `/brokers/topics` lists them), page by page, every page
         from ONE broker: each broker answers from its own copy of the metadata log, and a page asked of
         a broker that is behind would end the walk at the last topic it knows (a snapshot seen missing
@@ -200,8 +206,10 @@ class _Run:
         node = self._freshest_broker(snap, attempt)
         cursor = None
         while True:
-            page = self.admin._manager.run(self._describe_page, node, cursor)
+            page = self.admin._manager.run(self._describe_page, node, cursor, only or [])
             for topic in page.topics:
+                if only is not None and topic.error_code == UNKNOWN_TOPIC:
+                    continue  # a topic of the plan that is gone: the executor sees it missing
                 self._topic(snap, topic)
             cursor = page.next_cursor
             if cursor is None:
@@ -213,9 +221,9 @@ class _Run:
         ranked = sorted(snap.brokers, key=lambda b: (-observed.get(b, -1), b))
         return ranked[(attempt - 1) % len(ranked)] if ranked else None
 
-    async def _describe_page(self, node: int | None, cursor: Any) -> Any:
+    async def _describe_page(self, node: int | None, cursor: Any, topics: list[str]) -> Any:
         request = DescribeTopicPartitionsRequest(
-            topics=[],
+            topics=[DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in topics],
             response_partition_limit=self.collector.page_size,
             cursor=None
             if cursor is None

@@ -1,0 +1,122 @@
+"""Remediation on the real KRaft sandbox (Kafka 4.4): plans made from KRaft snapshots, executed through
+the Admin API back end with live state read through the Admin API (no ZooKeeper anywhere)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import pytest
+from kafka.admin import NewTopic
+
+from kafka_ops.errors import ConfigError
+from kafka_ops.lake.store import Lake
+from kafka_ops.planning import Plan, plan_preferred_election, plan_replication_factor
+from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, execute, read_audit
+from kafka_ops.remediation.backends import backend_for
+from kafka_ops.remediation.live import KRaftLiveReader
+from kafka_ops.sandbox import KRaftSandbox
+from kafka_ops.settings import ClusterConfig
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.sources.kraft.collector import KRaftCollector
+from tests.integration.kafka_data import consume_all, produce, throttles_settled
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CLUSTER = "kraft"
+FAST = ExecutionOptions(poll_s=0.3, controller_quiet_s=0, throttle_bytes_per_s=20_000_000, stuck_after_s=60)
+
+
+def target(cluster: KRaftSandbox) -> KafkaTarget:
+    running = [b for b in cluster.broker_ids() if cluster.broker_running(b)]
+    bootstrap = ",".join(f"127.0.0.1:{cluster.broker_ports[b]}" for b in running)
+    return KafkaTarget(bootstrap, {"request_timeout_ms": 10_000})
+
+
+def snapshot(cluster: KRaftSandbox) -> ClusterSnapshot:
+    return KRaftCollector(CLUSTER, target(cluster)).collect()
+
+
+def create(cluster: KRaftSandbox, topic: str, assignment: dict[int, list[int]]) -> None:
+    with cluster.admin() as admin:
+        admin.create_topics([NewTopic(topic, replica_assignments=assignment)])
+
+    def ready() -> bool:
+        states = snapshot(cluster).partition_states
+        return all((topic, p) in states and len(states[(topic, p)].isr) == len(r) for p, r in assignment.items())
+
+    cluster.wait_for(ready, 60, f"topic {topic} in sync")
+
+
+def run(cluster: KRaftSandbox, plan: Plan, lake: Lake, options: ExecutionOptions = FAST) -> ExecutionReport:
+    config = ClusterConfig(CLUSTER, writes_enabled=True, metadata_source="kraft")
+    backend = AdminApiBackend(target(cluster))
+    try:
+        return execute(
+            plan,
+            lake=lake,
+            cluster_config=config,
+            backend=backend,
+            reader=KRaftLiveReader(CLUSTER, target(cluster)),
+            actor="pytest",
+            run_id="kraft-run",
+            trusted=lambda lake, cluster, snapshot_id: None,
+            options=options,
+        )
+    finally:
+        backend.close()
+
+
+def test_tp_re_02_replication_factor_1_to_2_on_kraft(healthy_kraft_sandbox: KRaftSandbox, lake: Lake) -> None:
+    """The seed case on Kafka 4: 3 partitions from replication factor 1 to 2, throttled and batched, every
+    message still there, the throttles gone."""
+    cluster = healthy_kraft_sandbox
+    topic = "tp_re_02"
+    create(cluster, topic, {0: [1], 1: [2], 2: [3]})
+    sent = produce(cluster, topic, 2_000)
+    plan = plan_replication_factor(snapshot(cluster), [topic], 2)
+    assert plan.moves == 3
+
+    report = run(cluster, plan, lake, replace(FAST, batch_max_partitions=2, batch_max_moves_per_broker=1))
+
+    assert report.status == "done" and report.batches >= 2
+    after = snapshot(cluster)
+    racks = {b: after.brokers[b].rack for b in after.brokers}
+    for m in plan.reassignments:
+        assert after.topics[topic].partitions[m.partition] == m.target
+        assert sorted(after.partition_states[(topic, m.partition)].isr) == sorted(m.target)
+        assert len({racks[b] for b in m.target}) == 2
+    assert throttles_settled(cluster, [topic]) == {}
+    assert consume_all(cluster, topic, 2_000) == sent
+    steps = [(r["batch"], r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)]
+    assert steps.count((0, "reassign", "ok")) == 1 and steps[-1] == (None, "remove_throttle", "ok")
+
+
+def test_preferred_election_on_kraft(healthy_kraft_sandbox: KRaftSandbox, lake: Lake) -> None:
+    """Broker 2 restarted: its leaderships stay away (no auto rebalance); the election gives them back."""
+    cluster = healthy_kraft_sandbox
+    topic = "kr_election"
+    assignment = {0: [1, 2, 3], 1: [2, 3, 1], 2: [3, 1, 2], 3: [1, 3, 2], 4: [2, 1, 3], 5: [3, 2, 1]}
+    create(cluster, topic, assignment)
+    cluster.restart_broker(2)
+    cluster.wait_healthy(120)
+    before = snapshot(cluster)
+    leaders = Counter(before.partition_states[(topic, p)].leader for p in assignment)
+    assert leaders[2] == 0, f"broker 2 should lead nothing after its restart: {leaders}"
+
+    plan = plan_preferred_election(before, topics=[topic])
+    assert {(e.partition, e.preferred) for e in plan.elections} == {(1, 2), (4, 2)}
+    report = run(cluster, plan, lake, replace(FAST, election_batch_size=1))
+
+    assert report.status == "done"
+    after = snapshot(cluster)
+    assert {p: after.partition_states[(topic, p)].leader for p in assignment} == {
+        p: r[0] for p, r in assignment.items()
+    }
+
+
+def test_the_zookeeper_back_end_is_refused_for_a_kraft_cluster() -> None:
+    config = ClusterConfig(CLUSTER, writes_enabled=True, remediation_backend="zookeeper", metadata_source="kraft")
+    with pytest.raises(ConfigError, match="set remediation_backend = 'admin_api'"):
+        backend_for(config, zookeeper=None, admin_factory=None)
