@@ -17,6 +17,8 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.lake.store import Lake
+from kafka_ops.remediation import AdminApiBackend
+from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -24,6 +26,7 @@ from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
+from tests.integration.kafka_data import produce
 from tests.integration.kraft_tools import kafka4_tool, quorum_replication, quorum_status, topics_described
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -220,3 +223,45 @@ def test_no_broker_answering_is_cannot_see_the_cluster() -> None:
     target = KafkaTarget("127.0.0.1:1", {"request_timeout_ms": 2000, "bootstrap_timeout_ms": 2000})
     with pytest.raises(KafkaUnreachable, match=r"127\.0\.0\.1:1"):
         KRaftCollector(CLUSTER, target).collect()
+
+
+def test_a_throttled_reassignment_in_flight_is_seen_not_a_crash(
+    healthy_kraft_sandbox: KRaftSandbox, spark: SparkSession, lake: Lake
+) -> None:
+    """A move crawling at 1 B/s: the snapshot holds it (adding / removing replicas, the target), the
+    snapshot is trusted, and reassignments_in_flight reports it; then it is cancelled."""
+    cluster = healthy_kraft_sandbox
+    topic = "kr_moving"
+    make_topic(cluster, topic, {0: [1]}, {})
+    produce(cluster, topic, 200, value_bytes=5_000)  # ~1 MB: at 1 B/s it moves for days
+    backend = AdminApiBackend(KafkaTarget(cluster.bootstrap_servers, {"request_timeout_ms": 10_000}))
+    tp = (topic, 0)
+    rates = {k: "1" for k in BROKER_THROTTLES}
+    try:
+        backend.set_configs(
+            {topic: {"leader.replication.throttled.replicas": "0:1", "follower.replication.throttled.replicas": "0:2"}},
+            {b: rates for b in cluster.broker_ids()},
+        )
+        backend.reassign({tp: (2,)})
+        snaps = [snapshot(cluster), snapshot(cluster)]
+        snap = snaps[-1]
+        assert (snap.topics[topic].adding_replicas, snap.topics[topic].removing_replicas) == ({0: (2,)}, {0: (1,)})
+        assert set(snap.topics[topic].partitions[0]) == {1, 2}
+        for s in snaps:
+            lake.publish(snapshot_batch(s))
+        assert validate_snapshot(lake, CLUSTER, snap.snapshot_id).failures == ()
+        (moving,) = [
+            r for r in lake.read("reassignments", CLUSTER, [snap.snapshot_id]).to_pylist() if r["topic"] == topic
+        ]
+        assert (moving["target_replicas"], moving["adding_replicas"], moving["removing_replicas"]) == ([2], [2], [1])
+        analyse(spark, lake.root, CLUSTER, [DETECTORS["reassignments"]], Thresholds())
+        found = lake.read("reassignments_in_flight", CLUSTER, [snap.snapshot_id]).to_pylist()
+        assert [(r["topic"], r["partition"], r["target_replicas"]) for r in found] == [(topic, 0, [2])]
+    finally:
+        backend.cancel([tp])
+        backend.delete_configs(
+            {topic: ["leader.replication.throttled.replicas", "follower.replication.throttled.replicas"]},
+            dict.fromkeys(cluster.broker_ids(), BROKER_THROTTLES),
+        )
+        backend.close()
+    cluster.wait_for(lambda: not snapshot(cluster).topics[topic].adding_replicas, 60, "the move cancelled")
