@@ -27,7 +27,7 @@ from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kafka_data import produce
-from tests.integration.kraft_tools import kafka4_tool, quorum_replication, quorum_status, topics_described
+from tests.integration.kafka_tools import kafka4_tool, quorum_replication, quorum_status, topics_described
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

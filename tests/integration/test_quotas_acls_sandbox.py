@@ -4,7 +4,6 @@ sandbox's jars), read back by the ZooKeeper collector, and a real Java consumer 
 
 from __future__ import annotations
 
-import subprocess
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from tests.integration.java_groups import FAST, make_topics
+from tests.integration.kafka_tools import kafka_tool as run_kafka_tool
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -34,12 +34,7 @@ QUOTA = 2_000  # bytes/s: far below what the producer writes each step
 
 
 def kafka_tool(main_class: str, *args: str) -> str:
-    done = subprocess.run(
-        ["java", "-cp", f"{ensure_jars()}/*", main_class, *args],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, f"{main_class} {args}: {done.stdout[-500:]} {done.stderr[-1500:]}"
-    return done.stdout
+    return run_kafka_tool(ensure_jars(), main_class, *args)
 
 
 def configs(sandbox: SandboxCluster, action: str, entity: list[str], config: str) -> None:

@@ -1,21 +1,27 @@
-"""Kafka 4's own command-line tools on the KRaft sandbox (the ground truth), and their output parsed."""
+"""Kafka's own command-line tools (the ground truth), and Kafka 4's output on the KRaft sandbox parsed."""
 
 from __future__ import annotations
 
 import re
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from kafka_ops.sandbox import ensure_kafka4_jars
 
 
-def kafka4_tool(main_class: str, *args: str) -> str:
+def kafka_tool(jars: Path, main_class: str, *args: str) -> str:
+    """One of Kafka's command-line tools, from the jar folder of the Kafka it speaks to; its stdout."""
     done = subprocess.run(
-        ["java", "-cp", f"{ensure_kafka4_jars()}/*", main_class, *args],
+        ["java", "-cp", f"{jars}/*", main_class, *args],
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, f"{main_class} {args}: {done.stdout[-500:]} {done.stderr[-1500:]}"
     return done.stdout
+
+
+def kafka4_tool(main_class: str, *args: str) -> str:
+    return kafka_tool(ensure_kafka4_jars(), main_class, *args)
 
 
 def _ids(text: str) -> tuple[int, ...]:
