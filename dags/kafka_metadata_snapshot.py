@@ -54,8 +54,7 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
 * `ZooKeeperUnreachable`: no ZooKeeper server answered; retried twice, 30 s apart. Check the
   ensemble and the network from the worker.
 * `NotAKRaftCluster`: `metadata_source` is `kraft` (or `auto` without a ZooKeeper connection) but
-  the brokers run on ZooKeeper; `ZooKeeperAbandoned`: `zookeeper`, but the cluster finished its
-  migration to KRaft. Fix the setting; not retried.
+  the brokers run on ZooKeeper. Fix the setting; not retried.
 * `KafkaUnreachable` (KRaft): no broker answered, or the quorum has no leader; retried like
   ZooKeeper. A broker API the cluster does not serve is a collection issue, not a failure.
 
@@ -119,7 +118,7 @@ def kafka_metadata_snapshot() -> None:
         from kafka_ops.lake.store import Lake
 
         lake_root = load_settings().lake_root
-        source, conn_id = resolve(cluster)
+        source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
         try:
             snap, info = metadata_hook(source, conn_id).snapshot_to_lake(cluster["name"], Lake(lake_root))
         except Exception as e:

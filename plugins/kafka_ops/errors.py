@@ -44,11 +44,6 @@ class NotAKRaftCluster(CollectionFailed, ConfigError):
     """The KRaft source was pointed at brokers that run on ZooKeeper (a setting is wrong)."""
 
 
-class ZooKeeperAbandoned(CollectionFailed, ConfigError):
-    """The ZooKeeper source was pointed at a cluster that has finished its migration to KRaft: its
-    znodes are no longer kept up to date (a setting is wrong)."""
-
-
 class KafkaUnreachable(CollectionFailed):
     """No Kafka broker answered (bootstrap, metadata or a request timed out or was refused)."""
 

@@ -3,8 +3,7 @@ at run time so one snapshot DAG serves a fleet of ZooKeeper and KRaft clusters u
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
@@ -24,15 +23,14 @@ def connection_exists(conn_id: str) -> bool:
     return True
 
 
-def resolve(cluster: Mapping[str, Any]) -> tuple[Source, str]:
-    """The source of `cluster` (a `list_clusters` entry) and the Airflow connection it reads through.
+def resolve(metadata_source: str, zookeeper_conn_id: str, kafka_conn_id: str) -> tuple[Source, str]:
+    """A cluster's source (its `ClusterConfig` fields) and the Airflow connection it reads through.
     `auto`: ZooKeeper when the cluster's ZooKeeper connection exists, else KRaft."""
-    setting = cluster["metadata_source"]
-    if setting == "auto":
-        setting = "zookeeper" if connection_exists(cluster["zookeeper_conn_id"]) else "kraft"
-    if setting == "zookeeper":
-        return "ZooKeeper", cluster["zookeeper_conn_id"]
-    return "KRaft", cluster["kafka_conn_id"]
+    if metadata_source == "auto":
+        metadata_source = "zookeeper" if connection_exists(zookeeper_conn_id) else "kraft"
+    if metadata_source == "zookeeper":
+        return "ZooKeeper", zookeeper_conn_id
+    return "KRaft", kafka_conn_id
 
 
 def metadata_hook(source: Source, conn_id: str) -> ZooKeeperHook | KafkaAdminHook:

@@ -29,7 +29,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kafka_ops.airflow.kafka_hook import KafkaAdminHook
-from kafka_ops.airflow.metadata_source import metadata_hook
+from kafka_ops.airflow.metadata_source import Source, metadata_hook
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
@@ -141,7 +141,7 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     when the request cannot be planned on this snapshot, and the collector's errors."""
     name = request.cluster.name
     lake = Lake(request.lake_root)
-    snapshot, _ = metadata_hook(*resolve_source(_source_fields(request.cluster))).snapshot_to_lake(name, lake)
+    snapshot, _ = metadata_hook(*_resolve(request.cluster)).snapshot_to_lake(name, lake)
     validation = validate_snapshot(lake, name, snapshot.snapshot_id)
     if not validation.trusted:
         raise SnapshotUntrusted(
@@ -241,18 +241,14 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
 def live_reader(config: ClusterConfig) -> LiveSource:
     """Where the cluster's live state is read: ZooKeeper, or a KRaft cluster's Admin API, as its
     `metadata_source` resolves (the snapshot DAG's rule)."""
-    source, _ = resolve_source(_source_fields(config))
+    source, _ = _resolve(config)
     if source == "KRaft":
         return KRaftLiveReader(config.name, KafkaAdminHook(config.kafka_conn_id).target())
     return LiveReader(config.name, ZooKeeperHook(config.zookeeper_conn_id).target())
 
 
-def _source_fields(config: ClusterConfig) -> dict[str, str]:
-    return {
-        "metadata_source": config.metadata_source,
-        "zookeeper_conn_id": config.zookeeper_conn_id,
-        "kafka_conn_id": config.kafka_conn_id,
-    }
+def _resolve(config: ClusterConfig) -> tuple[Source, str]:
+    return resolve_source(config.metadata_source, config.zookeeper_conn_id, config.kafka_conn_id)
 
 
 def cluster_writer(config: ClusterConfig) -> tuple[LiveSource, Backend]:

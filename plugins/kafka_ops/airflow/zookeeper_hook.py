@@ -48,7 +48,7 @@ ALLOWED_EXTRAS = frozenset({"chroot", "timeout_s", "use_tls", "ca_file", "cert_f
 _TLS_FILES = ("ca_file", "cert_file", "key_file")
 
 NOT_RETRYABLE: tuple[type[KafkaOpsError], ...] = (ConfigError, NotAKafkaChroot, ZooKeeperAuthFailed)
-"""(`NotAKRaftCluster` and `ZooKeeperAbandoned`, a source pointed at the wrong kind of cluster, are `ConfigError`s.)"""
+"""(`NotAKRaftCluster`, the KRaft source pointed at ZooKeeper-mode brokers, is a `ConfigError`.)"""
 """Failures a retry cannot fix (a wrong setting, chroot or credential): fail the task at once."""
 
 
