@@ -73,7 +73,7 @@ class KRaftCollector:
 
         `topics`: a live read of only these (what the remediation executor polls): the quorum, the
         brokers, these topics' partitions and dynamic configs, the brokers' configs and the
-        reassignments in flight; no quotas or ACLs."""
+        reassignments in flight; no features, quotas or ACLs."""
         only = None if topics is None else sorted(set(topics))
         doing = "taking a snapshot" if only is None else "reading live state"
         return with_admin(self.admin_factory, doing, lambda admin, at: _Run(self, admin, at).collect(only))
@@ -111,9 +111,9 @@ class _Run:
         self._core(lambda attempt: self._cluster(snap))
         self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
-        self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap))
-        if only is None:
+        if only is None:  # a live read, polled while a plan runs, needs none of these
+            self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
             self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
             self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
         snap.completed_at = datetime.now(UTC)
