@@ -137,6 +137,7 @@ def test_down_brokers_are_fenced_and_elr_is_what_kafka_reports(
     cluster = healthy_kraft_sandbox
     topic = "kr_elr"
     make_topic(cluster, topic, {p: [1, 2, 3] for p in range(3)}, {"min.insync.replicas": "2"})
+    make_topic(cluster, "kr_elr_pref", {0: [3, 1]}, {})  # preferred 3: led by 1 once 3 is down
     try:
         cluster.stop_broker(3)
         cluster.wait_for(lambda: set(snapshot(cluster).fenced_brokers) == {3}, 60, "broker 3 fenced")
@@ -169,6 +170,14 @@ def test_down_brokers_are_fenced_and_elr_is_what_kafka_reports(
         assert {"no_fenced_brokers", "no_under_min_isr_partitions"} <= set(failed)
         assert "quorum_has_a_majority" not in failed
         assert [r["replica_id"] for r in failed["no_fenced_brokers"].rows] == [2, 3]
+        # leader balance by the KRaft controller's rule, the kind read from the snapshot's commit
+        assert report.source == "kraft"
+        leaders = failed["leader_imbalance_within_threshold"]
+        assert 3 in [r["broker_id"] for r in leaders.rows]
+        assert "not led by their preferred replica" in str(leaders.cause), leaders.cause
+        off = [r for r in lake.read("leader_balance_partitions", CLUSTER, [snap.snapshot_id]).to_pylist()
+               if r["topic"] == "kr_elr_pref"]  # fmt: skip
+        assert [(r["leader"], r["blocked_reason"]) for r in off] == [(1, "preferred replica is down")]
         isr_rows = lake.read("isr_health", CLUSTER, [snap.snapshot_id]).to_pylist()
         ours = [r for r in isr_rows if r["topic"] == topic]
         assert all(r["under_min_isr"] and r["min_isr"] == 2 and r["min_isr_source"] == "topic" for r in ours)

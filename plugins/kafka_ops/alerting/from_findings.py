@@ -30,6 +30,10 @@ TITLES = {
     "no_group_in_err": "consumer group {group} is in ERR",
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
 }
+KRAFT_TITLES = {
+    # the KRaft controller has no imbalance percentage: every partition off its preferred replica counts
+    "leader_imbalance_within_threshold": "partitions not led by their preferred replica on {brokers}",
+}
 
 
 def gate_alerts(
@@ -70,11 +74,12 @@ def untrusted_alert(
 
 
 def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: datetime) -> Alert:
+    titles = {**TITLES, **KRAFT_TITLES} if report.source == "kraft" else TITLES
     return Alert(
         cluster=report.cluster,
         key=gate.name,
         severity=gate.severity,
-        title=TITLES.get(gate.name, "{n} failing: " + gate.name).format(
+        title=titles.get(gate.name, "{n} failing: " + gate.name).format(
             n=gate.count,
             partitions=_plural(gate.count, "partition"),
             brokers=_plural(gate.count, "broker"),

@@ -1,4 +1,5 @@
-"""Leader balance in the latest snapshot, by both of Kafka's rules.
+"""Leader balance in the latest snapshot, by both of Kafka's rules; severities follow the rule of the
+controller the snapshot's cluster kind runs (the `source` of its `snapshots` commit).
 
 A partition's replicas are its assignment minus the replicas a reassignment is still adding
 (order kept); its *preferred leader* is the first of them (none when the assignment is empty:
@@ -25,7 +26,8 @@ a partition: broker_id, registered, leaders (partitions it leads), preferred (pa
 preferred leader it is), preferred_led_by_other, imbalance_ratio (preferred_led_by_other /
 preferred; 0.0 when preferred is 0), imbalanced (imbalance_ratio × 100 above the threshold; an
 unregistered preferred leader is imbalanced as soon as it is preferred anywhere, as in the
-controller), severity (imbalanced: warning; else ok).
+controller), severity (warning when the rule of the snapshot's cluster kind flags the broker:
+imbalanced on ZooKeeper, any preferred_led_by_other on KRaft; else ok).
 
 `leader_balance_partitions`, one row per partition (with state) not led by its preferred leader:
 topic, partition, preferred_leader, leader (-1 = none), replicas (the assignment, as above),
@@ -39,9 +41,11 @@ warning; blocked: info).
 registered_brokers, partitions, non_preferred (KRaft rule count), fixable, imbalanced_brokers
 (ZooKeeper rule, over every row of `leader_balance_brokers`), max_leaders and mean_leaders (over
 registered brokers, those leading nothing included; 0 and 0.0 when none is registered), skew
-(max / mean; null when the mean is 0), zk_rule_triggered (some broker imbalanced),
-kraft_rule_triggered (non_preferred > 0), severity (warning when the ZooKeeper rule triggers,
-info when only the KRaft rule does, else ok).
+(max / mean; null when the mean is 0), source (the snapshot's cluster kind, `zookeeper` or `kraft`,
+from the `snapshots` commit log; null there means zookeeper), zk_rule_triggered (some broker
+imbalanced), kraft_rule_triggered (non_preferred > 0), severity (warning when the rule of the
+cluster's own controller triggers, info when only the other kind's does, else ok; since every
+imbalanced broker has a partition led by another, a KRaft snapshot is never info).
 """
 
 from __future__ import annotations
@@ -59,6 +63,8 @@ REASSIGNING = "partition is being reassigned"
 PREFERRED_DOWN = "preferred replica is down"
 PREFERRED_NOT_IN_ISR = "preferred replica is not in the ISR"
 NO_LEADER = -1
+ZOOKEEPER = "zookeeper"
+KRAFT = "kraft"
 
 
 def assignment() -> Column:
@@ -140,24 +146,41 @@ def _imbalanced(imbalance_percent: float) -> Column:
     return F.col("preferred_led_by_other") * 100 > F.col("preferred") * F.lit(float(imbalance_percent))
 
 
-def broker_balance(counts: DataFrame, imbalance_percent: float) -> DataFrame:
-    """`leader_balance_brokers` without snapshot_id, from `broker_counts`."""
+def cluster_kind(snapshots: DataFrame, snapshot_id: str) -> DataFrame:
+    """Exactly one row, one column `source`: the cluster kind of snapshot `snapshot_id` (zookeeper when
+    its commit has none: written before sources existed)."""
+    of_snapshot = snapshots.where(F.col("snapshot_id") == snapshot_id)
+    return of_snapshot.agg(F.coalesce(F.first("source"), F.lit(ZOOKEEPER)).alias("source"))
+
+
+def _is_kraft() -> Column:
+    return F.col("source") == KRAFT
+
+
+def broker_balance(counts: DataFrame, imbalance_percent: float, kind: DataFrame) -> DataFrame:
+    """`leader_balance_brokers` without snapshot_id, from `broker_counts` and `cluster_kind`."""
     other, preferred = F.col("preferred_led_by_other"), F.col("preferred")
     imbalanced = _imbalanced(imbalance_percent)
-    return counts.where(F.col("broker_id").isNotNull()).select(
-        "broker_id",
-        "registered",
-        "leaders",
-        "preferred",
-        "preferred_led_by_other",
-        F.when(preferred == 0, F.lit(0.0)).otherwise(other / preferred).alias("imbalance_ratio"),
-        imbalanced.alias("imbalanced"),
-        F.when(imbalanced, "warning").otherwise("ok").alias("severity"),
+    flagged = F.when(_is_kraft(), other > 0).otherwise(imbalanced)
+    return (
+        counts.where(F.col("broker_id").isNotNull())
+        .crossJoin(kind)
+        .select(
+            "broker_id",
+            "registered",
+            "leaders",
+            "preferred",
+            "preferred_led_by_other",
+            F.when(preferred == 0, F.lit(0.0)).otherwise(other / preferred).alias("imbalance_ratio"),
+            imbalanced.alias("imbalanced"),
+            F.when(flagged, "warning").otherwise("ok").alias("severity"),
+        )
     )
 
 
-def cluster_balance(counts: DataFrame, imbalance_percent: float) -> DataFrame:
-    """`leader_balance_cluster` without snapshot_id, from `broker_counts`: always exactly one row."""
+def cluster_balance(counts: DataFrame, imbalance_percent: float, kind: DataFrame) -> DataFrame:
+    """`leader_balance_cluster` without snapshot_id, from `broker_counts` and `cluster_kind`: always
+    exactly one row."""
     registered = F.col("registered")
     # the null-broker row never counts as imbalanced: none of its partitions is led by another
     totals = counts.agg(
@@ -171,8 +194,9 @@ def cluster_balance(counts: DataFrame, imbalance_percent: float) -> DataFrame:
     )
     zk_rule = F.col("imbalanced_brokers") > 0
     kraft_rule = F.col("non_preferred") > 0
+    controller_rule = F.when(_is_kraft(), kraft_rule).otherwise(zk_rule)
     mean = F.col("mean_leaders")
-    return totals.select(
+    return totals.crossJoin(kind).select(
         "registered_brokers",
         "partitions",
         "non_preferred",
@@ -181,9 +205,10 @@ def cluster_balance(counts: DataFrame, imbalance_percent: float) -> DataFrame:
         "max_leaders",
         "mean_leaders",
         F.when(mean > 0, F.col("max_leaders") / mean).alias("skew"),
+        "source",
         zk_rule.alias("zk_rule_triggered"),
         kraft_rule.alias("kraft_rule_triggered"),
-        F.when(zk_rule, "warning").when(kraft_rule, "info").otherwise("ok").alias("severity"),
+        F.when(controller_rule, "warning").when(zk_rule | kraft_rule, "info").otherwise("ok").alias("severity"),
     )
 
 
@@ -201,18 +226,21 @@ def detect_leader_balance(
     partitions: DataFrame,
     brokers: DataFrame,
     admin_requests: DataFrame,
+    snapshots: DataFrame,
     *,
     snapshot_id: str,
     imbalance_percent: float,
 ) -> dict[str, DataFrame]:
-    """Pure: one snapshot's partitions, brokers and admin requests → the three findings tables,
-    tagged with `snapshot_id`."""
+    """Pure: one snapshot's partitions, brokers and admin requests, and the `snapshots` commit log
+    (its row for `snapshot_id` tells the cluster kind) → the three findings tables, tagged with
+    `snapshot_id`."""
     judged = judge_partitions(without_pending_deletions(partitions, admin_requests), brokers)
     counts = broker_counts(judged, brokers)
+    kind = cluster_kind(snapshots, snapshot_id)
     tables = {
-        "leader_balance_brokers": broker_balance(counts, imbalance_percent),
+        "leader_balance_brokers": broker_balance(counts, imbalance_percent, kind),
         "leader_balance_partitions": partition_balance(judged),
-        "leader_balance_cluster": cluster_balance(counts, imbalance_percent),
+        "leader_balance_cluster": cluster_balance(counts, imbalance_percent, kind),
     }
     return {name: _tagged(frame, snapshot_id) for name, frame in tables.items()}
 
@@ -228,6 +256,7 @@ def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, Data
         partitions,
         brokers,
         admin_requests,
+        inputs["snapshots"],
         snapshot_id=context.snapshot_id,
         imbalance_percent=context.thresholds.leader_imbalance_percent,
     )
@@ -235,7 +264,7 @@ def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, Data
 
 DETECTOR = Detector(
     name="leader_balance",
-    tables=("partitions", "brokers", "admin_requests"),
+    tables=("partitions", "brokers", "admin_requests", "snapshots"),
     detect=_detect,
     outputs=("leader_balance_brokers", "leader_balance_partitions", "leader_balance_cluster"),
 )

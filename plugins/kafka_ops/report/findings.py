@@ -219,14 +219,16 @@ def _partitions(f: Findings) -> list[Problem]:
 
 
 def _leaders(f: Findings) -> list[Problem]:
+    """Leader imbalance, by the rule of the cluster's controller (`leader_balance_cluster.source`)."""
     out = []
     for r in f.rows("leader_balance_cluster") or []:
         if r["severity"] == "ok":
             continue
-        cause = (
-            f"leaders per broker: max {r['max_leaders']}, mean {r['mean_leaders']:.1f}; "
-            f"{_n(r['imbalanced_brokers'], 'broker')} above the imbalance threshold"
-        )
+        if r.get("source") == "kraft":
+            rule = "the KRaft controller counts every partition not led by its preferred replica"
+        else:
+            rule = f"{_n(r['imbalanced_brokers'], 'broker')} above the imbalance threshold"
+        cause = f"leaders per broker: max {r['max_leaders']}, mean {r['mean_leaders']:.1f}; {rule}"
         listed = f.rows("leader_balance_partitions") or []
         blocked = Counter(p["blocked_reason"] for p in listed if not p["fixable"] and p["blocked_reason"])
         steps = [f"run kafka_preferred_leader_election ({r['fixable']} fixable now)"] if r["fixable"] else []

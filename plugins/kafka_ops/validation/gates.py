@@ -5,8 +5,11 @@ that decides what happens next (critical pages someone and blocks remediation; w
   not a registered broker);
 * `no_under_min_isr_partitions` (critical): an `isr_health` row is under_min_isr (no leader, or an
   ISR smaller than min.insync.replicas);
-* `leader_imbalance_within_threshold` (warning): a `leader_balance_brokers` imbalance_ratio × 100
-  is above `thresholds.leader_imbalance_percent`;
+* `leader_imbalance_within_threshold` (warning), by the rule of the controller the snapshot's cluster
+  kind runs (`leader_balance_cluster.source`): on ZooKeeper, a `leader_balance_brokers`
+  imbalance_ratio × 100 is above `thresholds.leader_imbalance_percent`
+  (`leader.imbalance.per.broker.percentage`); on KRaft, which removed that setting and counts every
+  partition not led by its preferred replica, any imbalance_ratio above 0 (the bound is 0);
 * `controller_elections_within_threshold` (warning): `controller_health` elections_last_hour is
   above `thresholds.controller_elections_per_hour`;
 * `no_group_in_err` (critical) / `no_group_in_warn` (warning): a `lag_status_groups` status is ERR /
@@ -31,7 +34,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 import pyarrow as pa
@@ -46,6 +49,9 @@ from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_
 from kafka_ops.validation.runner import CheckOutcome, SuiteOutcome, SuiteRun, docs_site, plain, run_suites
 
 TOP = 20
+ClusterKind = Literal["zookeeper", "kraft"]
+ZOOKEEPER: ClusterKind = "zookeeper"
+KRAFT: ClusterKind = "kraft"
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,8 @@ class GateReport:
     data_docs: str | None
     """Index of the cluster's Data Docs site (None when none was built)."""
     seconds: float
+    source: ClusterKind = ZOOKEEPER
+    """The analysed snapshot's cluster kind, whose controller's rules the gates applied."""
 
     @property
     def passed(self) -> bool:
@@ -159,6 +167,22 @@ class _Evidence:
     def captured_at(self) -> datetime:
         return self.batch.captured_at.astimezone(UTC)
 
+    def leader_balance(self) -> dict[str, Any]:
+        """The one `leader_balance_cluster` row."""
+        rows = self.required("leader_balance_cluster").to_pylist()
+        if len(rows) != 1:
+            raise LakeError(
+                f"the analysis of {self.batch.commit['snapshot_id']} (cluster {self.batch.cluster}) has "
+                f"{len(rows)} leader_balance_cluster rows, not one: run the leader_balance detector again"
+            )
+        return dict(rows[0])
+
+    @property
+    def kind(self) -> ClusterKind:
+        """The snapshot's cluster kind, as the leader_balance detector read it from the commit log; an
+        analysis written before it recorded one is judged as it was then, by the ZooKeeper rule."""
+        return KRAFT if self.leader_balance().get("source") == KRAFT else ZOOKEEPER
+
 
 @dataclass(frozen=True)
 class _Verdict:
@@ -188,6 +212,7 @@ def run_gates(
     started = time.perf_counter()
     limits = thresholds or Thresholds()
     zk = _Evidence.of(lake, cluster, snapshot_id)
+    kind = zk.kind
     inputs: list[tuple[s.SuiteSpec, pd.DataFrame, _Evidence]] = [
         (s.GATE_PARTITIONS, frames.isr_gates(zk.required("isr_health")), zk),
         (s.GATE_LEADER_BALANCE, frames.leader_balance_gates(zk.required("leader_balance_brokers")), zk),
@@ -200,7 +225,8 @@ def run_gates(
     frames_by_suite = {spec.name: (frame, evidence) for spec, frame, evidence in inputs}
     runs = [SuiteRun(spec, frame, str(evidence.batch.commit["snapshot_id"])) for spec, frame, evidence in inputs]
     parameters = {
-        "leader_imbalance_percent": limits.leader_imbalance_percent,
+        # the KRaft controller counts every partition off its preferred replica: no share is within it
+        "leader_imbalance_percent": limits.leader_imbalance_percent if kind == ZOOKEEPER else 0.0,
         "controller_elections_per_hour": limits.controller_elections_per_hour,
     }
     at = (validated_at or datetime.now(UTC)).astimezone(UTC)
@@ -220,6 +246,7 @@ def run_gates(
         tuple(results),
         site.index if site is not None else None,
         time.perf_counter() - started,
+        kind,
     )
 
 
@@ -315,6 +342,8 @@ def _under_min_isr(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[st
 
 
 def _leader_imbalance(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
+    if ev.kind == KRAFT:
+        return _off_preferred_leader(rows, ev)
     rows = sorted(rows, key=lambda r: (-(r["imbalance_percent"] or 0.0), r["broker_id"]))
     threshold = params["leader_imbalance_percent"]
     parts = [
@@ -323,25 +352,47 @@ def _leader_imbalance(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping
         for r in rows[:3]
     ]
     cause = "; ".join(parts) + _more(len(rows), 3, "brokers")
+    return _Verdict(rows, cause, _election_steps(ev), ev.captured_at)
+
+
+def _off_preferred_leader(rows: list[dict[str, Any]], ev: _Evidence) -> _Verdict:
+    """The KRaft controller's rule: every partition not led by its preferred replica counts."""
+    rows = sorted(rows, key=lambda r: (-(r["preferred_led_by_other"] or 0), r["broker_id"]))
+    cluster = ev.leader_balance()
+    off, fixable = int(cluster["non_preferred"] or 0), int(cluster["fixable"] or 0)
+    parts = [
+        f"broker {r['broker_id']} leads {r['preferred'] - r['preferred_led_by_other']} of the {r['preferred']} "
+        "partitions it is preferred leader for"
+        for r in rows[:3]
+    ]
+    cause = (
+        f"{_n(off, 'partition')} not led by their preferred replica, {fixable} of them fixable now (preferred "
+        "replica alive and in the ISR); KRaft counts every one, it has no imbalance percentage: "
+        + "; ".join(parts)
+        + _more(len(rows), 3, "brokers")
+    )
+    return _Verdict(rows, cause, _election_steps(ev), ev.captured_at)
+
+
+def _election_steps(ev: _Evidence) -> str:
+    """What to do about partitions off their preferred leader: elect the fixable ones, unblock the rest."""
     partitions = ev.optional("leader_balance_partitions")
     if partitions is None:
-        action = "run kafka_preferred_leader_election"
-    else:
-        listed = partitions.select(["fixable", "blocked_reason"]).to_pylist()
-        fixable = sum(1 for p in listed if p["fixable"])
-        blocked = Counter(p["blocked_reason"] for p in listed if not p["fixable"] and p["blocked_reason"])
-        steps = []
-        if fixable:
-            steps.append(
-                f"run kafka_preferred_leader_election: {fixable} partition{'s' if fixable != 1 else ''} "
-                "can move back to their preferred leader now"
-            )
-        steps += [
-            f"{n} partition{'s' if n != 1 else ''} cannot move back yet ({reason}): fix that first, then elect"
-            for reason, n in blocked.most_common()
-        ]
-        action = "; ".join(steps) or "run kafka_preferred_leader_election"
-    return _Verdict(rows, cause, action, ev.captured_at)
+        return "run kafka_preferred_leader_election"
+    listed = partitions.select(["fixable", "blocked_reason"]).to_pylist()
+    fixable = sum(1 for p in listed if p["fixable"])
+    blocked = Counter(p["blocked_reason"] for p in listed if not p["fixable"] and p["blocked_reason"])
+    steps = []
+    if fixable:
+        steps.append(
+            f"run kafka_preferred_leader_election: {_n(fixable, 'partition')} can move back to their "
+            "preferred leader now"
+        )
+    steps += [
+        f"{_n(n, 'partition')} cannot move back yet ({reason}): fix that first, then elect"
+        for reason, n in blocked.most_common()
+    ]
+    return "; ".join(steps) or "run kafka_preferred_leader_election"
 
 
 def _controller_elections(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
@@ -457,6 +508,10 @@ def _groups_since(ev: _Evidence, statuses: frozenset[str]) -> dict[str, datetime
         if p["status"] in statuses and at is not None and (p["group_id"] not in since or at < since[p["group_id"]]):
             since[p["group_id"]] = at
     return since
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
 
 
 def _ids(ids: list[int]) -> str:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "2"
+SUITE_VERSION = "3"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -206,8 +206,10 @@ NO_UNDER_MIN_ISR_PARTITIONS = Check(
 )
 LEADER_IMBALANCE_WITHIN_THRESHOLD = Check(
     "leader_imbalance_within_threshold",
-    "per broker, the share of partitions it is preferred leader for but does not lead is within "
-    "leader_imbalance_percent (Kafka's leader.imbalance.per.broker.percentage rule)",
+    "per broker, the share of partitions it is preferred leader for but does not lead is within the rule "
+    "of the cluster's controller: leader_imbalance_percent on ZooKeeper (Kafka's "
+    "leader.imbalance.per.broker.percentage rule), 0 on KRaft (its controller counts every partition "
+    "not led by its preferred replica; the setting was removed in Kafka 4.0)",
     "warning",
     kind="at_most",
     column="imbalance_percent",

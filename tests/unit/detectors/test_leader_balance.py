@@ -11,6 +11,8 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.leader_balance import DETECTOR, detect_leader_balance
 from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition
 
+SNAPSHOTS = "snapshot_id string, captured_at timestamp, source string"
+
 ACTION = "run kafka_preferred_leader_election"
 REASSIGNING = "partition is being reassigned"
 DOWN = "preferred replica is down"
@@ -27,11 +29,16 @@ def no_state(topic: str, p: int, replicas: list[int]) -> tuple[Any, ...]:
 
 
 def detect(
-    parts: DataFrame, registered: DataFrame, percent: float = 10.0, deleting: tuple[str, ...] = ()
+    parts: DataFrame,
+    registered: DataFrame,
+    percent: float = 10.0,
+    deleting: tuple[str, ...] = (),
+    source: str | None = "zookeeper",
 ) -> dict[str, DataFrame]:
     spark = parts.sparkSession
     requests = frame(spark, ADMIN_REQUESTS, [("s1", AT, "delete_topic", t, None) for t in deleting])
-    return detect_leader_balance(parts, registered, requests, snapshot_id="s1", imbalance_percent=percent)
+    snapshots = frame(spark, SNAPSHOTS, [("s0", AT, "kraft"), ("s1", AT, source)])
+    return detect_leader_balance(parts, registered, requests, snapshots, snapshot_id="s1", imbalance_percent=percent)
 
 
 def expect(spark: SparkSession, result: DataFrame, rows: list[tuple[Any, ...]]) -> None:
@@ -78,8 +85,27 @@ def test_every_status(spark: SparkSession) -> None:
     ])  # fmt: skip
     # registered leaders 3, 3, 10, 0, 0: max 10, mean 3.2
     expect(spark, found["leader_balance_cluster"], [
-        ("s1", 5, 20, 8, 2, 3, 10, 3.2, 3.125, True, True, "warning"),
+        ("s1", 5, 20, 8, 2, 3, 10, 3.2, 3.125, "zookeeper", True, True, "warning"),
     ])  # fmt: skip
+
+
+def test_every_status_on_kraft_flags_every_broker_with_a_partition_off_its_preferred_leader(
+    spark: SparkSession,
+) -> None:
+    parts = frame(spark, PARTITIONS, [
+        *[partition("c", p, [3, 2], [3, 2], leader=2 if p == 0 else 3) for p in range(10)],  # 10 % of 3's
+        partition("a", 0, [1, 2], [1, 2]),
+        partition("a", 1, [2, 1], [2, 1]),
+    ])  # fmt: skip
+    found = detect(parts, brokers(spark, [1, 2, 3]), source="kraft")
+    expect(spark, found["leader_balance_brokers"], [
+        ("s1", 1, True, 1, 1, 0, 0.0, False, "ok"),
+        ("s1", 2, True, 2, 1, 0, 0.0, False, "ok"),
+        ("s1", 3, True, 9, 10, 1, 0.1, False, "warning"),  # within 10 %, yet off its preferred leader
+    ])  # fmt: skip
+    (cluster,) = found["leader_balance_cluster"].collect()
+    assert (cluster["imbalanced_brokers"], cluster["non_preferred"], cluster["fixable"]) == (0, 1, 1)
+    assert (cluster["source"], cluster["zk_rule_triggered"], cluster["severity"]) == ("kraft", False, "warning")
 
 
 def test_columns(spark: SparkSession) -> None:
@@ -95,31 +121,57 @@ def test_columns(spark: SparkSession) -> None:
         ],
         "leader_balance_cluster": [
             "snapshot_id", "registered_brokers", "partitions", "non_preferred", "fixable",
-            "imbalanced_brokers", "max_leaders", "mean_leaders", "skew", "zk_rule_triggered",
+            "imbalanced_brokers", "max_leaders", "mean_leaders", "skew", "source", "zk_rule_triggered",
             "kraft_rule_triggered", "severity",
         ],
     }  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("percent", "imbalanced", "severity"),
-    [(10.0, False, "info"), (5.0, True, "warning")],
-    ids=["only-kraft-rule", "both-rules"],
+    ("source", "percent", "imbalanced", "severity"),
+    [
+        ("zookeeper", 10.0, False, "info"),
+        ("zookeeper", 5.0, True, "warning"),
+        ("kraft", 10.0, False, "warning"),
+        ("kraft", 5.0, True, "warning"),
+    ],
+    ids=["zookeeper-only-kraft-rule", "zookeeper-both-rules", "kraft-only-kraft-rule", "kraft-both-rules"],
 )
-def test_rules_against_threshold(spark: SparkSession, percent: float, imbalanced: bool, severity: str) -> None:
-    # broker 1 is preferred for 10 partitions and leads 9 of them: 10 % imbalance
+def test_rules_against_threshold(
+    spark: SparkSession, source: str, percent: float, imbalanced: bool, severity: str
+) -> None:
+    # broker 1 is preferred for 10 partitions and leads 9 of them: 10 % imbalance; on KRaft the
+    # controller counts that one partition whatever the percentage, so broker 1 is flagged either way
     parts = frame(spark, PARTITIONS, [
         partition("t", p, [1, 2], [1, 2], leader=2 if p == 0 else 1) for p in range(10)
     ])  # fmt: skip
-    found = detect(parts, brokers(spark, [1, 2]), percent)
-    broker_severity = "warning" if imbalanced else "ok"
+    found = detect(parts, brokers(spark, [1, 2]), percent, source=source)
+    broker_severity = "warning" if imbalanced or source == "kraft" else "ok"
     expect(spark, found["leader_balance_brokers"], [
         ("s1", 1, True, 9, 10, 1, 0.1, imbalanced, broker_severity),
         ("s1", 2, True, 1, 0, 0, 0.0, False, "ok"),
     ])  # fmt: skip
     expect(spark, found["leader_balance_cluster"], [
-        ("s1", 2, 10, 1, 1, 1 if imbalanced else 0, 9, 5.0, 1.8, imbalanced, True, severity),
+        ("s1", 2, 10, 1, 1, 1 if imbalanced else 0, 9, 5.0, 1.8, source, imbalanced, True, severity),
     ])  # fmt: skip
+
+
+@pytest.mark.parametrize("source", ["zookeeper", "kraft"])
+def test_a_balanced_cluster_is_ok_by_either_rule(spark: SparkSession, source: str) -> None:
+    parts = frame(spark, PARTITIONS, [partition("t", p, [1, 2], [1, 2]) for p in range(3)])
+    (cluster,) = detect(parts, brokers(spark, [1, 2]), source=source)["leader_balance_cluster"].collect()
+    assert (cluster["source"], cluster["kraft_rule_triggered"], cluster["severity"]) == (source, False, "ok")
+
+
+def test_a_snapshot_without_source_is_judged_as_zookeeper(spark: SparkSession) -> None:
+    # commits written before sources existed have a null source: they were all ZooKeeper snapshots
+    parts = frame(spark, PARTITIONS, [
+        partition("t", p, [1, 2], [1, 2], leader=2 if p == 0 else 1) for p in range(10)
+    ])  # fmt: skip
+    found = detect(parts, brokers(spark, [1, 2]), source=None)
+    (cluster,) = found["leader_balance_cluster"].collect()
+    assert (cluster["source"], cluster["zk_rule_triggered"], cluster["severity"]) == ("zookeeper", False, "info")
+    assert [r["severity"] for r in found["leader_balance_brokers"].orderBy("broker_id").collect()] == ["ok", "ok"]
 
 
 def test_balanced(spark: SparkSession) -> None:
@@ -129,7 +181,7 @@ def test_balanced(spark: SparkSession) -> None:
     found = detect(parts, brokers(spark, [1, 2]))
     assert found["leader_balance_partitions"].count() == 0
     expect(spark, found["leader_balance_cluster"], [
-        ("s1", 2, 2, 0, 0, 0, 1, 1.0, 1.0, False, False, "ok"),
+        ("s1", 2, 2, 0, 0, 0, 1, 1.0, 1.0, "zookeeper", False, False, "ok"),
     ])  # fmt: skip
 
 
@@ -142,7 +194,7 @@ def test_no_partitions(spark: SparkSession) -> None:
     assert found["leader_balance_partitions"].count() == 0
     # mean 0: skew is null
     expect(spark, found["leader_balance_cluster"], [
-        ("s1", 2, 0, 0, 0, 0, 0, 0.0, None, False, False, "ok"),
+        ("s1", 2, 0, 0, 0, 0, 0, 0.0, None, "zookeeper", False, False, "ok"),
     ])  # fmt: skip
 
 
@@ -151,7 +203,7 @@ def test_empty_inputs(spark: SparkSession) -> None:
     assert found["leader_balance_brokers"].count() == 0
     assert found["leader_balance_partitions"].count() == 0
     expect(spark, found["leader_balance_cluster"], [
-        ("s1", 0, 0, 0, 0, 0, 0, 0.0, None, False, False, "ok"),
+        ("s1", 0, 0, 0, 0, 0, 0, 0.0, None, "zookeeper", False, False, "ok"),
     ])  # fmt: skip
 
 
@@ -165,9 +217,11 @@ def test_detector_reads_the_latest_snapshot_and_threshold(spark: SparkSession) -
     registered = frame(spark, BROKERS, [("s1", AT, 3, None), ("s2", AT, 1, None), ("s2", AT, 2, None)])
     context = Context("c", "s2", AT, Thresholds(leader_imbalance_percent=50.0))
     requests = frame(spark, ADMIN_REQUESTS, [])
-    found = DETECTOR.detect({"partitions": parts, "brokers": registered, "admin_requests": requests}, context)
+    snapshots = frame(spark, SNAPSHOTS, [("s1", AT, "kraft"), ("s2", AT, "zookeeper")])
+    inputs = {"partitions": parts, "brokers": registered, "admin_requests": requests, "snapshots": snapshots}
+    found = DETECTOR.detect(inputs, context)
     assert DETECTOR.name == "leader_balance"
-    assert DETECTOR.tables == ("partitions", "brokers", "admin_requests")
+    assert DETECTOR.tables == ("partitions", "brokers", "admin_requests", "snapshots")
     assert set(found) == set(DETECTOR.outputs)
     # broker 1: 1 of 3 preferred led by another, 33 % ≤ 50 %
     expect(spark, found["leader_balance_brokers"], [
@@ -178,7 +232,13 @@ def test_detector_reads_the_latest_snapshot_and_threshold(spark: SparkSession) -
         ("s2", "t", 1, 1, 2, [1, 2], [1, 2], True, None, ACTION, "warning"),
     ])  # fmt: skip
     expect(spark, found["leader_balance_cluster"], [
-        ("s2", 2, 3, 1, 1, 0, 2, 1.5, 2 / 1.5, False, True, "info"),
+        ("s2", 2, 3, 1, 1, 0, 2, 1.5, 2 / 1.5, "zookeeper", False, True, "info"),
+    ])  # fmt: skip
+    # the same partitions in a KRaft snapshot: its controller's rule counts the one partition
+    kraft = frame(spark, SNAPSHOTS, [("s1", AT, "zookeeper"), ("s2", AT, "kraft")])
+    on_kraft = DETECTOR.detect({**inputs, "snapshots": kraft}, context)
+    expect(spark, on_kraft["leader_balance_cluster"], [
+        ("s2", 2, 3, 1, 1, 0, 2, 1.5, 2 / 1.5, "kraft", False, True, "warning"),
     ])  # fmt: skip
 
 

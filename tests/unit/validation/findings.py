@@ -45,6 +45,12 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("preferred_leader", pa.int32()), ("leader", pa.int32()), ("replicas", INTS), ("isr", INTS),
         ("fixable", pa.bool_()), ("blocked_reason", pa.string()), ("action", pa.string()), ("severity", pa.string()),
     ]),
+    "leader_balance_cluster": pa.schema([
+        ("snapshot_id", pa.string()), ("registered_brokers", pa.int64()), ("partitions", pa.int64()),
+        ("non_preferred", pa.int64()), ("fixable", pa.int64()), ("imbalanced_brokers", pa.int64()),
+        ("max_leaders", pa.int64()), ("mean_leaders", pa.float64()), ("skew", pa.float64()), ("source", pa.string()),
+        ("zk_rule_triggered", pa.bool_()), ("kraft_rule_triggered", pa.bool_()), ("severity", pa.string()),
+    ]),
     "controller_health": pa.schema([
         ("snapshot_id", pa.string()), ("controller_id", pa.int32()), ("controller_epoch", pa.int32()),
         ("elected_at", TS), ("no_controller", pa.bool_()), ("elections_last_hour", pa.int64()),
@@ -109,6 +115,7 @@ def healthy_zk() -> dict[str, list[dict[str, Any]]]:
             for b in (1, 2, 3)
         ],
         "leader_balance_partitions": [],
+        "leader_balance_cluster": [leader_cluster()],
         "controller_health": [
             {"controller_id": 1, "controller_epoch": 4, "elected_at": AT - timedelta(days=1), "no_controller": False,
              "elections_last_hour": 0, "elections_in_window": 0, "elections_per_hour": 0.0,
@@ -117,6 +124,19 @@ def healthy_zk() -> dict[str, list[dict[str, Any]]]:
         ],
         "controller_changes": [],
     }  # fmt: skip
+
+
+def leader_cluster(
+    source: str = "zookeeper", *, non_preferred: int = 0, fixable: int = 0, imbalanced_brokers: int = 0
+) -> dict[str, Any]:
+    """A leader_balance_cluster row of a 3-broker cluster, rules and severity as the detector derives them."""
+    zk_rule, kraft_rule = imbalanced_brokers > 0, non_preferred > 0
+    own = kraft_rule if source == "kraft" else zk_rule
+    severity = "warning" if own else "info" if zk_rule or kraft_rule else "ok"
+    return {"registered_brokers": 3, "partitions": 30, "non_preferred": non_preferred, "fixable": fixable,
+            "imbalanced_brokers": imbalanced_brokers, "max_leaders": 10, "mean_leaders": 10.0, "skew": 1.0,
+            "source": source, "zk_rule_triggered": zk_rule, "kraft_rule_triggered": kraft_rule,
+            "severity": severity}  # fmt: skip
 
 
 def healthy_groups() -> dict[str, list[dict[str, Any]]]:

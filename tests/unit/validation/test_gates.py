@@ -22,6 +22,7 @@ from tests.unit.validation.findings import (
     healthy_groups,
     healthy_zk,
     isr,
+    leader_cluster,
     publish_analysis,
     publish_group_analysis,
 )
@@ -130,8 +131,11 @@ def test_offline_and_under_min_isr_partitions_are_critical_with_cause_action_and
     report.raise_for(("warning",))  # no warning gate failed
 
 
-def imbalanced() -> dict[str, list[dict[str, Any]]]:
+def imbalanced(source: str = "zookeeper") -> dict[str, list[dict[str, Any]]]:
+    """Broker 2 leads 6 of its 10 preferred partitions (40 %), broker 3 9 of 10 (10 %: within the
+    ZooKeeper threshold, yet off its preferred leader by KRaft's rule); 3 of the 5 are fixable."""
     tables = healthy_zk()
+    tables["leader_balance_cluster"] = [leader_cluster(source, non_preferred=5, fixable=3, imbalanced_brokers=1)]
     tables["leader_balance_brokers"] = [
         {"broker_id": 1, "registered": True, "leaders": 15, "preferred": 10, "preferred_led_by_other": 0,
          "imbalance_ratio": 0.0, "imbalanced": False, "severity": "ok"},
@@ -168,6 +172,55 @@ def test_leader_imbalance_beyond_the_threshold_is_a_warning_with_an_election_to_
         report.raise_for(("warning",))
     relaxed = run_gates(lake, "c1", "s1", thresholds=Thresholds(leader_imbalance_percent=50.0), data_docs=False)
     assert relaxed.passed
+    assert report.source == "zookeeper"
+    (alert,) = gate_alerts(report, Links(), AT)
+    assert alert.title == "leader imbalance beyond the threshold on 1 broker"
+
+
+def test_on_kraft_every_partition_off_its_preferred_replica_fails_the_leader_gate(lake: Lake) -> None:
+    publish_analysis(lake, "s1", imbalanced("kraft"))
+    report = run_gates(lake, "c1", "s1")
+    assert report.source == "kraft"
+    result = gate(report, "leader_imbalance_within_threshold")
+    # broker 3's 10 % is within leader_imbalance_percent, but KRaft has no such threshold
+    assert (result.severity, result.passed, result.count) == ("warning", False, 2)
+    assert [(r["broker_id"], r["preferred_led_by_other"]) for r in result.rows] == [(2, 4), (3, 1)]
+    assert result.cause == (
+        "5 partitions not led by their preferred replica, 3 of them fixable now (preferred replica alive and "
+        "in the ISR); KRaft counts every one, it has no imbalance percentage: broker 2 leads 6 of the 10 "
+        "partitions it is preferred leader for; broker 3 leads 9 of the 10 partitions it is preferred leader for"
+    )
+    assert result.action == (
+        "run kafka_preferred_leader_election: 3 partitions can move back to their preferred leader now; "
+        "1 partition cannot move back yet (preferred replica is not in the ISR): fix that first, then elect"
+    )
+    assert result.since == AT
+    docs = table_rows(result.data_docs or "")
+    assert ["40.0", "1", "2"] in docs and ["10.0", "1", "3"] in docs
+    # the percentage does not apply: relaxing it changes nothing
+    relaxed = run_gates(lake, "c1", "s1", thresholds=Thresholds(leader_imbalance_percent=50.0), data_docs=False)
+    assert not gate(relaxed, "leader_imbalance_within_threshold").passed
+    (alert,) = gate_alerts(report, Links(), AT)
+    assert alert.title == "partitions not led by their preferred replica on 2 brokers"
+    assert alert.cause == result.cause
+
+
+def test_on_kraft_leaders_all_on_their_preferred_replica_pass(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["leader_balance_cluster"] = [leader_cluster("kraft")]
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1", data_docs=False)
+    assert report.source == "kraft" and report.passed
+
+
+def test_an_analysis_without_the_cluster_kind_is_judged_by_the_zookeeper_rule(lake: Lake) -> None:
+    # written before the leader_balance detector recorded the kind: the rule the gate applied then
+    tables = imbalanced()
+    tables["leader_balance_cluster"][0]["source"] = None
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1", data_docs=False)
+    assert report.source == "zookeeper"
+    assert [r["broker_id"] for r in gate(report, "leader_imbalance_within_threshold").rows] == [2]
 
 
 def test_controller_churn_is_a_warning_since_the_first_election_of_the_hour(lake: Lake) -> None:
@@ -249,6 +302,11 @@ def test_gates_never_pass_for_want_of_findings(lake: Lake) -> None:
     publish_analysis(lake, "s1", tables)
     with pytest.raises(LakeError, match=r"has no findings table 'controller_health' .*: run its detector"):
         run_gates(lake, "c1", "s1")
+    tables = healthy_zk()
+    del tables["leader_balance_cluster"]  # the cluster kind, and so the leader-balance rule, is unknown
+    publish_analysis(lake, "s3", tables)
+    with pytest.raises(LakeError, match=r"has no findings table 'leader_balance_cluster' .*: run its detector"):
+        run_gates(lake, "c1", "s3")
     publish_analysis(lake, "s2", healthy_zk())
     with pytest.raises(LakeError, match="no analysis of 'g9'"):
         run_gates(lake, "c1", "s2", group_snapshot_id="g9")

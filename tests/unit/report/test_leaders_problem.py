@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kafka_ops.report.findings import Findings, _leaders
+
+
+class Rows(Findings):
+    """Findings whose tables are given, not read from a lake."""
+
+    def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
+        self.tables = tables
+
+    def rows(self, table: str) -> list[dict[str, Any]] | None:
+        return self.tables.get(table)
+
+
+def cluster(source: str | None, severity: str) -> dict[str, Any]:
+    return {"source": source, "severity": severity, "non_preferred": 2, "fixable": 1, "imbalanced_brokers": 0,
+            "max_leaders": 6, "mean_leaders": 5.0}  # fmt: skip
+
+
+OFF = [
+    {"fixable": True, "blocked_reason": None},
+    {"fixable": False, "blocked_reason": "preferred replica is down"},
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "severity", "rule"),
+    [
+        ("kraft", "warning", "the KRaft controller counts every partition not led by its preferred replica"),
+        ("zookeeper", "info", "0 brokers above the imbalance threshold"),
+        (None, "info", "0 brokers above the imbalance threshold"),  # analysed before the kind was recorded
+    ],
+)
+def test_leader_imbalance_names_the_rule_of_the_clusters_controller(
+    source: str | None, severity: str, rule: str
+) -> None:
+    (problem,) = _leaders(
+        Rows({"leader_balance_cluster": [cluster(source, severity)], "leader_balance_partitions": OFF})
+    )
+    assert (problem.severity, problem.title) == (severity, "2 partitions not on their preferred leader")
+    assert problem.cause == f"leaders per broker: max 6, mean 5.0; {rule}"
+    assert (
+        problem.action
+        == "run kafka_preferred_leader_election (1 fixable now); 1 cannot move yet: preferred replica is down"
+    )
