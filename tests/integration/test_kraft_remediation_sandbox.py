@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from kafka.admin import NewTopic
 
-from kafka_ops.errors import ConfigError
+from kafka_ops.errors import ConfigError, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import Plan, plan_preferred_election, plan_replication_factor
 from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, execute, read_audit
@@ -18,6 +18,7 @@ from kafka_ops.remediation.live import KRaftLiveReader
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from tests.integration.kafka_data import consume_all, produce, throttles_settled
@@ -36,6 +37,13 @@ def target(cluster: KRaftSandbox) -> KafkaTarget:
 
 def snapshot(cluster: KRaftSandbox) -> ClusterSnapshot:
     return KRaftCollector(CLUSTER, target(cluster)).collect()
+
+
+def base(cluster: KRaftSandbox, lake: Lake) -> ClusterSnapshot:
+    """A snapshot published to the lake, as a plan's base always is (the preflight reads its quorum leader)."""
+    snap = snapshot(cluster)
+    lake.publish(snapshot_batch(snap))
+    return snap
 
 
 def create(cluster: KRaftSandbox, topic: str, assignment: dict[int, list[int]]) -> None:
@@ -75,7 +83,7 @@ def test_tp_re_02_replication_factor_1_to_2_on_kraft(healthy_kraft_sandbox: KRaf
     topic = "tp_re_02"
     create(cluster, topic, {0: [1], 1: [2], 2: [3]})
     sent = produce(cluster, topic, 2_000)
-    plan = plan_replication_factor(snapshot(cluster), [topic], 2)
+    plan = plan_replication_factor(base(cluster, lake), [topic], 2)
     assert plan.moves == 3
 
     report = run(cluster, plan, lake, replace(FAST, batch_max_partitions=2, batch_max_moves_per_broker=1))
@@ -101,7 +109,7 @@ def test_preferred_election_on_kraft(healthy_kraft_sandbox: KRaftSandbox, lake: 
     create(cluster, topic, assignment)
     cluster.restart_broker(2)
     cluster.wait_healthy(120)
-    before = snapshot(cluster)
+    before = base(cluster, lake)
     leaders = Counter(before.partition_states[(topic, p)].leader for p in assignment)
     assert leaders[2] == 0, f"broker 2 should lead nothing after its restart: {leaders}"
 
@@ -114,6 +122,32 @@ def test_preferred_election_on_kraft(healthy_kraft_sandbox: KRaftSandbox, lake: 
     assert {p: after.partition_states[(topic, p)].leader for p in assignment} == {
         p: r[0] for p, r in assignment.items()
     }
+
+
+def test_a_quorum_leader_elected_since_the_plan_is_refused(healthy_kraft_sandbox: KRaftSandbox, lake: Lake) -> None:
+    """The active controller killed after the plan was made: the preflight names the plan's quorum leader
+    and the new one, and nothing is written."""
+    cluster = healthy_kraft_sandbox
+    topic = "kr_quiet"
+    create(cluster, topic, {0: [1], 1: [2]})
+    planned = base(cluster, lake)
+    plan = plan_replication_factor(planned, [topic], 2)
+    old = planned.quorum
+    assert old is not None and old.leader_id is not None
+    cluster.kill_controller(old.leader_id)
+    try:
+        cluster.wait_for(lambda: snapshot(cluster).controller_epoch != old.leader_epoch, 60, "a new quorum leader")
+        with pytest.raises(RemediationRefused) as refused:
+            run(cluster, plan, lake)
+    finally:
+        cluster.start_controller(old.leader_id)
+    assert (
+        f"refused (controller stable): the KRaft quorum leader changed since the plan's base snapshot "
+        f"{planned.snapshot_id}: it was controller {old.leader_id} at epoch {old.leader_epoch}, it is now controller "
+    ) in str(refused.value)
+    assert f"it is now controller {old.leader_id} " not in str(refused.value)
+    assert snapshot(cluster).topics[topic].partitions == {0: (1,), 1: (2,)}
+    assert [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)] == [("refuse", "refused")]
 
 
 def test_the_zookeeper_back_end_is_refused_for_a_kraft_cluster() -> None:

@@ -43,7 +43,8 @@ keeps cancelling the plan's moves until none has been in flight for a poll inter
 mark). The run also reads the status at every poll, to stop waiting early.
 
 Time: `clock` (wall seconds) and `sleep` are injectable; the controller-change check compares
-ZooKeeper's znode times with `clock`.
+ZooKeeper's znode times, or on KRaft the capture times of the lake's snapshots that show the quorum
+leader and the voters' last fetch times, with `clock`.
 """
 
 from __future__ import annotations
@@ -81,7 +82,13 @@ from kafka_ops.remediation.live import (
     moving_as_planned,
     tp_text,
 )
-from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted
+from kafka_ops.remediation.preflight import (
+    TrustCheck,
+    check_live,
+    check_offline_config,
+    check_trusted,
+    leaders_seen,
+)
 from kafka_ops.remediation.progress import Progress, Step, decide
 from kafka_ops.remediation.store import (
     AuditLog,
@@ -417,13 +424,22 @@ class _Run:
             check_offline_config(self.plan, self.config, self.progress)
             check_trusted(self.plan, self.lake, trusted)
             live = self.reader.full()
+            now_ms = int(self.clock() * 1000)
+            quiet_s = self.options.controller_quiet_s
+            # KRaft tells no election time: the lake's snapshots tell since when the quorum leader leads
+            seen = (
+                leaders_seen(self.lake, self.plan.cluster, self.plan.snapshot_id, now_ms - int(quiet_s * 1000))
+                if live.quorum is not None
+                else []
+            )
             check_live(
                 self.plan,
                 live,
                 reported_in_flight=self.backend.reassignments_in_flight(),
-                controller_quiet_s=self.options.controller_quiet_s,
+                controller_quiet_s=quiet_s,
                 allow_offline=self.options.allow_offline,
-                now_ms=int(self.clock() * 1000),
+                now_ms=now_ms,
+                leaders=seen,
             )
         except RemediationRefused as e:
             self.audit.record("refuse", "refused", detail=str(e))

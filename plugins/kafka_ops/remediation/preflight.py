@@ -11,7 +11,14 @@ executor records the refusal in the audit table and writes nothing to the cluste
    raises a `KafkaOpsError` when it did not (the DAG passes
    `kafka_ops.validation.integrity.require_trusted`; tests pass a stub);
 5. no controller change in the last `controller_quiet_s` seconds (a new controller is still
-   loading state and re-sending LeaderAndIsr; a reassignment or election started now races it);
+   loading state and re-sending LeaderAndIsr; a reassignment or election started now races it).
+   ZooKeeper: `/controller`'s creation and `/controller_epoch`'s last write tell when. KRaft
+   (`ClusterSnapshot.quorum`, DescribeQuorum) tells no election time, so the quorum must have a
+   leader; that leader and its epoch must be the ones of the plan's base snapshot (a leader elected
+   since is refused: make a new plan); the lake's snapshots must show it leading for
+   `controller_quiet_s` (the earliest of an unbroken run of snapshots, back from the base, with
+   that leader and epoch); and a majority of the voters, the leader included, must have fetched
+   from it within `QUORUM_FETCH_S` (a leader its followers do not fetch from commits nothing);
 6. no offline partition anywhere, unless explicitly allowed (a cluster that has lost partitions
    needs an operator, not more data movement);
 7. no reassignment in flight anywhere except this plan's own partitions on their way to their
@@ -27,15 +34,24 @@ executor records the refusal in the audit table and writes nothing to the cluste
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused
+from kafka_ops.lake.schema import COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import Plan
 from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight, tp_text
 from kafka_ops.remediation.progress import Progress, drift_message
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
+from kafka_ops.snapshot.model import ClusterSnapshot, Quorum, TopicPartition
+from kafka_ops.validation.lake_batches import days, find_commit, find_day_commits
+
+QUORUM_FETCH_S = 30.0
+"""A KRaft voter that has not fetched from the quorum leader for longer than this does not count
+towards a settled majority (`quorum_health`'s default; Kafka's controller.quorum.fetch.timeout.ms is
+2 s, so a live follower fetches many times within it)."""
 
 TrustCheck = Callable[[Lake, str, str], None]
 """`trusted(lake, cluster, snapshot_id)`: returns if the snapshot passed integrity validation,
@@ -71,8 +87,65 @@ def check_trusted(plan: Plan, lake: Lake, trusted: TrustCheck) -> None:
         ) from e
 
 
-def check_controller_stable(plan: Plan, live: ClusterSnapshot, quiet_s: float, now_ms: int) -> None:
-    """Check 5."""
+@dataclass(frozen=True)
+class LeaderSeen:
+    """The controller (KRaft: the quorum leader) and epoch one snapshot in the lake recorded."""
+
+    snapshot_id: str
+    captured_at_ms: int
+    controller_id: int | None
+    epoch: int | None
+
+    def same_leader(self, other: LeaderSeen) -> bool:
+        return (self.controller_id, self.epoch) == (other.controller_id, other.epoch)
+
+
+def leaders_seen(lake: Lake, cluster: str, snapshot_id: str, until_ms: int) -> list[LeaderSeen]:
+    """The controller of snapshot `snapshot_id` (a plan's base), then of the cluster's earlier
+    snapshots, newest first, until one captured at or before `until_ms` or one with another
+    controller or epoch: what check 5 needs on KRaft. Empty when the snapshot is not in the lake."""
+    base = find_commit(lake, COMMIT_TABLE, cluster, snapshot_id)
+    if base is None:
+        return []
+    first = _seen(base.commit)
+    out = [first]
+    if first.captured_at_ms <= until_ms:
+        return out
+    key = (base.captured_at, snapshot_id)
+    for dt in (d for d in days(lake, COMMIT_TABLE, cluster) if d <= base.dt):
+        rows = [r for r in find_day_commits(lake, COMMIT_TABLE, cluster, dt) if _key(r) < key]
+        for row in sorted(rows, key=_key, reverse=True):
+            seen = _seen(row)
+            out.append(seen)
+            if seen.captured_at_ms <= until_ms or not seen.same_leader(first):
+                return out
+    return out
+
+
+def _key(row: Mapping[str, object]) -> tuple[datetime, str]:
+    at = row["captured_at"]
+    if not isinstance(at, datetime):
+        raise TypeError(f"snapshot commit {row['snapshot_id']} has no captured_at")
+    return at, str(row["snapshot_id"])
+
+
+def _seen(row: Mapping[str, object]) -> LeaderSeen:
+    controller, epoch = row.get("controller_id"), row.get("controller_epoch")
+    return LeaderSeen(
+        str(row["snapshot_id"]),
+        int(_key(row)[0].timestamp() * 1000),
+        int(controller) if isinstance(controller, int) else None,
+        int(epoch) if isinstance(epoch, int) else None,
+    )
+
+
+def check_controller_stable(
+    plan: Plan, live: ClusterSnapshot, quiet_s: float, now_ms: int, seen: Sequence[LeaderSeen] = ()
+) -> None:
+    """Check 5. `seen`: on KRaft, `leaders_seen` of the plan's base snapshot."""
+    if live.quorum is not None:
+        check_quorum_stable(plan, live.quorum, quiet_s, now_ms, seen)
+        return
     if live.controller is None:
         raise RemediationRefused(
             plan.plan_id, "controller stable", "the cluster has no active controller (/controller)"
@@ -86,6 +159,81 @@ def check_controller_stable(plan: Plan, live: ClusterSnapshot, quiet_s: float, n
             f"the controller changed {ago:.0f}s ago (now broker {live.controller.broker_id}, epoch "
             f"{live.controller_epoch}); wait until it has been stable for {quiet_s:g}s",
         )
+
+
+def check_quorum_stable(plan: Plan, quorum: Quorum, quiet_s: float, now_ms: int, seen: Sequence[LeaderSeen]) -> None:
+    """Check 5 on KRaft (see the module docstring)."""
+    check = "controller stable"
+    leader, epoch = quorum.leader_id, quorum.leader_epoch
+    if leader is None:
+        raise RemediationRefused(
+            plan.plan_id,
+            check,
+            f"the KRaft controller quorum has no leader (DescribeQuorum, epoch {epoch}): an election is under way; "
+            "run again once a leader is elected and has settled",
+        )
+    now = f"controller {leader} at epoch {epoch}"
+    if not seen:
+        raise RemediationRefused(
+            plan.plan_id,
+            check,
+            f"the plan's base snapshot {plan.snapshot_id} is not in the lake, so whether the quorum leader (now "
+            f"{now}) changed since the plan cannot be told; make a new plan from a fresh snapshot",
+        )
+    base = seen[0]
+    if (base.controller_id, base.epoch) != (leader, epoch):
+        raise RemediationRefused(
+            plan.plan_id,
+            check,
+            f"the KRaft quorum leader changed since the plan's base snapshot {base.snapshot_id}: it was controller "
+            f"{base.controller_id} at epoch {base.epoch}, it is now {now}; a new active controller may still be "
+            f"catching up: make a new plan from a fresh snapshot once it has led for {quiet_s:g}s",
+        )
+    run = _same_leader(seen)
+    since = run[-1]
+    if now_ms - since.captured_at_ms < quiet_s * 1000:
+        ago = max(0.0, (now_ms - since.captured_at_ms) / 1000)
+        before = seen[len(run)] if len(run) < len(seen) else None
+        earlier = (
+            f"snapshot {before.snapshot_id} before it shows controller {before.controller_id} at epoch {before.epoch}"
+            if before is not None
+            else "no earlier snapshot is in the lake"
+        )
+        raise RemediationRefused(
+            plan.plan_id,
+            check,
+            f"the KRaft quorum leader, {now}, is known to have led for only {ago:.0f}s (first seen in snapshot "
+            f"{since.snapshot_id}; {earlier}); wait until it has led for {quiet_s:g}s, then run again",
+        )
+    voters = quorum.voters
+    fetching = {
+        r.replica_id
+        for r in quorum.replicas
+        if r.role == "voter"
+        and r.replica_id != leader
+        and r.last_fetch_ms is not None
+        and now_ms - r.last_fetch_ms <= QUORUM_FETCH_S * 1000
+    }
+    if 2 * (len(fetching) + 1) <= len(voters):
+        silent = sorted(v for v in voters if v != leader and v not in fetching)
+        raise RemediationRefused(
+            plan.plan_id,
+            check,
+            f"the KRaft quorum leader, {now}, has no settled majority: only {len(fetching)} of the other "
+            f"{len(voters) - 1} voters fetched from it within {QUORUM_FETCH_S:g}s (not: controller "
+            f"{', '.join(map(str, silent))}); bring those controllers back (kafka-metadata-quorum describe "
+            "--replication shows them), then run again",
+        )
+
+
+def _same_leader(seen: Sequence[LeaderSeen]) -> list[LeaderSeen]:
+    """The unbroken run of snapshots, from the first, with the first's controller and epoch."""
+    run = []
+    for s in seen:
+        if not s.same_leader(seen[0]):
+            break
+        run.append(s)
+    return run
 
 
 def check_no_offline(plan: Plan, live: ClusterSnapshot, allow_offline: bool) -> None:
@@ -172,9 +320,10 @@ def check_live(
     controller_quiet_s: float,
     allow_offline: bool,
     now_ms: int,
+    leaders: Sequence[LeaderSeen] = (),
 ) -> None:
-    """Checks 5-9 on a fresh, full read of the cluster."""
-    check_controller_stable(plan, live, controller_quiet_s, now_ms)
+    """Checks 5-9 on a fresh, full read of the cluster; `leaders`: on KRaft, `leaders_seen`."""
+    check_controller_stable(plan, live, controller_quiet_s, now_ms, leaders)
     check_no_offline(plan, live, allow_offline)
     check_nothing_else_in_flight(plan, live, reported_in_flight)
     check_base(plan, live)

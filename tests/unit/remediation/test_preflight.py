@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import Plan, plan_preferred_election
-from kafka_ops.remediation.preflight import check_live, check_offline_config, check_trusted
+from kafka_ops.remediation.preflight import LeaderSeen, check_live, check_offline_config, check_trusted, leaders_seen
 from kafka_ops.remediation.progress import Progress
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ClusterSnapshot, ReassignmentRequest, TopicPartition
+from kafka_ops.snapshot.model import (
+    ClusterSnapshot,
+    Controller,
+    Quorum,
+    QuorumReplica,
+    ReassignmentRequest,
+    TopicPartition,
+)
+from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.remediation.clusters import CONTROLLER_MS, assign, live, moving, rf2_plan
 
 PLAN = rf2_plan()
@@ -166,3 +175,126 @@ def test_an_election_whose_preferred_replica_changed_is_refused() -> None:
     with pytest.raises(RemediationRefused, match=re.escape(f"cluster changed since plan {plan.plan_id}: t-1 has "
                        "replicas [1, 2], the plan elects 2")):  # fmt: skip
         live_checks(snap, plan=plan)
+
+
+# -- check 5 on KRaft: the quorum leader of the plan's snapshot, seen leading long enough, followed --
+
+NOW = CONTROLLER_MS + 3_600_000
+QUIET_MS = 300_000
+
+
+def kraft_live(
+    leader: int | None = 101, epoch: int = 7, fetched: dict[int, int | None] | None = None
+) -> ClusterSnapshot:
+    """`live()` read from a KRaft cluster: no znodes, controllers 101-103 in the quorum; `fetched`:
+    each follower's last fetch (ms), by default a second before `NOW`."""
+    snap = live()
+    snap.controller_epoch_stat = None
+    snap.controller = None if leader is None else Controller(leader, None, epoch, None, None)
+    snap.controller_epoch = epoch
+    fetches = {v: NOW - 1_000 for v in (101, 102, 103) if v != leader} | (fetched or {})
+    voters = tuple(
+        QuorumReplica(v, "voter", None, 500, NOW if v == leader else fetches[v], NOW if v == leader else fetches[v])
+        for v in (101, 102, 103)
+    )
+    snap.quorum = Quorum(leader, epoch, 500, voters)
+    return snap
+
+
+def seen(*rows: tuple[str, int, int | None, int | None]) -> list[LeaderSeen]:
+    """(snapshot id, ms before NOW, controller, epoch), the plan's base first."""
+    return [LeaderSeen(sid, NOW - ago, controller, epoch) for sid, ago, controller, epoch in rows]
+
+
+def kraft_checks(snap: ClusterSnapshot, leaders: list[LeaderSeen], quiet_s: float = 300) -> None:
+    check_live(PLAN, snap, reported_in_flight={}, controller_quiet_s=quiet_s, allow_offline=False, now_ms=NOW,
+               leaders=leaders)  # fmt: skip
+
+
+SETTLED = seen(("base", 60_000, 101, 7), ("s0", QUIET_MS + 60_000, 101, 7))
+
+
+def test_kraft_a_leader_settled_since_before_the_plan_passes() -> None:
+    kraft_checks(kraft_live(), SETTLED)
+    kraft_checks(kraft_live(), seen(("base", QUIET_MS, 101, 7)))  # the base alone is old enough
+
+
+def test_kraft_a_quorum_without_leader_is_refused() -> None:
+    with refused("controller stable", "the KRaft controller quorum has no leader (DescribeQuorum, epoch 7): an "
+                 "election is under way; run again once a leader is elected and has settled"):  # fmt: skip
+        kraft_checks(kraft_live(leader=None), SETTLED)
+
+
+def test_kraft_a_leader_elected_since_the_plan_is_refused_naming_both() -> None:
+    with refused("controller stable", "the KRaft quorum leader changed since the plan's base snapshot base: it was "
+                 "controller 101 at epoch 7, it is now controller 102 at epoch 8; a new active controller may still "
+                 "be catching up: make a new plan from a fresh snapshot once it has led for 300s"):  # fmt: skip
+        kraft_checks(kraft_live(leader=102, epoch=8), SETTLED)
+    # a new epoch with the same controller re-elected is a leader change too
+    with refused("controller stable", "it was controller 101 at epoch 7, it is now controller 101 at epoch 8"):
+        kraft_checks(kraft_live(epoch=8), SETTLED)
+    # whatever the quiet period: the plan was made under another leader
+    with refused("controller stable", "changed since the plan's base snapshot base"):
+        kraft_checks(kraft_live(leader=102, epoch=8), SETTLED, quiet_s=0)
+
+
+def test_kraft_a_leader_not_yet_seen_leading_for_the_quiet_period_is_refused() -> None:
+    with refused("controller stable", "the KRaft quorum leader, controller 101 at epoch 7, is known to have led for "
+                 "only 120s (first seen in snapshot s1; snapshot s0 before it shows controller 102 at epoch 6); wait "
+                 "until it has led for 300s, then run again"):  # fmt: skip
+        kraft_checks(kraft_live(), seen(("base", 60_000, 101, 7), ("s1", 120_000, 101, 7), ("s0", 400_000, 102, 6)))
+    with refused("controller stable", "led for only 60s (first seen in snapshot base; no earlier snapshot is in the "
+                 "lake)"):  # fmt: skip
+        kraft_checks(kraft_live(), seen(("base", 60_000, 101, 7)))
+    kraft_checks(kraft_live(), seen(("base", 60_000, 101, 7)), quiet_s=0)
+
+
+def test_kraft_a_leader_most_voters_do_not_fetch_from_is_refused() -> None:
+    stale = NOW - 31_000  # beyond QUORUM_FETCH_S
+    with refused("controller stable", "the KRaft quorum leader, controller 101 at epoch 7, has no settled majority: "
+                 "only 0 of the other 2 voters fetched from it within 30s (not: controller 102, 103); bring "
+                 "those controllers back (kafka-metadata-quorum describe --replication shows them)"):  # fmt: skip
+        kraft_checks(kraft_live(fetched={102: stale, 103: None}), SETTLED)
+    kraft_checks(kraft_live(fetched={103: None}), SETTLED)  # 101 and 102: a majority of 3
+
+
+def test_kraft_a_base_snapshot_missing_from_the_lake_is_refused() -> None:
+    with refused("controller stable", "the plan's base snapshot base is not in the lake, so whether the quorum leader "
+                 "(now controller 101 at epoch 7) changed since the plan cannot be told"):  # fmt: skip
+        kraft_checks(kraft_live(), [])
+
+
+def test_zookeeper_ignores_what_the_lake_saw() -> None:
+    # the ZooKeeper check reads the znode times; a leader history (KRaft only) changes nothing
+    live_checks(now_ms=LATER)
+    check_live(PLAN, live(), reported_in_flight={}, controller_quiet_s=300, allow_offline=False, now_ms=LATER,
+               leaders=seen(("base", 0, 9, 99)))  # fmt: skip
+
+
+def kraft_snapshot(snapshot_id: str, minutes: int, leader: int, epoch: int) -> ClusterSnapshot:
+    snap = kraft_live(leader, epoch)
+    snap.snapshot_id = snapshot_id
+    snap.captured_at = datetime(2026, 11, 21, 6, 0, tzinfo=UTC) + timedelta(minutes=minutes)
+    snap.source = "kraft"
+    return snap
+
+
+def test_leaders_seen_walks_back_from_the_base_until_old_enough_or_another_leader(tmp_path: object) -> None:
+    lake = Lake(str(tmp_path))
+    # one snapshot every 2 minutes across midnight: leader 102 until 23:56, then 101 (epoch 7)
+    day = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
+    for sid, minutes, leader, epoch in [("a", 18 * 60 - 6, 102, 6), ("b", 18 * 60 - 4, 101, 7),
+                                        ("c", 18 * 60 - 2, 101, 7), ("d", 18 * 60, 101, 7),
+                                        ("e", 18 * 60 + 2, 101, 7), ("f", 18 * 60 + 4, 101, 7)]:  # fmt: skip
+        lake.publish(snapshot_batch(kraft_snapshot(sid, minutes, leader, epoch)))
+
+    def ms(minutes: int) -> int:
+        return int((day + timedelta(minutes=minutes)).timestamp() * 1000)
+
+    ids = [(s.snapshot_id, s.controller_id, s.epoch) for s in leaders_seen(lake, "c1", "e", until_ms=ms(0))]
+    assert ids == [("e", 101, 7), ("d", 101, 7), ("c", 101, 7), ("b", 101, 7), ("a", 102, 6)]  # stops at 102
+    seen_e = leaders_seen(lake, "c1", "e", until_ms=ms(18 * 60 - 1))
+    assert [s.snapshot_id for s in seen_e] == ["e", "d", "c"]  # c (23:58) is old enough: no need to go on
+    assert seen_e[0].captured_at_ms == ms(18 * 60 + 2)
+    assert [s.snapshot_id for s in leaders_seen(lake, "c1", "f", until_ms=ms(18 * 60 + 4))] == ["f"]
+    assert leaders_seen(lake, "c1", "nope", until_ms=0) == []
