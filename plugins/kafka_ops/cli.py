@@ -66,12 +66,20 @@ def _remediation_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParse
         "PLAN_ID set and could not remove because another reassignment was in flight when it ended. Refused "
         "while a move of the plan is in flight; throttles another move in flight still needs are kept. Writes "
         "only when writes_enabled is true for the cluster in the kafka-ops settings ($KAFKA_OPS_CONFIG); "
-        "audited in remediation_audit.",
+        "audited in remediation_audit. A ZooKeeper cluster is read through --zookeeper; a KRaft cluster, which "
+        "has none, through --bootstrap-servers alone (its remediation_backend must be admin_api).",
     )
     clear.add_argument("--cluster", required=True, help="the cluster's name in the kafka-ops settings")
     clear.add_argument("--plan-id", required=True, help="the plan id (16 hex digits)")
-    clear.add_argument("--zookeeper", required=True, help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
-    clear.add_argument("--bootstrap-servers", default=None, help="Kafka brokers (the admin_api back end needs them)")
+    clear.add_argument(
+        "--zookeeper", default=None, help="a ZooKeeper cluster's zookeeper.connect string, e.g. 127.0.0.1:2181/kafka"
+    )
+    clear.add_argument(
+        "--bootstrap-servers",
+        default=None,
+        help="Kafka brokers: the admin_api back end writes through them, and a KRaft cluster (no --zookeeper) is "
+        "read through them",
+    )
     clear.add_argument("--lake", default=None, help="lake root path or URL (default: the settings' lake_root)")
     clear.add_argument("--dry-run", action="store_true", help="say what would be removed; write nothing")
     clear.add_argument("--actor", default=os.environ.get("USER", "cli"), help="who runs it, for the audit")
@@ -98,12 +106,22 @@ def _findings(args: argparse.Namespace) -> int:
 
 def _clear_throttles(args: argparse.Namespace) -> int:
     from kafka_ops.remediation import backend_for, clear_throttles  # noqa: PLC0415
+    from kafka_ops.remediation.live import KRaftLiveReader  # noqa: PLC0415
 
+    if not args.zookeeper and not args.bootstrap_servers:
+        print(
+            "kafka-ops: remediation clear-throttles needs --zookeeper (a ZooKeeper cluster) or --bootstrap-servers "
+            "(a KRaft cluster)",
+            file=sys.stderr,
+        )
+        return 2
     try:
         settings = load_settings()
         config = settings.cluster(args.cluster)
-        zookeeper = ZooKeeperTarget.parse(args.zookeeper)
+        zookeeper = ZooKeeperTarget.parse(args.zookeeper) if args.zookeeper else None
         admin = KafkaTarget(args.bootstrap_servers) if args.bootstrap_servers else None
+        # without ZooKeeper the cluster is KRaft: its live state comes from the same brokers
+        reader = KRaftLiveReader(config.name, admin) if zookeeper is None and admin is not None else None
         backend = backend_for(config, zookeeper=zookeeper, admin_factory=admin)
         try:
             report = clear_throttles(
@@ -112,6 +130,7 @@ def _clear_throttles(args: argparse.Namespace) -> int:
                 cluster_config=config,
                 backend=backend,
                 zookeeper=zookeeper,
+                reader=reader,
                 actor=args.actor,
                 dry_run=args.dry_run,
             )

@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from kafka.admin import NewTopic
 
+from kafka_ops.cli import main as cli_main
 from kafka_ops.errors import ConfigError, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import Plan, plan_preferred_election, plan_replication_factor
+from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
 from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, execute, read_audit
-from kafka_ops.remediation.backends import backend_for
+from kafka_ops.remediation.backends import BROKER_THROTTLES, backend_for
 from kafka_ops.remediation.live import KRaftLiveReader
+from kafka_ops.remediation.progress import Progress
+from kafka_ops.remediation.store import save_plan, write_progress
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.model import ClusterSnapshot
@@ -148,6 +153,43 @@ def test_a_quorum_leader_elected_since_the_plan_is_refused(healthy_kraft_sandbox
     assert f"it is now controller {old.leader_id} " not in str(refused.value)
     assert snapshot(cluster).topics[topic].partitions == {0: (1,), 1: (2,)}
     assert [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)] == [("refuse", "refused")]
+
+
+def test_the_cli_clears_leftover_throttles_through_the_brokers_alone(
+    healthy_kraft_sandbox: KRaftSandbox, lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kafka-ops remediation clear-throttles --bootstrap-servers` (no ZooKeeper): the throttles a plan
+    recorded and left behind are removed, read and written through the Admin API."""
+    cluster = healthy_kraft_sandbox
+    topic = "kr_leftover"
+    create(cluster, topic, {0: [1]})
+    plan = plan_replication_factor(base(cluster, lake), [topic], 2)
+    save_plan(lake, plan, created_by="pytest")
+    (move,) = plan.reassignments
+    brokers = sorted({*move.current, *move.added})
+    backend = AdminApiBackend(target(cluster))
+    try:
+        throttled = plan.throttles()["topics"][topic]
+        backend.set_configs({topic: throttled}, {b: dict.fromkeys(BROKER_THROTTLES, "100000") for b in brokers})
+    finally:
+        backend.close()
+    assert set(throttled) == {LEADER_THROTTLED, FOLLOWER_THROTTLED}
+    left = Progress(plan.plan_id, CLUSTER, "admin_api", [], [], status="failed", throttled_topics=[topic],
+                    throttled_brokers=brokers)  # fmt: skip
+    write_progress(lake, left)
+    settings = tmp_path / "kafka-ops.toml"
+    settings.write_text(f'[[clusters]]\nname = "{CLUSTER}"\nwrites_enabled = true\nmetadata_source = "kraft"\n')
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+    command = ["remediation", "clear-throttles", "--cluster", CLUSTER, "--plan-id", plan.plan_id, "--lake", lake.root,
+               "--bootstrap-servers", cluster.bootstrap_servers]  # fmt: skip
+
+    assert cli_main(command) == 0
+
+    assert throttles_settled(cluster, [topic]) == {}
+    assert [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)][-1] == (
+        "remove_throttle",
+        "ok",
+    )
 
 
 def test_the_zookeeper_back_end_is_refused_for_a_kraft_cluster() -> None:
