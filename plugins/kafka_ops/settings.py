@@ -17,6 +17,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     auto_remediation = false        # let the analysis DAG elect preferred leaders by itself
     auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
     min_insync_replicas_default = 2 # the brokers' static min.insync.replicas (server.properties)
+    cordoned_brokers = [4]          # brokers the planners never add a replica to (they keep theirs)
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
 
@@ -36,7 +37,7 @@ from typing import Any, Literal, get_args
 
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.kafka_types import finite_number
+from kafka_ops.kafka_types import INT32_MAX, finite_number
 from kafka_ops.lake.names import check_name
 
 DEFAULT_LAKE = "var/lake"
@@ -91,6 +92,12 @@ class ClusterConfig:
     dynamic configs, so where neither the topic, the leader's `/config/brokers/<id>` nor
     `/config/brokers/<default>` sets min ISR, the analysis assumes this value (1 = Kafka's default)
     and says so (`isr_health.min_isr_source` = "static")."""
+    cordoned_brokers: tuple[int, ...] = ()
+    """Broker ids the remediation planners never add a replica to (replication factor, decommission,
+    replica balance), e.g. a broker about to be serviced. A cordoned broker keeps the replicas it has;
+    decommissioning it (or draining it in a balance) is what moves them. Brokers Kafka itself cordons
+    (KIP-1066 `cordoned.log.dirs`, Kafka 4.3+ on KRaft) are respected too, without being listed here.
+    Preferred-leader elections are not affected."""
 
     def __post_init__(self) -> None:
         self._check_names()
@@ -100,6 +107,7 @@ class ClusterConfig:
             raise ConfigError(str(e)) from None
         self._check_alerting()
         self._check_remediation()
+        self._check_cordons()
         min_isr = self.min_insync_replicas_default
         if isinstance(min_isr, bool) or not isinstance(min_isr, int) or min_isr < 1:
             raise ConfigError(
@@ -135,6 +143,21 @@ class ClusterConfig:
         if self.auto_remediation and not self.writes_enabled:
             # contradictory: the automatic election would only ever be refused
             raise ConfigError(f"{where}: 'auto_remediation' = true needs 'writes_enabled' = true")
+
+    def _check_cordons(self) -> None:
+        where = f"cluster {self.name!r}"
+        ids = self.cordoned_brokers
+        if isinstance(ids, list):  # TOML arrays arrive as lists; the config stays hashable
+            object.__setattr__(self, "cordoned_brokers", ids := tuple(ids))
+        if not isinstance(ids, tuple) or not all(
+            isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= INT32_MAX for b in ids
+        ):
+            raise ConfigError(
+                f"{where}: 'cordoned_brokers' must be a list of broker ids (whole numbers from 0 to {INT32_MAX}), "
+                f"got {ids!r}"
+            )
+        if len(set(ids)) != len(ids):
+            raise ConfigError(f"{where}: 'cordoned_brokers' names a broker twice: {list(ids)}")
 
     def _check_alerting(self) -> None:
         where = f"cluster {self.name!r}"

@@ -8,10 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from kafka.admin import NewTopic
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
 from kafka_ops.cli import main as cli_main
-from kafka_ops.errors import ConfigError, RemediationRefused
+from kafka_ops.errors import ConfigError, PlanError, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import Plan, plan_preferred_election, plan_replication_factor
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
@@ -196,3 +196,38 @@ def test_the_zookeeper_back_end_is_refused_for_a_kraft_cluster() -> None:
     config = ClusterConfig(CLUSTER, writes_enabled=True, remediation_backend="zookeeper", metadata_source="kraft")
     with pytest.raises(ConfigError, match="set remediation_backend = 'admin_api'"):
         backend_for(config, zookeeper=None, admin_factory=None)
+
+
+def test_a_broker_kafka_cordons_gets_no_new_replica(healthy_kraft_sandbox: KRaftSandbox) -> None:
+    """`cordoned.log.dirs=*` set on broker 3 through the Admin API (IncrementalAlterConfigs; dynamic on 4.4):
+    the snapshot records broker 3 as cordoned, Kafka itself places a new topic around it, and a
+    replication-factor plan adds no replica to it while its own replica stays where it is."""
+    cluster = healthy_kraft_sandbox
+    topic = "kr_cordon"
+    create(cluster, topic, {0: [1], 1: [2], 2: [3], 3: [1], 4: [2], 5: [3]})
+    cordon = ConfigResource(ConfigResourceType.BROKER, "3", {"cordoned.log.dirs": "*"})
+    uncordon = ConfigResource(ConfigResourceType.BROKER, "3", {"cordoned.log.dirs": (AlterConfigOp.DELETE, None)})
+    with cluster.admin() as admin:
+        assert admin.alter_configs([cordon], incremental=True) == {"broker": {"3": "OK"}}
+    try:
+        cluster.wait_for(lambda: snapshot(cluster).brokers[3].cordoned is True, 30, "broker 3 cordoned")
+        with cluster.admin() as admin:  # Kafka agrees: its own placement leaves broker 3 out
+            admin.create_topics([NewTopic("kr_cordon_new", 6, 1)])
+        cluster.wait_for(lambda: len(snapshot(cluster).topics["kr_cordon_new"].partitions) == 6, 30, "topic created")
+        snap = snapshot(cluster)
+        assert {b: x.cordoned for b, x in snap.brokers.items()} == {1: False, 2: False, 3: True}
+        assert 3 not in {b for r in snap.topics["kr_cordon_new"].partitions.values() for b in r}
+
+        plan = plan_replication_factor(snap, [topic], 2)
+        assert plan.moves == 6 and plan.request["kafka_cordoned_brokers"] == [3]
+        assert all(3 not in m.added for m in plan.reassignments)
+        assert {m.partition: m.target[0] for m in plan.reassignments if 3 in m.target} == {2: 3, 5: 3}
+        # the same snapshot without Kafka's cordon puts two new replicas on broker 3
+        uncordoned = replace(snap, brokers={b: replace(x, cordoned=False) for b, x in snap.brokers.items()})
+        assert sum(3 in m.added for m in plan_replication_factor(uncordoned, [topic], 2).reassignments) == 2
+        with pytest.raises(PlanError, match=r"^cordoned_brokers: kr_cordon-0 holds \[1, 2\] and needs another"):
+            plan_replication_factor(snap, [topic], 3)
+    finally:
+        with cluster.admin() as admin:
+            admin.alter_configs([uncordon], incremental=True)
+        cluster.wait_for(lambda: snapshot(cluster).brokers[3].cordoned is False, 30, "broker 3 uncordoned")

@@ -222,3 +222,30 @@ def test_metadata_source_is_auto_unless_set(tmp_path: Path) -> None:
     path = write(tmp_path, '[[clusters]]\nname = "a"\nmetadata_source = "kraft"\n[[clusters]]\nname = "b"\n')
     settings = load_settings(path)
     assert (settings.cluster("a").metadata_source, settings.cluster("b").metadata_source) == ("kraft", "auto")
+
+
+def test_no_broker_is_cordoned_unless_set_per_cluster(tmp_path: Path) -> None:
+    assert ClusterConfig("a").cordoned_brokers == ()
+    path = write(tmp_path, '[[clusters]]\nname = "a"\ncordoned_brokers = [4, 2]\n[[clusters]]\nname = "b"\n')
+    settings = load_settings(path)
+    assert [c.cordoned_brokers for c in settings.clusters] == [(4, 2), ()]
+    hash(settings.cluster("a"))  # a TOML array became a tuple: the config stays hashable
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("4", r"cluster 'a': 'cordoned_brokers' must be a list of broker ids \(whole numbers from 0 to 2147483647\), "
+              r"got 4$"),
+        ('["4"]', r"cluster 'a': 'cordoned_brokers' must be a list of broker ids .*got \('4',\)$"),
+        ("[true]", r"'cordoned_brokers' must be a list of broker ids .*got \(True,\)$"),
+        ("[-1]", r"'cordoned_brokers' must be a list of broker ids"),
+        ("[2147483648]", r"'cordoned_brokers' must be a list of broker ids"),
+        ("[1.0]", r"'cordoned_brokers' must be a list of broker ids"),
+        ("[3, 1, 3]", r"cluster 'a': 'cordoned_brokers' names a broker twice: \[3, 1, 3\]$"),
+    ],
+)  # fmt: skip
+def test_bad_cordoned_brokers_name_the_cluster_and_the_key(tmp_path: Path, value: str, message: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\ncordoned_brokers = {value}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)

@@ -29,7 +29,7 @@ FULL = {
         {"name": "payments", "zookeeper_conn_id": "zk", "kafka_conn_id": "kafka", "writes_enabled": True,
          "groups_include": "orders-.*", "groups_exclude": "test-.*", "alert_conn_ids": ["slack"],
          "alert_reminder_minutes": 60, "remediation_backend": "zookeeper", "remediation_controller_quiet_seconds": 0,
-         "auto_remediation": True, "auto_election_after_runs": 3,
+         "auto_remediation": True, "auto_election_after_runs": 3, "cordoned_brokers": [4, 0],
          "thresholds": {"history_hours": 2, "lag_allowed": 0, "stuck_reassignment_minutes": 30.5}},
         {"name": "logs"},
     ],
@@ -87,6 +87,8 @@ def usable(settings: Settings) -> None:
             re.compile(pattern or "")
         assert isinstance(c.writes_enabled, bool) and isinstance(c.auto_remediation, bool)
         assert c.remediation_backend in REMEDIATION_BACKENDS
+        assert isinstance(c.cordoned_brokers, tuple) and len(set(c.cordoned_brokers)) == len(c.cordoned_brokers)
+        assert all(type(b) is int and 0 <= b < 2**31 for b in c.cordoned_brokers)
         assert math.isfinite(c.alert_reminder_minutes) and math.isfinite(c.remediation_controller_quiet_seconds)
         assert all(math.isfinite(v) for v in vars(c.thresholds).values())
         c.alert_reminder  # noqa: B018 - a timedelta: raises on a value out of its range

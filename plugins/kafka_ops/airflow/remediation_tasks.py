@@ -44,6 +44,7 @@ from kafka_ops.planning import (
     plan_replication_factor,
 )
 from kafka_ops.planning.plan_rollback import plan_rollback
+from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
     AuditLog,
     Backend,
@@ -160,8 +161,10 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
 
 
 def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
-    """The planner of `request.action` on `snapshot`; a refusal names the Param to change."""
+    """The planner of `request.action` on `snapshot`; a refusal names the Param to change, or the
+    cluster's `cordoned_brokers` (a setting, and Kafka's own cordons: no Param can change them)."""
     pattern_used = request.topic_pattern is not None
+    cordoned = request.cluster.cordoned_brokers
     try:
         topics = topic_scope(request, snapshot)
         if request.action == "preferred_election":
@@ -171,14 +174,16 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
         if request.action == "replication_factor":
             if topics is None or request.replication_factor is None:  # parse_request guarantees both
                 raise ParamError("topics", "name the topics whose replication factor to change")
-            return plan_replication_factor(snapshot, topics, request.replication_factor)
+            return plan_replication_factor(snapshot, topics, request.replication_factor, cordoned_brokers=cordoned)
         if request.action == "decommission":
-            return plan_decommission(snapshot, request.brokers)
+            return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned)
         if request.action in ("rollback", "finish") and request.source_plan_id is not None:
             source = load_plan(Lake(request.lake_root), request.cluster.name, request.source_plan_id)
             return plan_rollback(snapshot, source, finish=request.action == "finish")
-        return plan_replica_balance(snapshot, exclude_brokers=request.brokers)
+        return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned)
     except PlanError as e:
+        if e.field == CORDONED:
+            raise PlanError(CORDONED, f"{e.problem} (cluster {request.cluster.name!r})") from e
         param = _PLANNER_FIELDS.get(e.field, e.field)
         if param == "topics" and pattern_used:
             param = "topic_pattern"
@@ -339,8 +344,10 @@ def render_plan(
         lines += _listed("skipped", [f"{s.topic}{'' if s.partition is None else f'-{s.partition}'}: {s.reason}"
                                      for s in plan_.skipped])  # fmt: skip
     lines.append(f"  {'per broker (before -> after)':<30}{'replicas':<16}{'leaders':<16}preferred")
+    cordoned = {*plan_.request.get(CORDONED, ()), *plan_.request.get(KAFKA_CORDONED, ())}
     for b in plan_.brokers:
-        where = f"broker {b.broker_id} ({b.rack or 'no rack'}{'' if b.registered else ', NOT registered'})"
+        state = ("" if b.registered else ", NOT registered") + (", cordoned" if b.broker_id in cordoned else "")
+        where = f"broker {b.broker_id} ({b.rack or 'no rack'}{state})"
         replicas = f"{b.replicas_before} -> {b.replicas_after}"
         leaders = f"{b.leaders_before} -> {b.leaders_after}"
         lines.append(f"    {where:<28}{replicas:<16}{leaders:<16}{b.preferred_before} -> {b.preferred_after}")

@@ -69,10 +69,13 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         pa.field("registered_at", TS),
         pa.field("broker_epoch", pa.int64()),
         pa.field("znode_version", pa.int32()),
+        pa.field("cordoned", pa.bool_()),
         doc="Brokers that can serve: registered (/brokers/ids/<id>; broker_epoch is the znode's czxid); "
         "on kraft, DescribeCluster's unfenced brokers (fenced ones are in fenced_brokers), with "
         "endpoints, jmx_port, registered_at, broker_epoch and znode_version null (the Admin API does "
-        "not tell them).",
+        "not tell them). cordoned (kraft): Kafka places no new replica on the broker (KIP-1066: its "
+        "cordoned.log.dirs, static or dynamic, is * or names every log dir); null on zookeeper, when "
+        "its configs could not be read, and in files written before the column existed.",
     ),
     "partitions": _schema(
         pa.field("topic", pa.string(), nullable=False),

@@ -5,20 +5,25 @@ bound (each of those replicas must land somewhere new); no other replica is touc
 
 Each replacement takes the slot of the replica it replaces, so the survivors keep their order
 and the preferred leader changes only where the decommissioned broker was the preferred leader.
-It goes to a live broker that is not decommissioned and does not hold the partition, chosen:
+It goes to a live broker that is not decommissioned, not cordoned (the cluster's
+`cordoned_brokers` setting, or Kafka's own `cordoned.log.dirs`) and does not hold the partition,
+chosen:
 
 1. to keep the partition on as many racks as possible, up to min(RF, racks) (the broker's own
    rack always qualifies when it has another broker left; spread drops only when the last broker
-   of a rack leaves and no other rack is free);
+   of a rack leaves, or the others of its rack are cordoned, and no other rack is free);
 2. then the fewest replicas of this topic, the fewest replicas overall and, for the first slot,
    the fewest preferred leaderships (the cluster stays even as it absorbs the replicas);
 3. then the first in Kafka's rack-alternated list after the partition's first replica.
 
 A broker that is no longer registered may be decommissioned (its replicas are rebuilt from the
-live ones) as long as it still holds replicas. Refused: an empty or duplicate list, a broker that
-is neither registered nor holding replicas, decommissioning every registered broker, and any
-partition that would need more brokers than would remain (lower its replication factor first).
-Skipped: partitions being reassigned, offline or without state, and topics being deleted.
+live ones) as long as it still holds replicas. A cordoned broker may be decommissioned: a cordon
+keeps its replicas where they are, decommissioning is the explicit request to move them. Refused:
+an empty or duplicate list, a broker that is neither registered nor holding replicas,
+decommissioning every registered broker, and any partition that would need more brokers than
+would remain (lower its replication factor first); naming `cordoned_brokers` when the brokers that
+would remain are enough but too many of them are cordoned. Skipped: partitions being reassigned,
+offline or without state, and topics being deleted. The request records the cordoned brokers.
 """
 
 from __future__ import annotations
@@ -29,16 +34,21 @@ from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
-from kafka_ops.planning.requests import check_broker_ids
-from kafka_ops.planning.view import ClusterView
+from kafka_ops.planning.requests import check_broker_ids, check_cordoned
+from kafka_ops.planning.view import CORDONED, ClusterView
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_decommission(
-    snapshot: ClusterSnapshot, brokers: Sequence[int], *, partition_sizes: PartitionSizes | None = None
+    snapshot: ClusterSnapshot,
+    brokers: Sequence[int],
+    *,
+    cordoned_brokers: Sequence[int] = (),
+    partition_sizes: PartitionSizes | None = None,
 ) -> Plan:
-    """Plan moving every replica off `brokers`."""
-    view = ClusterView(snapshot)
+    """Plan moving every replica off `brokers`, onto brokers neither in `cordoned_brokers` (the
+    cluster's setting) nor cordoned by Kafka."""
+    view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     leaving = set(check_broker_ids("brokers", brokers))
     holding = view.replica_counts()
     unknown = sorted(b for b in leaving if b not in view.live and not holding[b])
@@ -47,15 +57,16 @@ def plan_decommission(
             "brokers",
             f"broker(s) {unknown} are neither registered nor holding any replica in snapshot {view.snapshot_id}",
         )
-    remaining = view.live - leaving
-    if not remaining:
+    staying = view.live - leaving
+    if not staying:
         raise PlanError("brokers", f"decommissioning every registered broker {sorted(view.live)} leaves none")
+    remaining = staying & view.placeable
     affected = [tp for tp, replicas in view.assignment.items() if leaving.intersection(replicas)]
     reasons = {tp: view.blocking_reason(tp) for tp in affected}
     skipped = [Skip(tp[0], tp[1], reason) for tp, reason in reasons.items() if reason is not None]
     blocked = [tp for tp, reason in reasons.items() if reason is not None]
     movable = [tp for tp, reason in reasons.items() if reason is None]
-    _check_room(view, movable, leaving, remaining)
+    _check_room(view, movable, leaving, staying, remaining)
 
     layout = Layout(view)
     positions = rotation(view.order)
@@ -70,7 +81,7 @@ def plan_decommission(
         "replicas_left_behind": left_behind,
         "lower_bound_moves": on_brokers - left_behind,
     }
-    request = {"brokers": sorted(leaving)}
+    request = {"brokers": sorted(leaving), **view.cordon_request()}
     return build_plan(
         "decommission", view, request, layout.targets(), skipped=skipped, figures=figures,
         partition_sizes=partition_sizes,
@@ -78,18 +89,31 @@ def plan_decommission(
 
 
 def _check_room(
-    view: ClusterView, affected: list[TopicPartition], leaving: set[int], remaining: frozenset[int]
+    view: ClusterView,
+    affected: list[TopicPartition],
+    leaving: set[int],
+    staying: frozenset[int],
+    remaining: frozenset[int],
 ) -> None:
+    """Every affected partition finds enough brokers to move to: `staying` registered ones, of which
+    `remaining` are not cordoned."""
     for tp in affected:
         replicas = view.assignment[tp]
         kept = [b for b in replicas if b not in leaving]
-        free = remaining.difference(kept)
-        if len(replicas) - len(kept) > len(free):
+        needed = len(replicas) - len(kept)
+        if needed > len(staying.difference(kept)):
             raise PlanError(
                 "brokers",
                 f"{tp[0]}-{tp[1]} has {len(replicas)} replicas {list(replicas)} but only "
-                f"{len(remaining)} registered broker(s) would remain {sorted(remaining)}: "
+                f"{len(staying)} registered broker(s) would remain {sorted(staying)}: "
                 "lower the topic's replication factor first, or decommission fewer brokers",
+            )
+        if needed > len(remaining.difference(kept)):
+            raise PlanError(
+                CORDONED,
+                f"{tp[0]}-{tp[1]} has {len(replicas)} replicas {list(replicas)}; of the brokers that would "
+                f"remain {sorted(staying)} too few are free to take {needed}, the others are cordoned: "
+                f"{view.cordons_shown(staying)}; lift a cordon, or lower the topic's replication factor first",
             )
 
 

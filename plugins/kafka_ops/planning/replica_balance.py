@@ -2,9 +2,14 @@
 
 Targets are `bounds.balanced_targets` over the live brokers (minus `exclude_brokers`, which are
 drained to zero): floor/ceil per broker, with each rack's share limited by what rack spread
-allows. The plan's lower bound is `bounds.lower_bound_moves` against those targets; the plan
-also reports the counts-only bound and what Kafka's `--generate` would move
-(`kafka_generate.generate_full_replacement`, fixed seed).
+allows. Cordoned brokers (the cluster's `cordoned_brokers` setting, or Kafka's own
+`cordoned.log.dirs`) stand apart: they keep what they hold (a cordon is not a decommission) and
+receive nothing, so they neither give nor take, and the mean is that of the other brokers over the
+replicas those hold (their racks still count for the spread of the partitions they hold); a
+cordoned broker named in `exclude_brokers` is drained like any other. The request records the
+cordoned brokers. The plan's lower bound is `bounds.lower_bound_moves` against those targets; the
+plan also reports the counts-only bound and what Kafka's `--generate` would move over the brokers
+that are neither drained nor cordoned (`kafka_generate.generate_full_replacement`, fixed seed).
 
 How replicas move, so that the count of moves meets the bound:
 
@@ -39,8 +44,8 @@ from kafka_ops.planning.kafka_generate import generate_full_replacement, moves_b
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.placement import required_racks
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
-from kafka_ops.planning.requests import check_broker_ids, check_cap
-from kafka_ops.planning.view import DEAD_REPLICA, ClusterView
+from kafka_ops.planning.requests import check_broker_ids, check_cap, check_cordoned
+from kafka_ops.planning.view import CORDONED, DEAD_REPLICA, ClusterView
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 __all__ = ["generate_full_replacement", "lower_bound_moves", "plan_replica_balance"]
@@ -50,20 +55,28 @@ def plan_replica_balance(
     snapshot: ClusterSnapshot,
     *,
     exclude_brokers: Sequence[int] = (),
+    cordoned_brokers: Sequence[int] = (),
     max_moves: int | None = None,
     generate_seed: int | None = 0,
     partition_sizes: PartitionSizes | None = None,
 ) -> Plan:
-    """Plan the fewest moves to even replica counts; `exclude_brokers` are drained to zero.
+    """Plan the fewest moves to even replica counts; `exclude_brokers` are drained to zero,
+    `cordoned_brokers` (the cluster's setting) and brokers Kafka cordons are left as they are.
     `generate_seed` None skips the `--generate` comparison (it re-places every partition)."""
-    view = ClusterView(snapshot)
+    view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     check_cap("max_moves", max_moves)
     if not view.live:
         raise PlanError("snapshot", f"no broker is registered in snapshot {view.snapshot_id}: nothing to balance onto")
     drained = _check_excluded(view, exclude_brokers)
-    brokers = sorted(view.live - drained)
-    if not brokers:
+    if not view.live - drained:
         raise PlanError("exclude_brokers", f"excludes every registered broker {sorted(view.live)}")
+    brokers = sorted(view.placeable - drained)
+    if not brokers:
+        raise PlanError(
+            CORDONED,
+            f"every registered broker {sorted(view.live)} is drained or cordoned ({view.cordons_shown()}): "
+            "no broker is left to balance onto; lift a cordon",
+        )
 
     skipped, movable = _movable(view)
     layout = Layout(view)
@@ -77,7 +90,9 @@ def plan_replica_balance(
         counts, brokers, view.rack_of, limits, total=sum(counts.values()) - sum(fixed[b] for b in drained)
     )
     targets.update({b: fixed[b] for b in drained})
-    balancer = _Balancer(view, layout, movable, targets, brokers=brokers, max_moves=max_moves)
+    # a cordoned broker's replicas stay: its rack still counts for the spread of their partitions
+    standing = [*brokers, *(view.live & view.cordoned.keys() - drained)]
+    balancer = _Balancer(view, layout, movable, targets, brokers=standing, max_moves=max_moves)
     balancer.run(strict=True)
     balancer.run(strict=False)
 
@@ -93,7 +108,8 @@ def plan_replica_balance(
         proposal = generate_full_replacement(view, brokers, generate_seed)
         figures["generate_moves"] = moves_between(view.assignment, proposal)
         figures["generate_seed"] = generate_seed
-    request = {"exclude_brokers": sorted(drained), "max_moves": max_moves, "generate_seed": generate_seed}
+    request = {"exclude_brokers": sorted(drained), "max_moves": max_moves, "generate_seed": generate_seed,
+               **view.cordon_request()}  # fmt: skip
     return build_plan(
         "replica_balance", view, request, layout.targets(), skipped=skipped, figures=figures,
         partition_sizes=partition_sizes,
@@ -146,6 +162,7 @@ class _Balancer:
         brokers: list[int],
         max_moves: int | None,
     ) -> None:
+        """`brokers`: those that hold replicas when the plan completes (for the racks available)."""
         self.view, self.layout, self.movable, self.targets = view, layout, movable, targets
         self.max_moves = max_moves
         self.moves = 0

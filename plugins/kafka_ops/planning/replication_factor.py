@@ -2,7 +2,8 @@
 
 Going up, every existing replica stays where it is and in its slot (so the preferred leader and
 the current leader do not change); only the missing replicas are added, at the end of the list,
-one move each. Each new replica goes to a live broker not already holding the partition:
+one move each. Each new replica goes to a live broker that is not cordoned (`view`: the cluster's
+`cordoned_brokers` setting, or Kafka's own `cordoned.log.dirs`) and does not hold the partition yet:
 
 1. on a rack the partition does not use yet, while such a rack exists (Kafka's rule: no two
    replicas of a partition in one rack while racks remain);
@@ -14,11 +15,14 @@ one move each. Each new replica goes to a live broker not already holding the pa
 Going down, the current leader and the first replica are kept (no leadership moves) and
 replicas are dropped one at a time, choosing the drop that leaves the most racks covered (up to
 min(RF, racks)), then a replica on a broker that is not registered, then one outside the ISR,
-then one on the broker holding the most replicas, then the last in the list.
+then one on a cordoned broker, then one on the broker holding the most replicas, then the last in
+the list. Replicas on cordoned brokers are otherwise kept: a cordon only stops new ones.
 
-Refused: a replication factor below 1 or above the number of live brokers, and unknown or
-duplicate topics or topics being deleted. Skipped: partitions being reassigned, offline or
-without state (nothing to copy from), and partitions already at the requested factor.
+Refused: a replication factor below 1 or above the number of live brokers, unknown or duplicate
+topics or topics being deleted, and (naming `cordoned_brokers`) a partition that cannot reach the
+factor because every broker it could grow onto is cordoned. Skipped: partitions being reassigned,
+offline or without state (nothing to copy from), and partitions already at the requested factor.
+The request records the cordoned brokers (`ClusterView.cordon_request`).
 """
 
 from __future__ import annotations
@@ -29,8 +33,8 @@ from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.placement import required_racks, rotation, spread
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
-from kafka_ops.planning.requests import check_topics
-from kafka_ops.planning.view import ALREADY_AT_RF, ClusterView
+from kafka_ops.planning.requests import check_cordoned, check_topics
+from kafka_ops.planning.view import ALREADY_AT_RF, CORDONED, ClusterView
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
@@ -39,10 +43,12 @@ def plan_replication_factor(
     topics: Sequence[str],
     replication_factor: int,
     *,
+    cordoned_brokers: Sequence[int] = (),
     partition_sizes: PartitionSizes | None = None,
 ) -> Plan:
-    """Plan the change of every partition of `topics` to `replication_factor` replicas."""
-    view = ClusterView(snapshot)
+    """Plan the change of every partition of `topics` to `replication_factor` replicas; no new
+    replica goes to `cordoned_brokers` (the cluster's setting) nor to a broker Kafka cordons."""
+    view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     rf = replication_factor
     if isinstance(rf, bool) or not isinstance(rf, int) or rf < 1:
         raise PlanError("replication_factor", f"must be an integer of at least 1, got {rf!r}")
@@ -71,7 +77,7 @@ def plan_replication_factor(
                 layout.remove(tp, _replica_to_drop(view, layout, tp, rf))
                 removed += 1
     figures = {"replicas_added": added, "replicas_removed": removed, "lower_bound_moves": added}
-    request = {"topics": names, "replication_factor": rf}
+    request = {"topics": names, "replication_factor": rf, **view.cordon_request()}
     return build_plan(
         "replication_factor", view, request, layout.targets(),
         skipped=skipped, figures=figures, partition_sizes=partition_sizes,
@@ -81,7 +87,13 @@ def plan_replication_factor(
 def _new_replica(view: ClusterView, layout: Layout, tp: TopicPartition, positions: dict[int, int]) -> int:
     replicas = layout.replicas[tp]
     used_racks = {view.rack_of.get(b) for b in replicas}
-    candidates = [b for b in view.order if b not in replicas]
+    candidates = [b for b in view.order if b not in replicas and b in view.placeable]
+    if not candidates:
+        raise PlanError(
+            CORDONED,
+            f"{tp[0]}-{tp[1]} holds {replicas} and needs another replica, but every other registered broker is "
+            f"cordoned: {view.cordons_shown()}; lift a cordon or ask for a lower replication factor",
+        )
     fresh = [b for b in candidates if view.rack_of[b] not in used_racks]
     anchor = positions.get(replicas[0], -1) if replicas else -1
     n = len(view.order)
@@ -99,9 +111,9 @@ def _replica_to_drop(view: ClusterView, layout: Layout, tp: TopicPartition, rf: 
     candidates = [b for b in replicas if b not in protected] or [b for b in replicas if b != leader]
     need = required_racks(rf, view.racks_available)
 
-    def key(b: int) -> tuple[int, bool, bool, int, int]:
+    def key(b: int) -> tuple[int, bool, bool, bool, int, int]:
         left = [r for r in replicas if r != b]
-        return (-min(spread(left, view.rack_of), need), b in view.live, b in isr, -layout.count[b],
-                -replicas.index(b))  # fmt: skip
+        return (-min(spread(left, view.rack_of), need), b in view.live, b in isr, b not in view.cordoned,
+                -layout.count[b], -replicas.index(b))  # fmt: skip
 
     return min(candidates, key=key)

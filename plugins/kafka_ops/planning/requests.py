@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
-from kafka_ops.planning.view import ClusterView
+from kafka_ops.planning.view import CORDONED, ClusterView
 from kafka_ops.snapshot.model import TopicPartition
 
 
@@ -55,3 +55,11 @@ def check_broker_ids(field: str, brokers: Sequence[int]) -> list[int]:
     if duplicates:
         raise PlanError(field, f"lists broker(s) {duplicates} more than once")
     return sorted(brokers)
+
+
+def check_cordoned(brokers: Sequence[int]) -> frozenset[int]:
+    """The operator's cordons: distinct integer broker ids, possibly none (a broker that is not
+    registered may be listed: a cordon outlives a restart)."""
+    if isinstance(brokers, (str, bytes)):
+        raise PlanError(CORDONED, f"must be a list of broker ids, got the string {brokers!r}")
+    return frozenset(check_broker_ids(CORDONED, brokers)) if brokers else frozenset()

@@ -11,7 +11,11 @@ Rules every planner shares (a skipped partition is reported with the first reaso
   from or to elect.
 
 "Live" means registered in `/brokers/ids` (the znode is ephemeral: a registered broker has a
-session with ZooKeeper). Only live brokers are ever chosen as targets.
+session with ZooKeeper; on KRaft, registered and unfenced). Only live brokers are ever chosen as
+targets, and never a cordoned one: a broker the operator lists in the cluster's `cordoned_brokers`
+setting, or one Kafka itself cordons (KIP-1066 `cordoned.log.dirs`, `Broker.cordoned`). A cordoned
+broker keeps the replicas it has (a cordon is not a decommission): only decommissioning it, or
+draining it in a replica balance, moves them off.
 
 The reason texts for reassignment and the preferred replica match the `leader_balance`
 detector's `blocked_reason` values, so a finding and a plan explain a partition the same way.
@@ -20,6 +24,8 @@ detector's `blocked_reason` values, so a finding and a plan explain a partition 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
+from typing import Any
 
 from kafka_ops.planning.placement import rack_alternated, rack_key
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
@@ -40,6 +46,10 @@ NO_TARGET = "no live broker can take the replica without breaking the rack sprea
 NO_LEADER_TARGET = "no other replica is live, in the ISR and below its leader target"
 
 NO_LEADER = -1
+CORDONED = "cordoned_brokers"
+"""The field a refusal names when cordons leave no broker to place on (setting and request key)."""
+KAFKA_CORDONED = "kafka_cordoned_brokers"
+"""The request key listing the brokers Kafka cordons (`cordoned.log.dirs`)."""
 
 
 class ClusterView:
@@ -48,11 +58,22 @@ class ClusterView:
     `assignment` holds every partition's replicas without those a reassignment is still adding
     (`ClusterSnapshot.replicas`), in replica order; partitions are iterated in (topic, partition)
     order everywhere so that plans are deterministic whatever order the collector used.
+
+    `cordoned_brokers` are the operator's cordons (the cluster's setting, already checked);
+    `cordoned` maps every cordoned broker, the operator's and Kafka's, to why, and `placeable`
+    holds the live brokers that may receive a new replica.
     """
 
-    def __init__(self, snapshot: ClusterSnapshot) -> None:
+    def __init__(self, snapshot: ClusterSnapshot, cordoned_brokers: Collection[int] = ()) -> None:
         self.snapshot = snapshot
         self.live: frozenset[int] = frozenset(snapshot.brokers)
+        self.operator_cordoned = frozenset(cordoned_brokers)
+        self.kafka_cordoned = frozenset(b for b, broker in snapshot.brokers.items() if broker.cordoned)
+        self.cordoned: dict[int, str] = {}
+        for b in sorted(self.operator_cordoned | self.kafka_cordoned):
+            why = [f"setting {CORDONED}"] if b in self.operator_cordoned else []
+            self.cordoned[b] = " and ".join([*why, "Kafka's cordoned.log.dirs"] if b in self.kafka_cordoned else why)
+        self.placeable: frozenset[int] = self.live - self.cordoned.keys()
         self.racks: dict[int, str | None] = {b: snapshot.brokers[b].rack for b in sorted(snapshot.brokers)}
         self.rack_of: dict[int, str] = {b: rack_key(b, r) for b, r in self.racks.items()}
         self.order: list[int] = rack_alternated(self.racks)
@@ -76,6 +97,20 @@ class ClusterView:
     @property
     def snapshot_id(self) -> str:
         return self.snapshot.snapshot_id
+
+    def cordon_request(self) -> dict[str, Any]:
+        """What a plan's request records about cordons: nothing when no broker is cordoned."""
+        out: dict[str, Any] = {}
+        if self.operator_cordoned:
+            out[CORDONED] = sorted(self.operator_cordoned)
+        if self.kafka_cordoned:
+            out[KAFKA_CORDONED] = sorted(self.kafka_cordoned)
+        return out
+
+    def cordons_shown(self, brokers: Collection[int] | None = None) -> str:
+        """The cordoned brokers (of `brokers`, else all) and why, for a refusal's message."""
+        shown = [f"{b} ({why})" for b, why in self.cordoned.items() if brokers is None or b in brokers]
+        return ", ".join(shown) or "none"
 
     def partitions_of(self, topic: str) -> list[TopicPartition]:
         return [(topic, p) for p in sorted(self.snapshot.topics[topic].partitions)]

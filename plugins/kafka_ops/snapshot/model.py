@@ -31,7 +31,11 @@ class ZnodeStat:
 
 @dataclass(frozen=True, slots=True)
 class Broker:
-    """A registered broker: `/brokers/ids/<id>` (ephemeral; its czxid is the broker epoch)."""
+    """A registered broker: `/brokers/ids/<id>` (ephemeral; its czxid is the broker epoch).
+
+    `cordoned` (KRaft): Kafka takes no new replica on the broker (KIP-1066: its `cordoned.log.dirs`
+    is `*` or names every one of its log dirs); None where that is not known (ZooKeeper, or its
+    configs could not be read)."""
 
     broker_id: int
     host: str | None
@@ -44,6 +48,7 @@ class Broker:
     features: dict[str, dict[str, int]]
     version: int | None
     epoch: int | None
+    cordoned: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -88,10 +88,10 @@ def _snapshots(s: ClusterSnapshot) -> dict[str, list[Any]]:
 
 def _brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
     names = ["broker_id", "host", "port", "endpoints", "rack", "jmx_port", "registered_at",
-             "broker_epoch", "znode_version"]  # fmt: skip
+             "broker_epoch", "znode_version", "cordoned"]  # fmt: skip
     return _rows(names, [
         (b.broker_id, b.host, b.port, list(b.endpoints), b.rack, b.jmx_port,
-         _ts(b.registered_at_ms), b.epoch, b.version)
+         _ts(b.registered_at_ms), b.epoch, b.version, b.cordoned)
         for b in sorted(s.brokers.values(), key=lambda b: b.broker_id)
     ])  # fmt: skip
 
@@ -245,6 +245,7 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
         "source": snap.source,
         "brokers": sorted(snap.brokers),
         "fenced_brokers": sorted(snap.fenced_brokers),
+        "cordoned_brokers": sorted(b for b, broker in snap.brokers.items() if broker.cordoned),
         "topics": len(snap.topics),
         "partitions": snap.partition_count,
         "under_replicated": len(snap.under_replicated()),
@@ -276,7 +277,8 @@ def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> s
     lines = [
         f"cluster {info['cluster']}  snapshot {info['snapshot_id']}  ({'KRaft' if kraft else 'ZooKeeper'})",
         f"  brokers        {len(info['brokers'])} {info['brokers']}"
-        + (f"   fenced {info['fenced_brokers']}" if info.get("fenced_brokers") else ""),
+        + (f"   fenced {info['fenced_brokers']}" if info.get("fenced_brokers") else "")
+        + (f"   cordoned {info['cordoned_brokers']}" if info.get("cordoned_brokers") else ""),
         f"  topics         {info['topics']}",
         f"  partitions     {info['partitions']}",
         f"  under-replicated {info['under_replicated']}   offline {info['offline']}",

@@ -13,6 +13,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kafka_ops.airflow import remediation_tasks as tasks
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, ParamError, parse_request
+from kafka_ops.errors import PlanError
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import read_audit, save_plan
@@ -134,3 +135,26 @@ def test_the_summary_an_operator_reviews(settings: Settings) -> None:
     short = tasks.render_plan(plan, request, partitions=False, validated=False).splitlines()
     assert "NOT validated" in short[1]
     assert not [line for line in short if "orders.eu-0" in line or "rollback.json" in line or "next" in line]
+
+
+def test_the_clusters_cordons_reach_the_planners(tmp_path: Path) -> None:
+    """Broker 3 is cordoned in the settings: orders.eu's new replicas avoid it, the plan records it and
+    the review marks it; a plan only a cordon blocks names the setting, not a Param."""
+    settings = Settings(lake_root=str(tmp_path / "lake"), clusters=(ClusterConfig("c1", cordoned_brokers=(3,)),))
+    request = parse_request(params(), settings, REASSIGNMENT_FORM)
+    plan = tasks.plan_for(request, SNAP)
+    assert [m.target for m in plan.reassignments] == [(1, 2), (2, 1)]
+    assert plan.request["cordoned_brokers"] == [3]
+    assert "    broker 3 (c, cordoned)      1 -> 1          1 -> 1          1 -> 1" in tasks.render_plan(plan, request)
+    decommission = {"action": "decommission", "topics": [], "replication_factor": None, "brokers": [3]}
+    assert tasks.plan_for(parse_request(params(**decommission), settings, REASSIGNMENT_FORM), SNAP).moves == 1
+
+    settings = Settings(lake_root=settings.lake_root, clusters=(ClusterConfig("c1", cordoned_brokers=(1, 2)),))
+    with pytest.raises(PlanError) as caught:
+        tasks.plan_for(parse_request(params(topics=["orders.us"]), settings, REASSIGNMENT_FORM), SNAP)
+    assert not isinstance(caught.value, ParamError) and caught.value.field == "cordoned_brokers"
+    assert str(caught.value) == (
+        "cordoned_brokers: orders.us-0 holds [3] and needs another replica, but every other registered broker is "
+        "cordoned: 1 (setting cordoned_brokers), 2 (setting cordoned_brokers); lift a cordon or ask for a lower "
+        "replication factor (cluster 'c1')"
+    )

@@ -65,6 +65,14 @@ def check_invariants(plan: Plan, snap: ClusterSnapshot, *, replication_factor: i
         assert after >= min(before, need), f"{tp}: rack spread {before} -> {after}"
         if plan.kind in ("replication_factor", "replica_balance") and m.current[0] in m.target:
             assert m.target[0] == m.current[0], f"{tp}: needless leader movement {m.current} -> {m.target}"
+    # a cordon (the operator's, recorded in the request, or Kafka's) stops new replicas, never moves old ones
+    cordoned = set(plan.request.get("cordoned_brokers", ())) | {b for b, x in snap.brokers.items() if x.cordoned}
+    released = set(plan.request.get("brokers", ())) | set(plan.request.get("exclude_brokers", ()))
+    for m in plan.reassignments:
+        assert not cordoned.intersection(m.added), f"{m.topic}-{m.partition}: new replica on a cordoned broker"
+        if plan.kind in ("decommission", "replica_balance"):
+            kept = (cordoned - released).intersection(m.removed)
+            assert not kept, f"{m.topic}-{m.partition}: cordoned broker(s) {kept} lost a replica"
     # the files are valid JSON and name exactly the touched partitions
     files = json.loads(json.dumps([plan.to_reassignment_json(), plan.rollback_json(), plan.election_json()]))
     assert [(p["topic"], p["partition"]) for p in files[0]["partitions"]] == [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 
@@ -46,6 +47,12 @@ def messy(order_seed: int | None = None) -> ClusterSnapshot:
     return snap
 
 
+def kafka_cordons(snap: ClusterSnapshot, *brokers: int) -> ClusterSnapshot:
+    """`snap` with `brokers` cordoned by Kafka (`cordoned.log.dirs`), as the KRaft source records it."""
+    snap.brokers = {b: replace(x, cordoned=b in brokers) for b, x in snap.brokers.items()}
+    return snap
+
+
 PLANNERS: dict[str, tuple[Callable[[ClusterSnapshot], Plan], int | None]] = {
     "rf_up": (lambda s: plan_replication_factor(s, ["t00", "t03", "t06"], 3), 3),
     "rf_down": (lambda s: plan_replication_factor(s, ["t02", "t05"], 2), 2),
@@ -53,6 +60,14 @@ PLANNERS: dict[str, tuple[Callable[[ClusterSnapshot], Plan], int | None]] = {
     "balance": (plan_replica_balance, None),
     "balance_drain": (lambda s: plan_replica_balance(s, exclude_brokers=[2]), None),
     "leader_reorder": (plan_leader_reorder, None),
+    # broker 10 (new, empty) is every planner's first choice; 1 holds the most
+    "rf_up_cordoned": (
+        lambda s: plan_replication_factor(kafka_cordons(s, 4), ["t00", "t03", "t06"], 3, cordoned_brokers=[10]),
+        3,
+    ),
+    "decommission_cordoned": (lambda s: plan_decommission(kafka_cordons(s, 5), [1, 11], cordoned_brokers=[10]), None),
+    "balance_cordoned": (lambda s: plan_replica_balance(kafka_cordons(s, 3), cordoned_brokers=[1, 10]), None),
+    "balance_drain_cordoned": (lambda s: plan_replica_balance(s, exclude_brokers=[2], cordoned_brokers=[2, 10]), None),
     "election": (plan_preferred_election, None),
 }
 

@@ -1,5 +1,6 @@
 """The parts of a KRaft snapshot beside brokers, topics and the quorum: finalized features, dynamic
-configs, client quotas and ACL counts, in the same shapes the ZooKeeper source gives them.
+configs, which brokers Kafka cordons, client quotas and ACL counts, in the same shapes the ZooKeeper
+source gives them.
 
 Each reader sends a fixed number of requests (one per broker for broker configs), whatever the
 number of topics. A broker that does not serve one of them raises kafka-python's error, which the
@@ -8,7 +9,9 @@ collector records as a `CollectionIssue`.
 
 from __future__ import annotations
 
+import posixpath
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
@@ -37,6 +40,8 @@ from kafka_ops.snapshot.model import (
 )
 
 DEFAULT_ENTITY = "<default>"
+CORDONED_LOG_DIRS = "cordoned.log.dirs"
+"""KIP-1066 (Kafka 4.3+): log dirs that take no new replica; `*` is every one of the broker's."""
 _DYNAMIC_BROKER = {"DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"}
 # AclAuthorizer's znode names for resource types, so both sources fill `acls` alike
 _RESOURCE_NAMES = {
@@ -72,7 +77,10 @@ def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
     """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
     `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides in one request, each
     broker's from that broker, and the cluster-wide default. (Kafka 4 with ELR writes the cluster
-    default `min.insync.replicas` itself, so the analysis knows it instead of assuming it.)"""
+    default `min.insync.replicas` itself, so the analysis knows it instead of assuming it.)
+
+    Each broker's answer also sets its `Broker.cordoned` (see `cordons_every_log_dir`), from the
+    effective `cordoned.log.dirs` whatever its source (static or dynamic)."""
     topics = [ConfigResource(ConfigResourceType.TOPIC, t) for t in sorted(snap.topics)]
     described = admin.describe_configs(topics, config_filter="modified") if topics else {}
     for topic, configs in sorted(described.get("topic", {}).items()):
@@ -91,6 +99,9 @@ def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
     default = admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
     response = admin._manager.run(admin._manager.send, default)
     answer |= admin._describe_configs_process_responses([response], "all").get("broker", {})
+    for name, configs in answer.items():
+        if name and int(name) in snap.brokers:
+            snap.brokers[int(name)] = replace(snap.brokers[int(name)], cordoned=cordons_every_log_dir(configs))
     per_entity: dict[str, dict[str, str]] = defaultdict(dict)
     for broker, configs in answer.items():
         for key, c in configs.items():
@@ -100,6 +111,23 @@ def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
                 per_entity[DEFAULT_ENTITY][key] = c["value"]
     for entity in sorted(per_entity):
         snap.configs.append(ConfigOverride("broker", entity, per_entity[entity]))
+
+
+def cordons_every_log_dir(configs: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a broker's DescribeConfigs answer cordons it whole: `cordoned.log.dirs` is `*`, or names
+    every dir of its `log.dirs` (else `log.dir`), compared as normalized paths. A broker with some dirs
+    cordoned still takes replicas on the others. Kafka enforces the config from metadata.version
+    4.3-IV0 (level 30) on; below that it can only be static and is taken as the operator's intent."""
+    cordoned = _listed(configs, CORDONED_LOG_DIRS)
+    if "*" in cordoned:
+        return True
+    log_dirs = _listed(configs, "log.dirs") or _listed(configs, "log.dir")
+    return bool(cordoned) and bool(log_dirs) and log_dirs <= cordoned
+
+
+def _listed(configs: Mapping[str, Mapping[str, Any]], key: str) -> set[str]:
+    value = (configs.get(key) or {}).get("value") or ""
+    return {d if d == "*" else posixpath.normpath(d) for d in (part.strip() for part in value.split(",")) if d}
 
 
 def read_quotas(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
