@@ -103,6 +103,7 @@ def kafka_metadata_snapshot() -> None:
                 "zookeeper_conn_id": c.zookeeper_conn_id,
                 "kafka_conn_id": c.kafka_conn_id,
                 "metadata_source": c.metadata_source,
+                "controller_bootstrap_servers": c.controller_bootstrap_servers,
                 "groups_include": c.groups_include,
                 "groups_exclude": c.groups_exclude,
             }
@@ -113,14 +114,19 @@ def kafka_metadata_snapshot() -> None:
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
         # imported here, not at parse time: kazoo, kafka-python, pyarrow
-        from kafka_ops.airflow.metadata_source import metadata_hook, resolve
-        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
+        from kafka_ops.airflow.metadata_source import metadata_hook, migration_watch, resolve
+        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
         from kafka_ops.lake.store import Lake
 
         lake_root = load_settings().lake_root
         source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
         try:
-            snap, info = metadata_hook(source, conn_id).snapshot_to_lake(cluster["name"], Lake(lake_root))
+            hook = metadata_hook(source, conn_id)
+            if isinstance(hook, ZooKeeperHook):  # a 3.9 cluster may be migrating to KRaft: watch that side too
+                watch = migration_watch(cluster.get("controller_bootstrap_servers"), cluster["kafka_conn_id"])
+                snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root), watch)
+            else:
+                snap, info = hook.snapshot_to_lake(cluster["name"], Lake(lake_root))
         except Exception as e:
             _record_attempt(lake_root, cluster["name"], source, conn_id, e)
             if isinstance(e, NOT_RETRYABLE):

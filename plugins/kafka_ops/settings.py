@@ -10,6 +10,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     zookeeper_conn_id = "zk_payments"
     kafka_conn_id = "kafka_payments"
     metadata_source = "auto"        # or "zookeeper" / "kraft" (see ClusterConfig.metadata_source)
+    controller_bootstrap_servers = "kc1:9093"  # while a ZooKeeper cluster migrates: its KRaft controllers
     alert_conn_ids = ["slack_payments", "pagerduty_payments"]   # optional, see alerting.registry
     alert_reminder_minutes = 60
     writes_enabled = false          # the remediation executor refuses to write unless true
@@ -41,6 +42,7 @@ from kafka_ops.kafka_types import INT32_MAX, finite_number
 from kafka_ops.lake.names import check_name
 
 DEFAULT_LAKE = "var/lake"
+_HOST_PORT = re.compile(r"[^\s:,]+:[0-9]{1,5}")
 DEFAULT_SCHEDULE = "*/5 * * * *"
 RemediationBackend = Literal["admin_api", "zookeeper"]
 REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
@@ -60,6 +62,11 @@ class ClusterConfig:
     ZooKeeper, and 3.9 while it migrates). "kraft": the Admin API and the controller quorum, through
     the Kafka connection (Kafka 4.x, or 3.x in KRaft mode). "auto": ZooKeeper when the cluster's
     ZooKeeper connection exists in Airflow, else KRaft; so a mixed fleet needs no setting."""
+    controller_bootstrap_servers: str | None = None
+    """While a ZooKeeper cluster migrates to KRaft (3.9): the KRaft controllers' listener, "host:port,..."
+    (their `controller.quorum.bootstrap.servers`). The snapshot then asks them for the quorum (its
+    health, which brokers registered with it, how far ZooKeeper is behind); without it the migration's
+    phase comes from ZooKeeper alone."""
     writes_enabled: bool = False
     """The remediation executor writes to this cluster only when this is true (dry-run otherwise)."""
     groups_include: str | None = None
@@ -182,6 +189,16 @@ class ClusterConfig:
             conn_id = getattr(self, key)
             if not isinstance(conn_id, str) or not conn_id or conn_id.strip() != conn_id:
                 raise ConfigError(f"{where}: {key!r} must be an Airflow connection id, got {conn_id!r}")
+        servers = self.controller_bootstrap_servers
+        if servers is not None and (
+            not isinstance(servers, str)
+            or not servers.strip()
+            or not all(_HOST_PORT.fullmatch(a.strip()) for a in servers.split(","))
+        ):
+            raise ConfigError(
+                f"{where}: 'controller_bootstrap_servers' must be \"host:port\" addresses separated by commas, "
+                f"got {servers!r}"
+            )
         for key in ("groups_include", "groups_exclude"):
             pattern = getattr(self, key)
             if pattern is None:

@@ -51,9 +51,10 @@ def topics_described(bootstrap: str, *topics: str) -> dict[tuple[str, int], dict
     return found
 
 
-def quorum_status(bootstrap: str) -> dict[str, str]:
-    """`kafka-metadata-quorum describe --status`: LeaderId, LeaderEpoch, CurrentVoters, ..."""
-    out = kafka4_tool("org.apache.kafka.tools.MetadataQuorumCommand", "--bootstrap-server", bootstrap, "describe",
+def quorum_status(bootstrap: str, option: str = "--bootstrap-server") -> dict[str, str]:
+    """`kafka-metadata-quorum describe --status`: LeaderId, LeaderEpoch, CurrentVoters, ...
+    (`option` "--bootstrap-controller" asks the controllers' own listener)."""
+    out = kafka4_tool("org.apache.kafka.tools.MetadataQuorumCommand", option, bootstrap, "describe",
                       "--status")  # fmt: skip
     return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in out.splitlines()) if v}
 

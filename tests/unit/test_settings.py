@@ -249,3 +249,16 @@ def test_bad_cordoned_brokers_name_the_cluster_and_the_key(tmp_path: Path, value
     path = write(tmp_path, f'[[clusters]]\nname = "a"\ncordoned_brokers = {value}\n')
     with pytest.raises(ConfigError, match=message):
         load_settings(path)
+
+
+def test_a_migrating_cluster_names_its_controllers(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\ncontroller_bootstrap_servers = "kc1:9093, kc2:9093"\n')
+    assert load_settings(path).cluster("a").controller_bootstrap_servers == "kc1:9093, kc2:9093"
+    assert ClusterConfig("a").controller_bootstrap_servers is None
+
+
+@pytest.mark.parametrize("value", ['"kc1"', '"kc1:9093,"', '""', "9093", '"kc1:port"'])
+def test_bad_controller_addresses_name_the_cluster_and_the_key(tmp_path: Path, value: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\ncontroller_bootstrap_servers = {value}\n')
+    with pytest.raises(ConfigError, match=r"cluster 'a': 'controller_bootstrap_servers' must be \"host:port\""):
+        load_settings(path)

@@ -123,6 +123,12 @@ PARSERS: dict[str, Parser] = {
         ),
         Parser("feature", znodes.FEATURE, znodes.parse_feature, lambda s, f: setattr(s, "feature", f)),
         Parser(
+            "migration",
+            znodes.MIGRATION,
+            lambda path, data: znodes.parse_migration(path, data, STAT),
+            lambda s, m: setattr(s, "migration", m),
+        ),
+        Parser(
             "config_change",
             f"{znodes.CONFIG_CHANGES}/config_change_0000000001",
             lambda path, data: znodes.parse_config_change(path, data, STAT),
@@ -170,6 +176,13 @@ VALID: dict[str, dict[str, Any]] = {
     },
     "feature": {"version": 2, "status": 1, "features": {"metadata.version": {"min_version_level": 1}}},
     "config_change": {"version": 2, "entity_path": "clients/app-1"},
+    "migration": {
+        "version": 0,
+        "kraft_metadata_offset": 597,
+        "kraft_controller_id": 101,
+        "kraft_metadata_epoch": 1,
+        "kraft_controller_epoch": 1,
+    },
 }
 
 

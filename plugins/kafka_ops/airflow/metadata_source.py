@@ -11,6 +11,7 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 if TYPE_CHECKING:
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+    from kafka_ops.sources.migration import MigrationWatch
 
 Source = Literal["ZooKeeper", "KRaft"]
 
@@ -39,3 +40,13 @@ def metadata_hook(source: Source, conn_id: str) -> ZooKeeperHook | KafkaAdminHoo
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415 - kazoo only when used
 
     return ZooKeeperHook(conn_id) if source == "ZooKeeper" else KafkaAdminHook(conn_id)
+
+
+def migration_watch(controller_bootstrap_servers: str | None, kafka_conn_id: str) -> MigrationWatch:
+    """What a ZooKeeper snapshot also asks while the cluster migrates to KRaft: its controllers (when
+    the cluster names them) and its brokers through the Kafka connection (when that exists)."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415 - kafka-python only when used
+    from kafka_ops.sources.migration import MigrationWatch  # noqa: PLC0415
+
+    factory = KafkaAdminHook(kafka_conn_id).target() if connection_exists(kafka_conn_id) else None
+    return MigrationWatch(controller_bootstrap_servers, factory)

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from kafka_ops.lake.store import Lake
     from kafka_ops.snapshot.model import ClusterSnapshot
+    from kafka_ops.sources.migration import MigrationWatch
 
 DEFAULT_PORT = 2181
 DEFAULT_TIMEOUT_S = 10.0
@@ -131,8 +132,11 @@ class ZooKeeperHook(BaseHook):
             self.log.info("ZooKeeper connection %s resolves to %r", self.zookeeper_conn_id, self._target)
         return self._target
 
-    def snapshot_to_lake(self, cluster: str, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
-        """Collect `cluster`'s snapshot and publish it to `lake` atomically.
+    def snapshot_to_lake(
+        self, cluster: str, lake: Lake, migration: MigrationWatch | None = None
+    ) -> tuple[ClusterSnapshot, dict[str, Any]]:
+        """Collect `cluster`'s snapshot and publish it to `lake` atomically; a cluster migrating to
+        KRaft is also watched from `migration`'s side (its controllers, its brokers' KRaft metadata).
 
         Returns the snapshot and its small summary. Raises `CollectionFailed` (nothing is
         published then) when the cluster cannot be seen at all, and `ConfigError` when the
@@ -140,7 +144,7 @@ class ZooKeeperHook(BaseHook):
         """
         from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
-        return snapshot_to_lake(cluster, self.target(), lake)
+        return snapshot_to_lake(cluster, self.target(), lake, migration)
 
     def test_connection(self) -> tuple[bool, str]:
         """Open a session, check that the chroot holds Kafka's `/brokers`, close.

@@ -174,6 +174,38 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         doc="KRaft only: brokers registered with the controller but fenced (stopped, or not keeping up "
         "their heartbeats): no leaderships, out of every ISR. Empty on zookeeper.",
     ),
+    "migration": _schema(
+        pa.field("phase", pa.string(), nullable=False),
+        pa.field("kraft_controller_id", pa.int32()),
+        pa.field("kraft_controller_epoch", pa.int32()),
+        pa.field("kraft_metadata_offset", pa.int64()),
+        pa.field("kraft_metadata_epoch", pa.int32()),
+        pa.field("zookeeper_written_at", TS),
+        pa.field("zookeeper_writes_stopped", pa.bool_()),
+        pa.field("zookeeper_brokers", pa.list_(pa.int32())),
+        pa.field("kraft_brokers", pa.list_(pa.int32())),
+        pa.field("waiting_brokers", pa.list_(pa.int32())),
+        pa.field("zookeeper_lag", pa.int64()),
+        pa.field("divergences", pa.int32()),
+        doc="ZooKeeper clusters migrating to KRaft (one row per snapshot with a /migration znode; see "
+        "sources.migration): phase pre_migration, dual_write or post_migration; the /migration znode's "
+        "fields, zookeeper_written_at its mtime (the controllers' last write to ZooKeeper); brokers still "
+        "on ZooKeeper, brokers already on KRaft and (pre_migration) brokers the controllers wait for, "
+        "zookeeper_lag the metadata records ZooKeeper has not received, divergences the partition fields "
+        "ZooKeeper and the KRaft metadata disagree on. kraft_brokers, waiting_brokers and zookeeper_lag "
+        "are null when the controllers were not asked (no controller_bootstrap_servers), divergences "
+        "when the brokers were not.",
+    ),
+    "migration_divergences": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32()),
+        pa.field("field", pa.string(), nullable=False),
+        pa.field("zookeeper", pa.string()),
+        pa.field("kraft", pa.string()),
+        doc="While a cluster migrates: each topic (partition null: present on one side only) and partition "
+        "field (replicas, leader, isr, leader_epoch) on which ZooKeeper and the KRaft metadata the brokers "
+        "serve disagree, with both values (null: absent).",
+    ),
     "collection_issues": _schema(
         pa.field("path", pa.string(), nullable=False),
         pa.field("kind", pa.string()),

@@ -104,6 +104,34 @@ class Controller:
 
 
 @dataclass(frozen=True, slots=True)
+class MigrationZnode:
+    """`/migration` (3.9's ZooKeeper-to-KRaft migration): written by the active KRaft controller.
+
+    The controller creates it (offset -1) when it starts in migration mode, fills it once the metadata
+    is copied into its log, and rewrites it with every dual-write, so `modified_ms` (the znode's mtime)
+    is the last time the controllers wrote to ZooKeeper and `kraft_metadata_offset` how far into the
+    metadata log ZooKeeper is.
+    """
+
+    kraft_controller_id: int
+    kraft_controller_epoch: int
+    kraft_metadata_offset: int
+    kraft_metadata_epoch: int
+    modified_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Divergence:
+    """One partition field on which ZooKeeper and the KRaft metadata (as the brokers serve it) disagree."""
+
+    topic: str
+    partition: int | None
+    field: str
+    zookeeper: str | None
+    kraft: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class IsrChangeNotification:
     """`/isr_change_notification/isr_change_<seq>`, written by brokers on IBP < 2.7."""
 
@@ -282,6 +310,11 @@ class ClusterSnapshot:
     source: str = "zookeeper"
     bootstrap_servers: str | None = None
     quorum: Quorum | None = None
+    migration: MigrationZnode | None = None
+    """ZooKeeper: `/migration`, present once KRaft controllers started migrating the cluster."""
+    divergences: list[Divergence] | None = None
+    """While a cluster migrates: partitions on which ZooKeeper and the KRaft metadata disagree (None:
+    not compared)."""
     metadata_version: int | None = None
     """KRaft's finalized `metadata.version` feature level."""
     requests: int | None = None

@@ -14,21 +14,28 @@ from kafka_ops.sources.groups.collector import GroupCollector
 from kafka_ops.sources.groups.model import GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from kafka_ops.sources.migration import MigrationWatch, watch
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 log = logging.getLogger(__name__)
 
 
-def collect_metadata(cluster: str, target: ZooKeeperTarget | AdminFactory) -> ClusterSnapshot:
+def collect_metadata(
+    cluster: str, target: ZooKeeperTarget | AdminFactory, migration: MigrationWatch | None = None
+) -> ClusterSnapshot:
     """One snapshot from the source `target` names: a ZooKeeper ensemble (`ZooKeeperTarget`), or a
-    KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum)."""
+    KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum).
+    A ZooKeeper cluster that is migrating to KRaft is also watched from `migration`'s side."""
     if isinstance(target, ZooKeeperTarget):
-        return ZooKeeperCollector(cluster, target).collect()
+        snap = ZooKeeperCollector(cluster, target).collect()
+        if migration is not None:
+            watch(snap, migration)
+        return snap
     return KRaftCollector(cluster, target).collect()
 
 
 def snapshot_to_lake(
-    cluster: str, target: ZooKeeperTarget | AdminFactory, lake: Lake
+    cluster: str, target: ZooKeeperTarget | AdminFactory, lake: Lake, migration: MigrationWatch | None = None
 ) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """Collect (from ZooKeeper or a KRaft cluster, see `collect_metadata`), publish atomically, and
     return the snapshot with its summary.
@@ -36,7 +43,7 @@ def snapshot_to_lake(
     Raises `CollectionFailed` when the cluster cannot be seen at all: nothing is published
     then, so a crashed collection never looks like a healthy cluster.
     """
-    snap = collect_metadata(cluster, target)
+    snap = collect_metadata(cluster, target, migration)
     lake.publish(snapshot_batch(snap))
     info = summary(snap)
     log.info(

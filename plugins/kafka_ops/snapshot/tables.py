@@ -14,6 +14,7 @@ from kafka_ops import __version__
 from kafka_ops.lake.schema import SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch
 from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources.migration import migration_status
 
 # Values of keys like these never reach the lake (Kafka encrypts most, but not all, of them).
 _SECRET_KEY = re.compile(r"password|secret|jaas|credential|token|\.key$|sasl\.", re.IGNORECASE)
@@ -59,6 +60,8 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
         "features": _features,
         "quorum": _quorum,
         "fenced_brokers": _fenced_brokers,
+        "migration": _migration,
+        "migration_divergences": _divergences,
     }
     tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
@@ -149,6 +152,26 @@ def _quorum(s: ClusterSnapshot) -> dict[str, list[Any]]:
 def _fenced_brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
     rows = [(b.broker_id, b.host, b.port, b.rack) for b in sorted(s.fenced_brokers.values(), key=lambda b: b.broker_id)]
     return _rows(["broker_id", "host", "port", "rack"], rows)
+
+
+def _migration(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    names = ["phase", "kraft_controller_id", "kraft_controller_epoch", "kraft_metadata_offset",
+             "kraft_metadata_epoch", "zookeeper_written_at", "zookeeper_writes_stopped", "zookeeper_brokers",
+             "kraft_brokers", "waiting_brokers", "zookeeper_lag", "divergences"]  # fmt: skip
+    status, m = migration_status(s), s.migration
+    if status is None or m is None:
+        return _rows(names, [])
+    return _rows(names, [(
+        status.phase, m.kraft_controller_id, m.kraft_controller_epoch, m.kraft_metadata_offset,
+        m.kraft_metadata_epoch, _ts(m.modified_ms), status.zookeeper_writes_stopped,
+        list(status.zookeeper_brokers), _list(status.kraft_brokers), _list(status.waiting_brokers),
+        status.zookeeper_lag, None if s.divergences is None else len(s.divergences),
+    )])  # fmt: skip
+
+
+def _divergences(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(d.topic, d.partition, d.field, d.zookeeper, d.kraft) for d in s.divergences or []]
+    return _rows(["topic", "partition", "field", "zookeeper", "kraft"], rows)
 
 
 def _list(values: tuple[int, ...] | None) -> list[int] | None:

@@ -144,6 +144,7 @@ class _Walk:
             znodes.PREFERRED_REPLICA_ELECTION,
             znodes.CLUSTER_ID,
             znodes.FEATURE,
+            znodes.MIGRATION,
         ]
         self._read_singles(singles)
         self._read_brokers(children[znodes.BROKER_IDS])
@@ -208,6 +209,8 @@ class _Walk:
                 snap.cluster_id = self._parse(znodes.parse_cluster_id, path, data)
             elif path == znodes.FEATURE:
                 snap.feature = self._parse(znodes.parse_feature, path, data)
+            elif path == znodes.MIGRATION:
+                snap.migration = self._parse(znodes.parse_migration, path, data, stat)
 
     def _read_brokers(self, ids: list[str]) -> None:
         paths = [f"{znodes.BROKER_IDS}/{i}" for i in ids]

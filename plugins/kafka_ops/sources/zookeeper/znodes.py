@@ -31,6 +31,7 @@ from kafka_ops.snapshot.model import (
     FeatureZnode,
     IsrChangeNotification,
     LogDirEvent,
+    MigrationZnode,
     PartitionState,
     QuotaConfig,
     ReassignmentRequest,
@@ -58,6 +59,7 @@ CONFIG_USERS = "/config/users"
 CONFIG_IPS = "/config/ips"
 CONFIG_CHANGES = "/config/changes"
 FEATURE = "/feature"
+MIGRATION = "/migration"
 ACLS = "/kafka-acl"
 PREFIXED_ACLS = "/kafka-acl-extended/prefixed"
 
@@ -495,6 +497,22 @@ def parse_feature(path: str, data: bytes | None) -> FeatureZnode:
     finalized features with their int16 version levels."""
     f = _Fields(path, data, (1, 2))
     return FeatureZnode(status=f.get_int("status"), features=_features(f))
+
+
+INT64 = Bounds("int64", -(1 << 63), (1 << 63) - 1)
+
+
+def parse_migration(path: str, data: bytes | None, stat: ZnodeStat) -> MigrationZnode:
+    """`/migration` (Kafka's `MigrationZNode`, v0): the KRaft controller and metadata offset ZooKeeper
+    last received; -1 everywhere until the metadata has been copied."""
+    f = _Fields(path, data, (0,))
+    return MigrationZnode(
+        kraft_controller_id=f.get_int("kraft_controller_id"),
+        kraft_controller_epoch=f.get_int("kraft_controller_epoch"),
+        kraft_metadata_offset=f.get_int("kraft_metadata_offset", INT64),
+        kraft_metadata_epoch=f.get_int("kraft_metadata_epoch"),
+        modified_ms=stat.mtime_ms,
+    )
 
 
 def parse_config_change(path: str, data: bytes | None, stat: ZnodeStat) -> ConfigChange:

@@ -1,0 +1,128 @@
+"""The ZooKeeper-to-KRaft migration, watched for real: a Kafka 3.9 ZooKeeper cluster with a KRaft
+controller migrating it (`MigrationSandbox`), walked through every phase in order, one snapshot per
+phase, the quorum checked against Kafka's own `kafka-metadata-quorum --bootstrap-controller`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from kafka import KafkaAdminClient
+from kafka.admin import NewTopic
+
+from kafka_ops.lake.store import Lake
+from kafka_ops.sandbox.migration import MigrationSandbox
+from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
+from kafka_ops.sources import migration
+from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.sources.migration import MigrationWatch, migration_status
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from tests.integration.kafka_tools import quorum_status
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+CLUSTER = "migrating"
+TOPIC = "orders"
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[MigrationSandbox]:
+    sandbox = MigrationSandbox().start()
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers)
+        admin.create_topics([NewTopic(TOPIC, 6, 3)])
+        admin.close()
+        sandbox.wait_healthy()
+        yield sandbox
+    finally:
+        sandbox.stop()
+
+
+def snapshot(cluster: MigrationSandbox, controllers: bool = True) -> ClusterSnapshot:
+    where = MigrationWatch(
+        cluster.controller_bootstrap if controllers and cluster.controller_ports else None,
+        KafkaTarget(cluster.bootstrap_servers),
+    )
+    return collect_metadata(CLUSTER, ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot, timeout_s=5), where)
+
+
+def test_the_migration_phase_by_phase(
+    cluster: MigrationSandbox, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 1. ZooKeeper mode: nothing migrates, nothing is asked beyond ZooKeeper
+    snap = snapshot(cluster)
+    assert snap.migration is None and migration_status(snap) is None
+    assert snap.quorum is None and snap.divergences is None
+
+    # 2. controllers started in migration mode: they wait for every broker (none registered yet)
+    cluster.start_controllers()
+    cluster.wait_for(lambda s: s.migration is not None, 60, "/migration to be created")
+    snap = snapshot(cluster)
+    status = migration_status(snap)
+    assert status is not None and status.phase == "pre_migration"
+    assert snap.migration is not None and snap.migration.kraft_metadata_offset == -1
+    assert status.waiting_brokers == (1, 2, 3) and status.kraft_brokers == ()
+    assert snap.divergences is None  # nothing copied yet: no KRaft view to compare
+    assert snap.quorum is not None and snap.quorum.leader_id == 101
+    truth = quorum_status(cluster.controller_bootstrap, "--bootstrap-controller")
+    assert int(truth["LeaderId"]) == snap.quorum.leader_id
+    assert int(truth["LeaderEpoch"]) == snap.quorum.leader_epoch
+
+    # one broker restarted with the migration settings registers with the controller; two still waited for
+    cluster.enable_migration_on_brokers([1])
+    status = _wait_status(cluster, lambda st: st.waiting_brokers != (1, 2, 3))
+    assert status.phase == "pre_migration" and status.waiting_brokers == (2, 3)
+
+    # 3. every broker restarted: the controller copies the metadata and dual-writes
+    cluster.enable_migration_on_brokers([2, 3])
+    snap = snapshot(cluster)
+    status = migration_status(snap)
+    assert status is not None and status.phase == "dual_write", status
+    assert snap.migration is not None and snap.migration.kraft_controller_id == 101
+    assert snap.controller is not None and snap.controller.broker_id == 101  # the KRaft controller took /controller
+    assert status.zookeeper_brokers == (1, 2, 3) and status.kraft_brokers == ()
+    assert not status.zookeeper_writes_stopped and status.seconds_since_zookeeper_write < 10
+    assert status.zookeeper_lag is not None and status.zookeeper_lag < 50  # ZooKeeper keeps up with the log
+    assert snap.divergences == [], snap.divergences  # both views agree on all partitions
+    assert {(TOPIC, p) for p in range(6)} <= set(snap.partition_states)
+
+    # published: one migration row, no divergence rows
+    lake = Lake(str(tmp_path))
+    snapshot_to_lake(
+        CLUSTER,
+        ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot, timeout_s=5),
+        lake,
+        MigrationWatch(cluster.controller_bootstrap, KafkaTarget(cluster.bootstrap_servers)),
+    )
+    row = lake.read("migration", CLUSTER).to_pylist()
+    assert [r["phase"] for r in row] == ["dual_write"] and row[0]["divergences"] == 0
+    assert row[0]["zookeeper_brokers"] == [1, 2, 3] and row[0]["kraft_controller_id"] == 101
+
+    # 4. a broker restarted as a KRaft broker leaves /brokers/ids; the controller still dual-writes
+    cluster.move_brokers_to_kraft([1])
+    cluster.wait_for(lambda s: sorted(s.brokers) == [2, 3], 60, "broker 1 to leave ZooKeeper")
+    status = _wait_status(cluster, lambda st: st.kraft_brokers == (1,))
+    assert status.phase == "dual_write" and status.zookeeper_brokers == (2, 3)
+
+    # 5. all brokers on KRaft, controllers restarted without ZooKeeper: ZooKeeper is no longer written
+    cluster.move_brokers_to_kraft([2, 3])
+    cluster.finalize()
+    monkeypatch.setattr(migration, "ZOOKEEPER_QUIET_S", 5.0)
+    status = _wait_status(cluster, lambda st: st.phase == "post_migration", controllers=True)
+    assert status.zookeeper_brokers == () and status.kraft_brokers == (1, 2, 3)
+    assert status.zookeeper_lag is not None and status.zookeeper_lag > 0  # the log moved on without ZooKeeper
+
+
+def _wait_status(cluster: MigrationSandbox, check: object, controllers: bool = True) -> migration.MigrationStatus:
+    found: list[migration.MigrationStatus] = []
+
+    def ok(_: ClusterSnapshot) -> bool:
+        status = migration_status(snapshot(cluster, controllers))
+        if status is not None and check(status):  # type: ignore[operator]
+            found.append(status)
+            return True
+        return False
+
+    cluster.wait_for(ok, 90, "the migration status")
+    return found[0]
