@@ -27,6 +27,10 @@ TITLES = {
     "quorum_has_a_majority": "the KRaft controller quorum has lost its majority: {replicas}",
     "quorum_replicas_keep_up": "KRaft metadata replication is behind on {replicas}",
     "no_fenced_brokers": "{brokers} fenced by the KRaft controller: they lead nothing and are out of every ISR",
+    "migration_dual_write_runs": "the ZooKeeper-to-KRaft migration stopped writing to ZooKeeper",
+    "migration_not_stalled": "the ZooKeeper-to-KRaft migration is stalled: controllers still wait for brokers",
+    "migration_views_agree": "ZooKeeper and the KRaft metadata disagree on {fields} during the migration",
+    "snapshots_read_live_metadata": "the migration is finalized but kafka-ops still reads the cluster from ZooKeeper",
     "no_group_in_err": "consumer group {group} is in ERR",
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
 }
@@ -85,6 +89,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
             brokers=_plural(gate.count, "broker"),
             elections=_plural(gate.count, "election"),
             replicas=_plural(gate.count, "replica"),
+            fields=_plural(gate.count, "partition field"),
         ),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),

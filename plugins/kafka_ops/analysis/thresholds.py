@@ -55,6 +55,12 @@ class Thresholds:
     quorum_lag_seconds: float = 30.0
     """quorum_health: a voter or observer behind the leader's log end and not caught up for longer than
     this is lagging."""
+    migration_stall_minutes: float = 30.0
+    """migration_health: a ZooKeeper-to-KRaft migration whose controllers have waited this long for brokers
+    to register, or stopped writing to ZooKeeper this long while brokers still run on it, is stalled."""
+    migration_divergence_minutes: float = 10.0
+    """migration_health: a partition field on which ZooKeeper and the KRaft metadata have disagreed in every
+    snapshot for this long diverges (one read may catch a change half applied)."""
     skew_spread: float = 2.0
     """assignor_skew: a group whose members' partition counts differ by this much or more
     (max - min) is skewed."""

@@ -129,6 +129,13 @@ def _quorum(r: Row) -> str | None:
     return f"{r['severity']:<8} {r['problem']}"
 
 
+def _migration(r: Row) -> str:
+    if r["kind"] == "phase":
+        since = f" since {r['phase_since']:%Y-%m-%d %H:%M} UTC" if r["phase_since"] else ""
+        return f"{r['severity']:<8} phase {r['phase']}{since}" + (f": {r['problem']}" if r["problem"] else "")
+    return f"{r['severity']:<8} {r['problem']}"
+
+
 def _reassignment(r: Row) -> str:
     minutes = r["age_seconds"] / 60
     state = f"STUCK: {r['stuck_reason']}" if r["stuck"] else f"in flight {minutes:.0f} min"
@@ -173,6 +180,7 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Rack spread", "replica_placement_partitions", _rack),
     ("Controller", "controller_health", _controller),
     ("KRaft quorum and fenced brokers", "quorum_health", _quorum),
+    ("Migration to KRaft", "migration_health", _migration),
     ("Reassignments", "reassignments_in_flight", _reassignment),
     ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),

@@ -72,7 +72,7 @@ def zookeeper_problems(f: Findings) -> list[Problem]:
     """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
     return [
         *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
-        *_redundancy(f), *_idle_throttles(f), *_quorum(f),
+        *_redundancy(f), *_idle_throttles(f), *_quorum(f), *_migration(f),
     ]  # fmt: skip
 
 
@@ -95,6 +95,37 @@ def _quorum(f: Findings) -> list[Problem]:
         )
         for r in sorted(rows, key=lambda r: (r["kind"], r["replica_id"]))
     ]
+
+
+def _migration(f: Findings) -> list[Problem]:
+    """A ZooKeeper-to-KRaft migration stalled or finalized, and the partition fields its two views disagree on."""
+    rows = [r for r in f.rows("migration_health") or [] if r["severity"] != "ok"]
+    phase = [r for r in rows if r["kind"] == "phase"]
+    fields = sorted((r for r in rows if r["kind"] == "divergence"), key=lambda r: (r["topic"], r["partition"] or -1))
+    titles = {
+        "pre_migration": "the migration to KRaft is stalled: the controllers still wait for brokers",
+        "dual_write": "the migration to KRaft stopped writing to ZooKeeper",
+        "post_migration": "the migration to KRaft is finalized, but this cluster is still read from ZooKeeper",
+    }
+    found = [
+        Problem(r["severity"], titles[r["phase"]], r["problem"], r["action"], r.get("phase_since"), "migration_health")
+        for r in phase
+    ]
+    if fields:
+        shown = "; ".join(str(r["problem"]) for r in fields[:5])
+        more = f" and {len(fields) - 5} more" if len(fields) > 5 else ""
+        found.append(
+            Problem(
+                "warning",
+                f"ZooKeeper and the KRaft metadata disagree on {len(fields)} partition field"
+                f"{'s' if len(fields) != 1 else ''} during the migration",
+                shown + more,
+                fields[0]["action"],
+                min(r["diverging_since"] for r in fields),
+                "migration_health",
+            )
+        )
+    return found
 
 
 def _idle_throttles(f: Findings) -> list[Problem]:

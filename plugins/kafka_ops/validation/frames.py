@@ -324,6 +324,35 @@ def quorum_gates(quorum_health: pa.Table | None) -> pd.DataFrame:
     return _frame(out, ["kind", "replica_id", "status", "problem", "action", "fenced_since"], s.GATE_QUORUM)
 
 
+def migration_gates(migration_health: pa.Table | None) -> pd.DataFrame:
+    """`migration_health` with the `GATE_MIGRATION` check columns (its `problem` as the sentence); no rows
+    for a cluster that is not migrating (or an analysis from before the detector existed)."""
+    out = []
+    for r in migration_health.to_pylist() if migration_health is not None else []:
+        problem = r.get("problem") or f"status {r['status']}"
+        phase = r["kind"] == "phase"
+        subject = (
+            "phase"
+            if phase
+            else " ".join([r["topic"] + ("" if r["partition"] is None else f"-{r['partition']}"), r["field"]])
+        )
+        stalled = phase and r["status"] == "stalled"
+        out.append(
+            {
+                "subject": subject,
+                "status": r["status"],
+                "problem": r.get("problem"),
+                "action": r.get("action"),
+                "since": r.get("diverging_since") or r.get("phase_since"),
+                s.MIGRATION_DUAL_WRITE_RUNS.name: problem if stalled and r["phase"] == "dual_write" else OK,
+                s.MIGRATION_NOT_STALLED.name: problem if stalled and r["phase"] == "pre_migration" else OK,
+                s.MIGRATION_VIEWS_AGREE.name: problem if r["status"] == "diverged" else OK,
+                s.SNAPSHOTS_READ_LIVE_METADATA.name: problem if r["status"] == "finalized" else OK,
+            }
+        )
+    return _frame(out, ["subject", "status", "problem", "action", "since"], s.GATE_MIGRATION)
+
+
 def group_gates(groups: pa.Table) -> pd.DataFrame:
     """`lag_status_groups` with the `GATE_GROUPS` check columns (the detector's `cause` as the
     sentence)."""

@@ -218,6 +218,7 @@ def run_gates(
         (s.GATE_LEADER_BALANCE, frames.leader_balance_gates(zk.required("leader_balance_brokers")), zk),
         (s.GATE_CONTROLLER, frames.controller_gates(zk.required("controller_health")), zk),
         (s.GATE_QUORUM, frames.quorum_gates(zk.optional("quorum_health")), zk),
+        (s.GATE_MIGRATION, frames.migration_gates(zk.optional("migration_health")), zk),
     ]
     if group_snapshot_id is not None:
         groups = _Evidence.of(lake, cluster, group_snapshot_id)
@@ -428,6 +429,14 @@ def _quorum(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, floa
     return _Verdict(rows, cause, action or "check the controller quorum", since)
 
 
+def _migration(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
+    rows = sorted(rows, key=lambda r: r["subject"])
+    cause = "; ".join(str(r["problem"]) for r in rows[:3]) + _more(len(rows), 3, "partition fields")
+    action = next((str(r["action"]) for r in rows if r.get("action")), "check the migration's controllers")
+    known = [r["since"] for r in rows if r.get("since") is not None]
+    return _Verdict(rows, cause, action, min(known) if known else ev.captured_at)
+
+
 def _groups(statuses: frozenset[str]) -> Callable[[list[dict[str, Any]], _Evidence, Mapping[str, float]], _Verdict]:
     def verdict(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
         rows = sorted(rows, key=lambda r: (-(r["max_lag"] or 0), r["group_id"]))
@@ -455,6 +464,10 @@ _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, flo
     s.QUORUM_HAS_A_MAJORITY.name: _quorum,
     s.QUORUM_REPLICAS_KEEP_UP.name: _quorum,
     s.NO_FENCED_BROKERS.name: _quorum,
+    s.MIGRATION_DUAL_WRITE_RUNS.name: _migration,
+    s.MIGRATION_NOT_STALLED.name: _migration,
+    s.MIGRATION_VIEWS_AGREE.name: _migration,
+    s.SNAPSHOTS_READ_LIVE_METADATA.name: _migration,
     s.NO_GROUP_IN_ERR.name: _groups(frozenset({"STOP", "STALL", "REWIND"})),
     s.NO_GROUP_IN_WARN.name: _groups(frozenset({"WARN"})),
 }

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "3"
+SUITE_VERSION = "4"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -242,6 +242,31 @@ NO_FENCED_BROKERS = Check(
     "nothing and is out of every ISR",
     "warning",
 )
+MIGRATION_DUAL_WRITE_RUNS = Check(
+    "migration_dual_write_runs",
+    "while brokers still run on ZooKeeper, the KRaft controllers migrating the cluster keep writing the "
+    "metadata to it (migration_health); otherwise those brokers' ZooKeeper view goes stale and a rollback "
+    "loses changes",
+    "critical",
+)
+MIGRATION_NOT_STALLED = Check(
+    "migration_not_stalled",
+    "KRaft controllers migrating the cluster do not wait for brokers to register longer than "
+    "migration_stall_minutes (migration_health)",
+    "warning",
+)
+MIGRATION_VIEWS_AGREE = Check(
+    "migration_views_agree",
+    "during the migration's dual-write, ZooKeeper and the KRaft metadata agree on every partition for "
+    "longer than migration_divergence_minutes (migration_health)",
+    "warning",
+)
+SNAPSHOTS_READ_LIVE_METADATA = Check(
+    "snapshots_read_live_metadata",
+    "the cluster is not snapshotted from a ZooKeeper its finalized KRaft controllers no longer write "
+    "(migration_health)",
+    "warning",
+)
 NO_GROUP_IN_ERR = Check(
     "no_group_in_err",
     "no consumer group is in ERR (Burrow: a partition STOPped, STALLed or REWound)",
@@ -268,12 +293,18 @@ GATE_QUORUM = SuiteSpec(
     ("kind", "replica_id"),
     (QUORUM_HAS_A_MAJORITY, QUORUM_REPLICAS_KEEP_UP, NO_FENCED_BROKERS),
 )
+GATE_MIGRATION = SuiteSpec(
+    "health_gates_migration",
+    "migration phase or diverging partition field",
+    ("subject",),
+    (MIGRATION_DUAL_WRITE_RUNS, MIGRATION_NOT_STALLED, MIGRATION_VIEWS_AGREE, SNAPSHOTS_READ_LIVE_METADATA),
+)
 GATE_GROUPS = SuiteSpec(
     "health_gates_consumer_groups", "consumer group", ("group_id",), (NO_GROUP_IN_ERR, NO_GROUP_IN_WARN)
 )
 
 INTEGRITY_SUITES = (SNAPSHOT_PARTITIONS, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY)
-GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_GROUPS)
+GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS)
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
 CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}
 

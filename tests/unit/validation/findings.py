@@ -69,6 +69,13 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("seconds_since_caught_up", pa.int64()), ("fenced_since", TS), ("status", pa.string()),
         ("problem", pa.string()), ("action", pa.string()), ("severity", pa.string()),
     ]),
+    "migration_health": pa.schema([
+        ("snapshot_id", pa.string()), ("kind", pa.string()), ("phase", pa.string()), ("phase_since", TS),
+        ("zookeeper_written_at", TS), ("zookeeper_brokers", pa.list_(pa.int32())),
+        ("waiting_brokers", pa.list_(pa.int32())), ("topic", pa.string()), ("partition", pa.int32()),
+        ("field", pa.string()), ("zookeeper", pa.string()), ("kraft", pa.string()), ("diverging_since", TS),
+        ("status", pa.string()), ("problem", pa.string()), ("action", pa.string()), ("severity", pa.string()),
+    ]),
     "lag_status_groups": pa.schema([
         ("snapshot_id", pa.string()), ("group_id", pa.string()), ("state", pa.string()), ("status", pa.string()),
         ("partition_count", pa.int64()), ("total_lag", pa.int64()), ("max_lag_topic", pa.string()),

@@ -35,6 +35,10 @@ GATES = [
     "quorum_has_a_majority",
     "quorum_replicas_keep_up",
     "no_fenced_brokers",
+    "migration_dual_write_runs",
+    "migration_not_stalled",
+    "migration_views_agree",
+    "snapshots_read_live_metadata",
 ]
 
 
@@ -351,3 +355,52 @@ def test_a_kraft_quorum_without_majority_and_a_fenced_broker_fail_their_gates(la
         "controller 103: controller 103 has not fetched for 80 s",
     ]
     assert alerts["no_fenced_brokers"].severity == "warning"
+
+
+def migration_row(kind: str, status: str, severity: str, **extra: Any) -> dict[str, Any]:
+    none = dict.fromkeys(["phase_since", "zookeeper_written_at", "zookeeper_brokers", "waiting_brokers",
+                          "topic", "partition", "field", "zookeeper", "kraft", "diverging_since", "problem",
+                          "action"])  # fmt: skip
+    return {**none, "kind": kind, "phase": "dual_write", "status": status, "severity": severity, **extra}
+
+
+def test_a_migration_that_stopped_dual_writing_and_diverges_fails_its_gates(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["migration_health"] = [
+        migration_row("phase", "stalled", "critical", phase_since=AT - timedelta(hours=2),
+                      problem="the KRaft controllers stopped writing to ZooKeeper", action="read the controller's log"),
+        migration_row("divergence", "diverged", "warning", topic="orders", partition=1, field="isr",
+                      diverging_since=AT - timedelta(minutes=15), problem="orders-1 isr: ZooKeeper has [1, 2]"),
+        migration_row("divergence", "diverged", "warning", topic="ghost", field="topic",
+                      diverging_since=AT - timedelta(minutes=40), problem="ghost topic: ZooKeeper has nothing"),
+    ]  # fmt: skip
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1")
+    assert [r.name for r in report.failed("critical")] == ["migration_dual_write_runs"]
+    assert [r.name for r in report.failed("warning")] == ["migration_views_agree"]
+    stalled = gate(report, "migration_dual_write_runs")
+    assert (stalled.cause, stalled.action, stalled.since) == (
+        "the KRaft controllers stopped writing to ZooKeeper",
+        "read the controller's log",
+        AT - timedelta(hours=2),
+    )
+    views = gate(report, "migration_views_agree")
+    assert [r["subject"] for r in views.rows] == ["ghost topic", "orders-1 isr"]
+    assert views.since == AT - timedelta(minutes=40)
+    alerts = {a.key: a for a in gate_alerts(report, Links(), AT)}
+    assert alerts["migration_views_agree"].title == (
+        "ZooKeeper and the KRaft metadata disagree on 2 partition fields during the migration"
+    )
+    assert alerts["migration_dual_write_runs"].severity == "critical"
+
+
+def test_a_finalized_migration_still_read_from_zookeeper_is_a_warning(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["migration_health"] = [
+        migration_row("phase", "finalized", "warning", phase="post_migration", problem="the migration is finalized",
+                      action='set this cluster\'s metadata_source to "kraft"'),
+    ]  # fmt: skip
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1")
+    assert [r.name for r in report.failed()] == ["snapshots_read_live_metadata"]
+    assert gate(report, "snapshots_read_live_metadata").action == 'set this cluster\'s metadata_source to "kraft"'
