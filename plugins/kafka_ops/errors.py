@@ -44,6 +44,11 @@ class NotAKRaftCluster(CollectionFailed, ConfigError):
     """The KRaft source was pointed at brokers that run on ZooKeeper (a setting is wrong)."""
 
 
+class NotZooKeeper(ZooKeeperUnreachable, ConfigError):
+    """The ZooKeeper source was pointed at a Kafka listener (a broker or a KRaft controller): a setting is
+    wrong, or the cluster runs on KRaft and has no ZooKeeper."""
+
+
 class KafkaUnreachable(CollectionFailed):
     """No Kafka broker answered (bootstrap, metadata or a request timed out or was refused)."""
 

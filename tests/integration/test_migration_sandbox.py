@@ -9,15 +9,22 @@ from collections.abc import Iterator
 import pytest
 from kafka import KafkaAdminClient
 from kafka.admin import NewTopic
+from pyspark.sql import SparkSession
 
+from kafka_ops.analysis.runner import analyse
+from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.detectors.registry import DETECTORS
+from kafka_ops.errors import NotZooKeeper
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox.migration import MigrationSandbox
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
+from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources import migration
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.migration import MigrationWatch, migration_status
-from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.validation.gates import run_gates
 from tests.integration.kafka_tools import quorum_status
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -48,8 +55,9 @@ def snapshot(cluster: MigrationSandbox, controllers: bool = True) -> ClusterSnap
 
 
 def test_the_migration_phase_by_phase(
-    cluster: MigrationSandbox, tmp_path: object, monkeypatch: pytest.MonkeyPatch
+    cluster: MigrationSandbox, tmp_path: object, monkeypatch: pytest.MonkeyPatch, spark: SparkSession
 ) -> None:
+    lake = Lake(str(tmp_path))
     # 1. ZooKeeper mode: nothing migrates, nothing is asked beyond ZooKeeper
     snap = snapshot(cluster)
     assert snap.migration is None and migration_status(snap) is None
@@ -68,6 +76,7 @@ def test_the_migration_phase_by_phase(
     truth = quorum_status(cluster.controller_bootstrap, "--bootstrap-controller")
     assert int(truth["LeaderId"]) == snap.quorum.leader_id
     assert int(truth["LeaderEpoch"]) == snap.quorum.leader_epoch
+    lake.publish(snapshot_batch(snap))
 
     # one broker restarted with the migration settings registers with the controller; two still waited for
     cluster.enable_migration_on_brokers([1])
@@ -87,17 +96,23 @@ def test_the_migration_phase_by_phase(
     assert snap.divergences == [], snap.divergences  # both views agree on all partitions
     assert {(TOPIC, p) for p in range(6)} <= set(snap.partition_states)
 
-    # published: one migration row, no divergence rows
-    lake = Lake(str(tmp_path))
-    snapshot_to_lake(
+    # published, analysed and gated: in dual-write since its first snapshot, nothing stalled or diverging
+    published, _ = snapshot_to_lake(
         CLUSTER,
         ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot, timeout_s=5),
         lake,
         MigrationWatch(cluster.controller_bootstrap, KafkaTarget(cluster.bootstrap_servers)),
     )
-    row = lake.read("migration", CLUSTER).to_pylist()
-    assert [r["phase"] for r in row] == ["dual_write"] and row[0]["divergences"] == 0
-    assert row[0]["zookeeper_brokers"] == [1, 2, 3] and row[0]["kraft_controller_id"] == 101
+    rows = lake.read("migration", CLUSTER).to_pylist()
+    assert [r["phase"] for r in sorted(rows, key=lambda r: r["captured_at"])] == ["pre_migration", "dual_write"]
+    row = rows[-1] if rows[-1]["phase"] == "dual_write" else rows[0]
+    assert row["divergences"] == 0 and row["zookeeper_brokers"] == [1, 2, 3] and row["kraft_controller_id"] == 101
+    analyse(spark, lake.root, CLUSTER, list(DETECTORS.values()), Thresholds())  # every detector copes
+    (phase,) = lake.read("migration_health", CLUSTER, [published.snapshot_id]).to_pylist()
+    assert (phase["phase"], phase["status"], phase["severity"]) == ("dual_write", "ok", "ok")
+    assert phase["phase_since"] == published.captured_at
+    report = run_gates(lake, CLUSTER, published.snapshot_id, data_docs=False)
+    assert not [r.name for r in report.failed() if r.name.startswith(("migration", "snapshots_read"))]
 
     # 4. a broker restarted as a KRaft broker leaves /brokers/ids; the controller still dual-writes
     cluster.move_brokers_to_kraft([1])
@@ -112,6 +127,17 @@ def test_the_migration_phase_by_phase(
     status = _wait_status(cluster, lambda st: st.phase == "post_migration", controllers=True)
     assert status.zookeeper_brokers == () and status.kraft_brokers == (1, 2, 3)
     assert status.zookeeper_lag is not None and status.zookeeper_lag > 0  # the log moved on without ZooKeeper
+    finalized = snapshot(cluster)
+    lake.publish(snapshot_batch(finalized))
+    analyse(spark, lake.root, CLUSTER, [DETECTORS["migration_health"]], Thresholds())
+    (phase,) = lake.read("migration_health", CLUSTER, [finalized.snapshot_id]).to_pylist()
+    assert (phase["phase"], phase["status"], phase["severity"]) == ("post_migration", "finalized", "warning")
+
+    # a ZooKeeper setting pointed at the KRaft cluster (a broker, or a controller) fails at once, naming it
+    for port in (cluster.broker_ports[1], cluster.controller_ports[101]):
+        target = ZooKeeperTarget(f"127.0.0.1:{port}", "/kafka", timeout_s=3)
+        with pytest.raises(NotZooKeeper, match=rf"names 127.0.0.1:{port}, a Kafka listener, not ZooKeeper"):
+            ZooKeeperCollector(CLUSTER, target).collect()
 
 
 def _wait_status(cluster: MigrationSandbox, check: object, controllers: bool = True) -> migration.MigrationStatus:

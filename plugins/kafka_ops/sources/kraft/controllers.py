@@ -40,6 +40,17 @@ def describe_quorum(controller_bootstrap: str, timeout_s: float = 5.0) -> Quorum
     )
 
 
+def speaks_kafka(host: str, port: int, timeout_s: float = 3.0) -> bool:
+    """True when `host:port` answers Kafka's ApiVersions: a broker's or a controller's listener."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as sock:
+            answer = _exchange(sock, KafkaProtocol(client_id="kafka-ops"), _request(ApiVersionsRequest, 0),
+                               time.monotonic() + timeout_s)  # fmt: skip
+    except (OSError, KafkaError, ValueError):
+        return False
+    return bool(getattr(answer, "api_keys", None))
+
+
 def _ask(host: str, port: int, timeout_s: float) -> dict[str, Any]:
     deadline = time.monotonic() + timeout_s
     with socket.create_connection((host, port), timeout=timeout_s) as sock:

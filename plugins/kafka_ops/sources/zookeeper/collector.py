@@ -19,6 +19,7 @@ from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 from kafka_ops import redaction
 from kafka_ops.errors import (
     NotAKafkaChroot,
+    NotZooKeeper,
     ZnodeFormatError,
     ZooKeeperAuthFailed,
     ZooKeeperUnreachable,
@@ -83,7 +84,11 @@ class ZooKeeperCollector:
 
     def collect(self) -> ClusterSnapshot:
         where = self.target.connect_string
-        session = self.target.session().open()
+        try:
+            session = self.target.session().open()
+        except ZooKeeperUnreachable as e:
+            _refuse_a_kafka_listener(self.target, e)
+            raise
         try:
             return self._collect(session)
         except NoAuthError as e:  # only the root listings raise it: the walk records denied znodes
@@ -111,6 +116,21 @@ class ZooKeeperCollector:
         snap.zxid_end = session.last_zxid
         snap.completed_at = datetime.now(UTC)
         return snap
+
+
+def _refuse_a_kafka_listener(target: ZooKeeperTarget, failure: ZooKeeperUnreachable) -> None:
+    """Raise `NotZooKeeper` when a host that did not answer as ZooKeeper answers as Kafka: the cluster's
+    ZooKeeper setting names a broker or a KRaft controller (a KRaft cluster has no ZooKeeper at all)."""
+    from kafka_ops.sources.kraft.controllers import speaks_kafka  # noqa: PLC0415 - only on a failed connect
+
+    for host in target.hosts.split(","):
+        name, _, port = host.strip().rpartition(":")
+        if name and port.isdigit() and speaks_kafka(name, int(port)):
+            raise NotZooKeeper(
+                f"the ZooKeeper setting {target.connect_string!r} names {host.strip()}, a Kafka listener, not "
+                "ZooKeeper: point the cluster's ZooKeeper connection at its ensemble, or, for a KRaft cluster "
+                '(no ZooKeeper), set metadata_source = "kraft" and read it through its Kafka connection'
+            ) from failure
 
 
 class _Walk:
