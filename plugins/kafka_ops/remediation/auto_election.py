@@ -2,10 +2,11 @@
 
 A cluster with `auto_remediation = true` (settings; off by default, and only with `writes_enabled`)
 gets an automatic preferred election once the last `auto_election_after_runs` analyses of its
-ZooKeeper snapshots in a row all found leader imbalance an election can fix: in each one's
-`leader_balance_cluster` row, the ZooKeeper controller's rule triggered (some broker's share of
-partitions led by another broker is above `leader.imbalance.per.broker.percentage`) and at least one
-non-preferred partition is `fixable` (its preferred replica is alive and in the ISR). One clean
+metadata snapshots in a row all found leader imbalance an election can fix: in each one's
+`leader_balance_cluster` row, the rule of the cluster's own controller triggered (ZooKeeper: some
+broker's share of partitions led by another broker is above `leader.imbalance.per.broker.percentage`;
+KRaft: any partition is off its preferred replica) and at least one non-preferred partition is
+`fixable` (its preferred replica is alive and in the ISR). One clean
 analysis, or one that did not run the leader-balance detector, starts the count again, so a
 transient imbalance (a broker restarting) never triggers an election on its own.
 
@@ -26,6 +27,8 @@ from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 
 LEADER_BALANCE_TABLE = "leader_balance_cluster"
+_RULE = {"zookeeper": "zk_rule_triggered", "kraft": "kraft_rule_triggered"}
+"""The controller's own rule, by the kind of cluster the snapshot came from (`leader_balance_cluster.source`)."""
 SNAPSHOTS_SOURCE = "snapshots"
 
 
@@ -41,7 +44,7 @@ class AutoElection:
 def persistent_imbalance(analyses: Sequence[Mapping[str, Any]], runs: int) -> AutoElection:
     """Pure: `analyses` are the latest analyses, newest first, each `snapshot_id` plus the fields of
     its `leader_balance_cluster` row (only `snapshot_id` when it has none). Elect when the first
-    `runs` of them all show fixable imbalance under the ZooKeeper rule."""
+    `runs` of them all show fixable imbalance under their controller's rule."""
     _check_runs(runs)
     window = list(analyses[:runs])
     ids = tuple(str(a["snapshot_id"]) for a in window)
@@ -50,7 +53,7 @@ def persistent_imbalance(analyses: Sequence[Mapping[str, Any]], runs: int) -> Au
     for row in window:
         if "zk_rule_triggered" not in row:
             return AutoElection(False, f"snapshot {row['snapshot_id']}: no leader-balance finding", ids)
-        if not row["zk_rule_triggered"]:
+        if not row[_RULE.get(row.get("source") or "zookeeper", "zk_rule_triggered")]:
             return AutoElection(False, f"snapshot {row['snapshot_id']}: leaders within the imbalance threshold", ids)
         if not row.get("fixable"):
             return AutoElection(

@@ -32,6 +32,15 @@ def test_elects_after_n_imbalanced_analyses_in_a_row() -> None:
     assert "each of the last 3 analyses (4 partitions now)" in decision.reason
 
 
+def test_a_kraft_cluster_is_judged_by_the_kraft_controllers_rule() -> None:
+    # one partition off its preferred replica: below the ZooKeeper percentage, but the KRaft controller's
+    # rule counts every such partition
+    kraft = {"source": "kraft", "zk_rule_triggered": False, "kraft_rule_triggered": True, "fixable": 1}
+    assert persistent_imbalance(rows(kraft, kraft, kraft), 3).elect
+    zookeeper = {**kraft, "source": "zookeeper"}
+    assert not persistent_imbalance(rows(zookeeper, zookeeper, zookeeper), 3).elect
+
+
 @pytest.mark.parametrize(
     ("analyses", "reason"),
     [
