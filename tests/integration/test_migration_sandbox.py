@@ -4,7 +4,12 @@ phase, the quorum checked against Kafka's own `kafka-metadata-quorum --bootstrap
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from kafka import KafkaAdminClient
@@ -152,3 +157,37 @@ def _wait_status(cluster: MigrationSandbox, check: object, controllers: bool = T
 
     cluster.wait_for(ok, 90, "the migration status")
     return found[0]
+
+
+def test_cli_up_status_down_in_migration_mode(tmp_path: Path) -> None:
+    """`python -m kafka_ops.sandbox up --mode migration` leaves a cluster in dual-write, for a person to watch."""
+    root = tmp_path / "cli"
+
+    def cli(verb: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--mode", "migration", "--root", str(root)]
+        return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+
+    up = cli("up")
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        summary = json.loads(up.stdout.strip().splitlines()[-1])
+        assert summary["broker_modes"] == {"1": "migrating", "2": "migrating", "3": "migrating"}
+        assert summary["migration"]["kraft_controller_id"] == 101 and summary["migration"]["kraft_metadata_offset"] >= 0
+        status = json.loads(cli("status").stdout)
+        assert status["controllers_running"] == {"101": True}
+        assert status["brokers_running"] == {"1": True, "2": True, "3": True}
+        pids = json.loads((root / "state.json").read_text())["pids"].values()
+    finally:
+        down = cli("down")
+    assert down.returncode == 0, down.stderr
+    deadline = time.monotonic() + 15  # the JVMs belong to the exited `up`: init reaps them
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in pids if _alive(pid)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    except OSError:
+        return False

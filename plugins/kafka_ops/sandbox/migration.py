@@ -23,10 +23,12 @@ import shutil
 import socket
 import subprocess
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError, ZooKeeperUnreachable
 from kafka_ops.sandbox.cluster import SandboxCluster, _Node, free_port
+from kafka_ops.sandbox.jars import ensure_jars
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 
 log = logging.getLogger(__name__)
@@ -61,6 +63,7 @@ class MigrationSandbox(SandboxCluster):
             self._format(node, cluster_id)
         for node in self._controller_nodes.values():
             self._launch(node)
+        self._save_state()
         self._wait(self._controllers_listen, timeout_s, "the KRaft controllers to listen")
 
     def enable_migration_on_brokers(self, broker_ids: list[int] | None = None, timeout_s: float = 180.0) -> None:
@@ -68,6 +71,7 @@ class MigrationSandbox(SandboxCluster):
         for the controller to copy the metadata (`/migration` filled) and the brokers to be healthy."""
         for broker_id in broker_ids or self.broker_ids():
             self._restart_as(broker_id, "migrating")
+        self._save_state()
         if all(mode == "migrating" for mode in self.broker_modes.values()):
             self._wait(self._metadata_migrated, timeout_s, "the controller to migrate the metadata (/migration)")
             self.wait_healthy(timeout_s)
@@ -76,6 +80,7 @@ class MigrationSandbox(SandboxCluster):
         """Step 4: restart brokers (default: all) as KRaft brokers."""
         for broker_id in broker_ids or self.broker_ids():
             self._restart_as(broker_id, "kraft")
+        self._save_state()
 
     def finalize(self, timeout_s: float = 120.0) -> None:
         """Step 5: restart the controllers without ZooKeeper (every broker must be a KRaft broker)."""
@@ -86,6 +91,7 @@ class MigrationSandbox(SandboxCluster):
             self._terminate(node, grace_s=30)
             self._controller_nodes[controller_id] = self._controller_node(controller_id)
             self._launch(self._controller_nodes[controller_id])
+        self._save_state()
         self._wait(self._controllers_listen, timeout_s, "the KRaft controllers to listen")
 
     def stop(self) -> None:
@@ -118,7 +124,24 @@ class MigrationSandbox(SandboxCluster):
             answer = session.get(path)
         return None if answer is None else answer[0]
 
+    def controller_running(self, controller_id: int) -> bool:
+        return controller_id in self._controller_nodes and self._controller_nodes[controller_id].running
+
     # -- internals ------------------------------------------------------------------------------
+
+    def _save_state(self) -> None:
+        super()._save_state()
+        state_file = self._home() / "state.json"
+        state = json.loads(state_file.read_text())
+        state |= {
+            "mode": "migration",
+            "controller_ports": self.controller_ports,
+            "controller_bootstrap": self.controller_bootstrap,
+            "broker_modes": self.broker_modes,
+            "controllers_migrating": self.controllers_migrating,
+        }
+        state["pids"] |= {n.name: n.pid for n in self._controller_nodes.values()}
+        state_file.write_text(json.dumps(state, indent=2))
 
     def _restart_as(self, broker_id: int, mode: str) -> None:
         self.stop_broker(broker_id)
@@ -208,3 +231,34 @@ class MigrationSandbox(SandboxCluster):
             return self._read_znode(f"/brokers/ids/{broker_id}") is not None
         except ZooKeeperUnreachable:
             return False
+
+
+def attach_migration(root: Path) -> MigrationSandbox:
+    """Rebuild a handle on a migration sandbox started by another process (the CLI's `up --mode migration`)."""
+    state_file = root / "state.json"
+    try:
+        state = json.loads(state_file.read_text())
+    except FileNotFoundError as e:
+        raise SandboxError(f"no sandbox state at {state_file}: is a migration sandbox up?") from e
+    if state.get("mode") != "migration":
+        raise SandboxError(f"the sandbox in {root} is not a migration sandbox (mode {state.get('mode', 'zk')!r})")
+    cluster = MigrationSandbox(
+        root=Path(state["root"]),
+        chroot=state["chroot"],
+        zk_port=state["zk_port"],
+        broker_ports={int(k): v for k, v in state["broker_ports"].items()},
+        controller_ports={int(k): v for k, v in state["controller_ports"].items()},
+        broker_modes={int(k): v for k, v in state["broker_modes"].items()},
+        controllers_migrating=state["controllers_migrating"],
+        die_with_parent=False,
+    )
+    cluster._classpath = f"{ensure_jars()}/*"
+    cluster._zk = cluster._zookeeper_node()
+    cluster._zk.pid = state["pids"].get("zookeeper")
+    for broker_id in cluster.broker_ports:
+        cluster._nodes[broker_id] = node = cluster._broker_node(broker_id)
+        node.pid = state["pids"].get(node.name)
+    for controller_id in cluster.controller_ports:
+        cluster._controller_nodes[controller_id] = node = cluster._controller_node(controller_id)
+        node.pid = state["pids"].get(node.name)
+    return cluster
