@@ -286,6 +286,21 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
         "zxid_range": [snap.zxid_start, snap.zxid_end],
         "metadata_version": snap.metadata_version,
         "quorum_lagging": _lagging_replicas(snap),
+        "migration": _migration_summary(snap),
+    }
+
+
+def _migration_summary(snap: ClusterSnapshot) -> dict[str, Any] | None:
+    status = migration_status(snap)
+    if status is None:
+        return None
+    return {
+        "phase": status.phase,
+        "zookeeper_brokers": list(status.zookeeper_brokers),
+        "kraft_brokers": _list(status.kraft_brokers),
+        "waiting_brokers": _list(status.waiting_brokers),
+        "zookeeper_lag": status.zookeeper_lag,
+        "divergences": None if snap.divergences is None else len(snap.divergences),
     }
 
 
@@ -311,6 +326,13 @@ def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> s
         f"  ACLs           {info['acls']} on {info['acl_resources']} resources",
         f"  errors         {info['issues']} {'requests failed' if kraft else 'znodes could not be read'}",
     ]
+    migration = info.get("migration")
+    if migration:
+        seen = {k: migration[k] for k in ("waiting_brokers", "kraft_brokers", "zookeeper_lag", "divergences")}
+        lines.append(
+            f"  migration      {migration['phase']}, brokers on ZooKeeper {migration['zookeeper_brokers']}"
+            + "".join(f", {k.replace('_', ' ')} {v}" for k, v in seen.items() if v is not None)
+        )
     lines += [f"    {e}" for e in examples or []]
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from kafka_ops.snapshot.model import ClusterSnapshot, Divergence, MigrationZnode, Quorum, QuorumReplica
-from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.snapshot.tables import render_summary, snapshot_batch, summary
 from kafka_ops.sources.migration import divergences, migration_status
 from tests.unit.snapshots import AT, small_snapshot
 
@@ -104,3 +104,13 @@ def test_every_disagreeing_field_topic_and_partition_is_named() -> None:
     batch = snapshot_batch(snap)
     assert batch.tables["migration_divergences"].num_rows == 7
     assert batch.tables["migration"].to_pylist()[0]["divergences"] == 7
+
+
+def test_the_snapshot_summary_says_where_the_migration_is() -> None:
+    info = summary(migrating(480, 0.5, zk_brokers=(2,), observers=(1, 2)))
+    assert info["migration"] == {"phase": "dual_write", "zookeeper_brokers": [2], "kraft_brokers": [1],
+                                 "waiting_brokers": None, "zookeeper_lag": 20, "divergences": None}  # fmt: skip
+    assert "  migration      dual_write, brokers on ZooKeeper [2], kraft brokers [1], zookeeper lag 20" in (
+        render_summary(info)
+    )
+    assert summary(small_snapshot())["migration"] is None
