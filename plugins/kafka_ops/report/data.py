@@ -259,6 +259,8 @@ def _group_lag(
         top = [r["group_id"] for r in ranked[:MAX_LAG_GROUPS]]
     else:
         top = _most_lagging(lake, cluster, groups)
+    if not top:  # a cluster without consumer groups: nothing to chart (and `isin([])` cannot type its set)
+        return Part()
     where = ds.field("snapshot_id").isin(sorted(at)) & ds.field("group_id").isin(top)
     columns = ["snapshot_id", "group_id", "lag"]
     data = reads.read_days(lake, "group_offsets", cluster, reads.days_between(start, end), columns=columns, where=where)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from kafka_ops.errors import LakeError
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.data import gather
 from kafka_ops.report.model import BrokerLoad, BrokerShrinks, Point
+from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.validation.gates import GateReport, GateResult
 from tests.unit.report import scenario
 from tests.unit.report.scenario import COLLECTIONS, NOW, SNAPSHOTS
@@ -89,6 +91,14 @@ def test_lag_without_a_group_analysis_ranks_groups_by_lag_now(lake: Lake) -> Non
     scenario.build(lake, analyse=False)
     lag = gather(lake, "c1", now=NOW).lag.items
     assert [(g.group_id, g.status, g.points[-1].value) for g in lag] == [("stable", None, 280), ("analytics", None, 0)]
+
+
+def test_a_collection_without_consumer_groups_charts_no_lag(lake: Lake) -> None:
+    scenario.build(lake, analyse=False, groups=False)
+    lake.publish(group_batch(replace(scenario.collection("g4"), groups=(), offsets=(), end_offsets={})))
+    data = gather(lake, "c1", now=NOW)
+    assert data.groups is not None and data.groups.snapshot_id == "g4"
+    assert (data.lag.items, data.lag.missing) == ((), None)
 
 
 def test_skewed_group_members_with_the_recommended_assignors_range(lake: Lake) -> None:
