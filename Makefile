@@ -62,6 +62,8 @@ test: lint jars airflow-db browser
 test-scale: jars
 	$(BIN)/pytest tests -m scale
 
+# the ZooKeeper sandbox (3.9), then the KRaft one (4.4), one after the other: faults, snapshot and
+# analysis DAGs, findings, alerts, dry-run plans; nothing is left running
 demo: jars airflow-db
 	$(BIN)/python -m kafka_ops.demo.findings
 

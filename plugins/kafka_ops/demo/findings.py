@@ -1,7 +1,8 @@
-"""`make demo`: the snapshot pipeline end to end on the sandbox cluster.
+"""`make demo`: the snapshot pipeline end to end on two sandbox clusters, a ZooKeeper one and then a
+KRaft one, into one lake.
 
-Starts ZooKeeper + 3 Kafka 3.9 brokers, creates topics (one with replication factor 1,
-`tp_re_02`), produces data, and stages consumer groups with real Java consumers: `analytics`
+The ZooKeeper cluster `default` first. Starts ZooKeeper + 3 Kafka 3.9 brokers, creates topics (one
+with replication factor 1, `tp_re_02`), produces data, and stages consumer groups with real Java consumers: `analytics`
 (3 members, range assignor over 3 topics x 4 partitions: the textbook skew), `audit` (a consumer
 slower than its producer) and `billing` (read part of a topic, committed, left). A few group
 collections follow while data keeps coming. Then it snapshots the healthy cluster, stops one
@@ -10,18 +11,17 @@ prints what the lake now holds, runs the `kafka_health_analysis` DAG (both Spark
 its findings (ISRs, leaders, lag statuses, time lag, assignor skew and the what-if); then
 restarts the broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred
 election), prints a dry-run plan for each remediation action (planners called directly, nothing
-written), and tears everything down. `make demo-remediate` runs the remediation DAGs and applies two
-plans.
+written), and tears everything down. Then, with that sandbox stopped (both at once would crowd a
+2-core machine), the KRaft cluster `sandbox-kraft` (`kafka_ops.demo.kraft`): Kafka 4.4, a fenced
+broker and a killed active controller, the same two DAGs, findings, alerts and a dry-run plan.
+`make demo-remediate` runs the remediation DAGs and applies two plans.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -35,6 +35,16 @@ from kafka.producer import KafkaProducer
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, ParamError, parse_request
 from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
+from kafka_ops.demo.common import (
+    SPARK_LOCAL,
+    airflow_dags_test,
+    print_alerts,
+    print_lake,
+    print_pointers,
+    produce,
+    say,
+)
+from kafka_ops.demo.kraft import KRAFT_CLUSTER, kraft_demo
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster, var_dir
@@ -54,19 +64,6 @@ TOPICS = [
 GROUP_TOPICS = [NewTopic(name, 4, 2) for name in ("views", "carts", "checkouts")] + [NewTopic("ledger", 1, 2)]
 STOPPED_BROKER = 2
 GROUP_COLLECTIONS = 4
-
-
-def say(text: str) -> None:
-    print(f"\n== {text}", flush=True)
-
-
-def produce(bootstrap: str, messages: int = 2000, topics: list[str] | None = None) -> None:
-    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
-    for i in range(messages):
-        for topic in topics or [t.name for t in TOPICS]:
-            producer.send(topic, key=str(i).encode(), value=f"event {i}".encode())
-    producer.flush(60)
-    producer.close()
 
 
 def stage_groups(cluster: SandboxCluster, stack: ExitStack, lake: Lake) -> None:
@@ -123,60 +120,6 @@ def consume_some(bootstrap: str, group: str, topic: str, messages: int) -> None:
         consumer.close()
 
 
-def airflow_dags_test(dag_id: str, cluster: SandboxCluster, lake_root: str) -> None:
-    """`airflow dags test DAG_ID` against the sandbox and the demo lake, its log in var/."""
-    zookeeper = {"conn_type": "zookeeper", "host": cluster.zookeeper_hosts, "extra": {"chroot": cluster.chroot}}
-    env = {
-        **os.environ,
-        "AIRFLOW_CONN_ZOOKEEPER_DEFAULT": json.dumps(zookeeper),
-        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
-        "AIRFLOW_CONN_KAFKA_DEFAULT": json.dumps({"conn_type": "kafka", "host": cluster.bootstrap_servers}),
-        "KAFKA_OPS_LAKE": lake_root,
-    }
-    airflow = Path(sys.executable).with_name("airflow")
-    log_file = var_dir() / f"demo-{dag_id}.log"
-    started = time.monotonic()
-    with log_file.open("w") as out:
-        command = [str(airflow), "dags", "test", dag_id]
-        result = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False)
-    if result.returncode != 0:
-        print(log_file.read_text()[-4000:])
-        raise SystemExit(f"airflow dags test {dag_id} failed (exit {result.returncode}); full log: {log_file}")
-    print(f"airflow dags test {dag_id}: success in {time.monotonic() - started:.0f}s (log: {log_file})")
-
-
-def print_lake(lake: Lake, cluster: str) -> None:
-    snapshot_id = lake.latest_snapshot_id(cluster)
-    if snapshot_id is None:
-        raise SystemExit(f"the DAG ran but the lake at {lake.root} has no snapshot of {cluster!r}")
-    (row,) = [r for r in lake.snapshots(cluster).to_pylist() if r["snapshot_id"] == snapshot_id]
-    parts = lake.read("partitions", cluster, [snapshot_id]).to_pylist()
-    brokers = sorted(r["broker_id"] for r in lake.read("brokers", cluster, [snapshot_id]).to_pylist())
-    under = [p for p in parts if p["has_state"] and len(p["isr"]) < len(p["replicas"])]
-    offline = [p for p in parts if p["leader"] == -1 or p["leader"] not in brokers]
-    print(f"cluster {cluster}  snapshot {snapshot_id}  (captured {row['captured_at']:%Y-%m-%d %H:%M:%S} UTC)")
-    print(f"  brokers registered   {brokers}")
-    print(f"  topics / partitions  {row['topic_count']} / {row['partition_count']}")
-    print(f"  controller           broker {row['controller_id']}, epoch {row['controller_epoch']}")
-    print(f"  under-replicated     {row['under_replicated_count']}")
-    for p in under[:12]:
-        missing = sorted(set(p["replicas"]) - set(p["isr"]))
-        name = f"{p['topic']}-{p['partition']}"
-        print(f"    {name:<12} replicas {p['replicas']}  isr {p['isr']}  missing {missing}")
-    print(f"  offline              {row['offline_count']}")
-    for p in offline[:12]:
-        print(f"    {p['topic']}-{p['partition']:<3} leader {p['leader']}  replicas {p['replicas']}")
-    print(f"  collection errors    {row['issue_count']}")
-    collections = lake.read("group_snapshots", cluster).to_pylist()
-    latest = max(collections, key=lambda r: r["captured_at"])["snapshot_id"] if collections else None
-    for group in lake.read("consumer_groups", cluster, [latest] if latest else []).to_pylist():
-        offsets = [o for o in lake.read("group_offsets", cluster, [group["snapshot_id"]]).to_pylist()
-                   if o["group_id"] == group["group_id"]]  # fmt: skip
-        lag = sum(o["lag"] or 0 for o in offsets)
-        print(f"  consumer group       {group['group_id']} ({group['state']}): {len(offsets)} partitions, lag {lag}")
-    print(f"  lake                 {lake.root}")
-
-
 DRY_RUNS: list[tuple[Form, dict[str, Any]]] = [
     (ELECTION_FORM, {"action": "preferred_election"}),
     (REASSIGNMENT_FORM, {"action": "replication_factor", "topics": ["tp_re_02"], "replication_factor": 2}),
@@ -216,44 +159,27 @@ def _topics_below_rf(snap: ClusterSnapshot, rf: int) -> ClusterSnapshot:
     )
 
 
-def print_alerts(lake_root: Path, cluster: str, events: tuple[str, ...] = ("open", "remind")) -> None:
-    """The notifications the log sink recorded, as the on-call engineer would read them."""
-    sink = lake_root / "_alerting" / f"{cluster}.alerts.jsonl"
-    sent = [json.loads(line) for line in sink.read_text().splitlines()] if sink.exists() else []
-    shown = [n for n in sent if n["event"] in events]
-    for n in shown:
-        print(f"{n['headline']}")
-        if n["event"] != "resolve":
-            print(f"    since {n['since']}; likely cause: {n['cause']}")
-            print(f"    affected: {', '.join(a['text'] for a in n['affected'][:3])}")
-            print(f"    do: {n['action']}")
-    if not shown:
-        print(f"(nothing {'/'.join(events)} in {sink})")
+def zookeeper_connections(cluster: SandboxCluster) -> dict[str, dict[str, Any]]:
+    """The Airflow connections of the cluster `default` (the settings' defaults) on the sandbox."""
+    return {
+        "zookeeper_default": {"conn_type": "zookeeper", "host": cluster.zookeeper_hosts,
+                              "extra": {"chroot": cluster.chroot}},
+        "spark_default": SPARK_LOCAL,
+        "kafka_default": {"conn_type": "kafka", "host": cluster.bootstrap_servers},
+    }  # fmt: skip
 
 
-def print_pointers(lake_root: Path, cluster: str) -> None:
-    reports = lake_root / "_reports" / cluster
-    say("open these in a browser")
-    print(f"health report (latest)   file://{reports / 'latest.html'}")
-    print(f"every report             {reports}/")
-    print(f"Data Docs (validations)  file://{lake_root / '_validation' / 'data_docs' / cluster / 'index.html'}")
-    print(f"alerts sent (log sink)   {lake_root / '_alerting' / f'{cluster}.alerts.jsonl'}")
-
-
-def main() -> None:
-    logging.basicConfig(level=logging.WARNING)
-    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # connection retries while brokers start
-    # a fresh lake each run: history from an earlier sandbox would mix two different clusters
-    lake_root = str(var_dir() / "demo" / "lake")
-    shutil.rmtree(lake_root, ignore_errors=True)
+def zookeeper_demo(lake_root: str) -> None:
+    """The ZooKeeper cluster `default`: groups, a stopped broker, the DAGs, findings, alerts, plans."""
     say("starting the sandbox: ZooKeeper + 3 Kafka 3.9 brokers (rack-a, rack-b, rack-c)")
     with SandboxCluster() as cluster, ExitStack() as consumers:
+        connections = zookeeper_connections(cluster)
         print(f"zookeeper {cluster.zookeeper_connect}   bootstrap {cluster.bootstrap_servers}")
         say("creating topics and producing data")
         admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers)
         admin.create_topics(TOPICS + GROUP_TOPICS)
         admin.close()
-        produce(cluster.bootstrap_servers)
+        produce(cluster.bootstrap_servers, 2000, [t.name for t in TOPICS])
         print(", ".join(f"{t.name} ({t.num_partitions}x RF{t.replication_factor})" for t in TOPICS + GROUP_TOPICS))
         consume_some(cluster.bootstrap_servers, "billing", "orders", 1200)
         print("consumer group billing read part of orders, committed and left")
@@ -267,19 +193,19 @@ def main() -> None:
         cluster.wait_for(lambda s: STOPPED_BROKER not in s.brokers and bool(s.under_replicated()), 60, "ISR shrink")
         print(f"ISRs shrank after {time.monotonic() - started:.1f}s")
         say("running the snapshot DAG once: airflow dags test kafka_metadata_snapshot")
-        airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
+        airflow_dags_test("kafka_metadata_snapshot", lake_root, connections)
         say("what the lake now holds")
         print_lake(Lake(lake_root), "default")
         say("running the analysis DAG (Spark, local[2]): airflow dags test kafka_health_analysis")
-        airflow_dags_test("kafka_health_analysis", cluster, lake_root)
+        airflow_dags_test("kafka_health_analysis", lake_root, connections)
         print(render_findings(Lake(lake_root), "default"))
         say("what the on-call engineer received (the default log sink; Slack, PagerDuty, e-mail by connection)")
         print_alerts(Path(lake_root), "default")
         say(f"restarting broker {STOPPED_BROKER}: ISRs expand, but its leaderships stay where they moved")
         cluster.start_broker(STOPPED_BROKER)
         cluster.wait_healthy(120)
-        airflow_dags_test("kafka_metadata_snapshot", cluster, lake_root)
-        airflow_dags_test("kafka_health_analysis", cluster, lake_root)
+        airflow_dags_test("kafka_metadata_snapshot", lake_root, connections)
+        airflow_dags_test("kafka_health_analysis", lake_root, connections)
         print(render_findings(Lake(lake_root), "default"))
         say("alerts after the broker came back: the incident it caused is resolved")
         print_alerts(Path(lake_root), "default", events=("resolve",))
@@ -287,7 +213,20 @@ def main() -> None:
         show_dry_run_plans(cluster)
         say("tearing down the consumers and the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
-    print_pointers(Path(lake_root), "default")
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("kafka").setLevel(logging.CRITICAL)  # connection retries while brokers start
+    # a fresh lake each run: history from an earlier sandbox would mix two different clusters
+    lake_root = str(var_dir() / "demo" / "lake")
+    shutil.rmtree(lake_root, ignore_errors=True)
+    zookeeper_demo(lake_root)
+    # one cluster after the other: both at once would crowd a 2-core machine
+    kraft_demo(lake_root)
+    say("open these in a browser")
+    for cluster in ("default", KRAFT_CLUSTER):
+        print_pointers(Path(lake_root), cluster)
 
 
 if __name__ == "__main__":
