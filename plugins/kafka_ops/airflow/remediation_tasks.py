@@ -343,14 +343,18 @@ def render_plan(
                                        for e in plan_.elections])  # fmt: skip
         lines += _listed("skipped", [f"{s.topic}{'' if s.partition is None else f'-{s.partition}'}: {s.reason}"
                                      for s in plan_.skipped])  # fmt: skip
-    lines.append(f"  {'per broker (before -> after)':<30}{'replicas':<16}{'leaders':<16}preferred")
     cordoned = {*plan_.request.get(CORDONED, ()), *plan_.request.get(KAFKA_CORDONED, ())}
+    rows = []
     for b in plan_.brokers:
         state = ("" if b.registered else ", NOT registered") + (", cordoned" if b.broker_id in cordoned else "")
         where = f"broker {b.broker_id} ({b.rack or 'no rack'}{state})"
-        replicas = f"{b.replicas_before} -> {b.replicas_after}"
-        leaders = f"{b.leaders_before} -> {b.leaders_after}"
-        lines.append(f"    {where:<28}{replicas:<16}{leaders:<16}{b.preferred_before} -> {b.preferred_after}")
+        rows.append((where, f"{b.replicas_before} -> {b.replicas_after}", f"{b.leaders_before} -> {b.leaders_after}",
+                     f"{b.preferred_before} -> {b.preferred_after}"))  # fmt: skip
+    width = max([28, *(len(r[0]) + 2 for r in rows)])  # a long label never runs into its numbers
+    lines.append(f"  {'per broker (before -> after)':<{width + 2}}{'replicas':<16}{'leaders':<16}preferred")
+    lines += [
+        f"    {where:<{width}}{replicas:<16}{leaders:<16}{preferred}" for where, replicas, leaders, preferred in rows
+    ]
     if files is not None:
         lines.append("  files (rollback.json puts every reassigned partition back as it was)")
         lines += [f"    {name:<18} {path}" for name, path in files.items()]

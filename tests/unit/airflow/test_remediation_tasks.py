@@ -4,6 +4,7 @@ tests/dags/test_remediation_dags.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -135,6 +136,10 @@ def test_the_summary_an_operator_reviews(settings: Settings) -> None:
     short = tasks.render_plan(plan, request, partitions=False, validated=False).splitlines()
     assert "NOT validated" in short[1]
     assert not [line for line in short if "orders.eu-0" in line or "rollback.json" in line or "next" in line]
+    # a broker label longer than the column widens it: its numbers never run into it
+    gone = replace(plan, brokers=(replace(plan.brokers[0], broker_id=3, rack=None, registered=False),))
+    (row,) = [line for line in tasks.render_plan(gone, request).splitlines() if line.startswith("    broker 3")]
+    assert row.startswith("    broker 3 (no rack, NOT registered)  ")
 
 
 def test_the_clusters_cordons_reach_the_planners(tmp_path: Path) -> None:
