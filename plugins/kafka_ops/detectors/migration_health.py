@@ -32,6 +32,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.analysis.runs import run_since, seconds_since
 
 DIVERGENCE_KEY = ["topic", "partition_key", "field"]
 """A divergence's identity; `partition_key` is the partition, -1 for a whole topic (partition null), so that
@@ -39,8 +40,7 @@ joins on it match."""
 
 
 def _minutes_since(column: str, context: Context) -> Column:
-    now = F.lit(context.captured_at).cast("timestamp")
-    return (F.unix_timestamp(now) - F.unix_timestamp(F.col(column))) / 60
+    return seconds_since(column, context) / 60
 
 
 def detect_migration_health(migration: DataFrame, divergences: DataFrame, context: Context) -> DataFrame:
@@ -53,22 +53,13 @@ def _phase(migration: DataFrame, context: Context) -> DataFrame:
     now = latest(migration, context).select(
         "phase", "zookeeper_written_at", "zookeeper_writes_stopped", "zookeeper_brokers", "waiting_brokers"
     )
-    other_phase = (
-        migration.join(now.select(F.col("phase").alias("now_phase")), how="cross")
-        .where(F.col("phase") != F.col("now_phase"))
-        .agg(F.max("captured_at").alias("left_at"))
+    since = run_since(now, migration, migration, ["phase"]).withColumnRenamed("since", "phase_since")
+    rows = now.join(since, "phase").withColumn(
+        "minutes_in_phase", F.floor(_minutes_since("phase_since", context)).cast("long")
     )
-    since = (
-        migration.join(now.select("phase"), "phase")
-        .crossJoin(other_phase)
-        .where(F.col("left_at").isNull() | (F.col("captured_at") > F.col("left_at")))
-        .agg(F.min("captured_at").alias("phase_since"))
-    )
-    rows = now.crossJoin(since)
     waiting = F.col("minutes_in_phase") > F.lit(t.migration_stall_minutes)
     zk_silent = _minutes_since("zookeeper_written_at", context) > F.lit(t.migration_stall_minutes)
     brokers_on_zk = F.size(F.coalesce("zookeeper_brokers", F.array())) > 0
-    rows = rows.withColumn("minutes_in_phase", F.floor(_minutes_since("phase_since", context)).cast("long"))
     stalled_waiting = (F.col("phase") == "pre_migration") & waiting
     stalled_writes = (F.col("phase") == "dual_write") & brokers_on_zk & zk_silent
     finalized = F.col("phase") == "post_migration"
@@ -153,24 +144,8 @@ def _divergences(migration: DataFrame, divergences: DataFrame, context: Context)
     t = context.thresholds
     divergences = divergences.withColumn("partition_key", F.coalesce("partition", F.lit(-1)))
     now = latest(divergences, context).select(*DIVERGENCE_KEY, "partition", "zookeeper", "kraft")
-    compared = migration.where(F.col("divergences").isNotNull()).select("snapshot_id", "captured_at", "phase")
-    seen = divergences.select(*DIVERGENCE_KEY, "snapshot_id").distinct()
-    key = [F.col(k) for k in DIVERGENCE_KEY]
-    last_agreeing = (
-        now.select(*DIVERGENCE_KEY)
-        .crossJoin(compared.select("snapshot_id", "captured_at"))
-        .join(seen, [*DIVERGENCE_KEY, "snapshot_id"], "left_anti")
-        .groupBy(*key)
-        .agg(F.max("captured_at").alias("last_agreeing"))
-    )
-    since = (
-        divergences.select(*DIVERGENCE_KEY, "captured_at")
-        .join(now.select(*DIVERGENCE_KEY), DIVERGENCE_KEY)
-        .join(last_agreeing, DIVERGENCE_KEY, "left")
-        .where(F.col("last_agreeing").isNull() | (F.col("captured_at") > F.col("last_agreeing")))
-        .groupBy(*key)
-        .agg(F.min("captured_at").alias("diverging_since"))
-    )
+    compared = migration.where(F.col("divergences").isNotNull())
+    since = run_since(now, divergences, compared, DIVERGENCE_KEY).withColumnRenamed("since", "diverging_since")
     rows = now.join(since, DIVERGENCE_KEY).where(
         _minutes_since("diverging_since", context) >= F.lit(t.migration_divergence_minutes)
     )

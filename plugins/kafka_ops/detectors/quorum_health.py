@@ -24,15 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
-
-
-def _seconds_since(column: str, context: Context) -> Column:
-    now = F.lit(context.captured_at).cast("timestamp")
-    return F.unix_timestamp(now) - F.unix_timestamp(F.col(column))
+from kafka_ops.analysis.runs import run_since, seconds_since
 
 
 def detect_quorum_health(quorum: DataFrame, fenced: DataFrame, snapshots: DataFrame, context: Context) -> DataFrame:
@@ -44,8 +40,8 @@ def detect_quorum_health(quorum: DataFrame, fenced: DataFrame, snapshots: DataFr
         "is_leader",
         "log_end_offset",
         "lag",
-        _seconds_since("last_fetch_at", context).alias("seconds_since_fetch"),
-        _seconds_since("last_caught_up_at", context).alias("seconds_since_caught_up"),
+        seconds_since("last_fetch_at", context).alias("seconds_since_fetch"),
+        seconds_since("last_caught_up_at", context).alias("seconds_since_caught_up"),
     )
     is_voter = F.col("kind") == "voter"
     not_fetching = ~F.col("is_leader") & (
@@ -137,21 +133,8 @@ def detect_quorum_health(quorum: DataFrame, fenced: DataFrame, snapshots: DataFr
 
 def _fenced(fenced: DataFrame, snapshots: DataFrame, context: Context) -> DataFrame:
     """Each broker fenced now, since the first snapshot of its unbroken fenced run in the history."""
-    now = latest(fenced, context).select("broker_id").distinct()
-    seen = snapshots.select("snapshot_id", "captured_at").distinct()
-    fenced_at = fenced.select("broker_id", "snapshot_id").distinct()
-    last_unfenced = (
-        now.crossJoin(seen)
-        .join(fenced_at, ["broker_id", "snapshot_id"], "left_anti")
-        .groupBy("broker_id")
-        .agg(F.max("captured_at").alias("last_unfenced"))
-    )
-    since = (
-        fenced.join(now, "broker_id")
-        .join(last_unfenced, "broker_id", "left")
-        .where(F.col("last_unfenced").isNull() | (F.col("captured_at") > F.col("last_unfenced")))
-        .groupBy("broker_id")
-        .agg(F.min("captured_at").alias("fenced_since"))
+    since = run_since(latest(fenced, context), fenced, snapshots, ["broker_id"]).withColumnRenamed(
+        "since", "fenced_since"
     )
     return since.select(
         F.col("broker_id").alias("replica_id"),

@@ -123,11 +123,10 @@ def _refuse_a_kafka_listener(target: ZooKeeperTarget, failure: ZooKeeperUnreacha
     ZooKeeper setting names a broker or a KRaft controller (a KRaft cluster has no ZooKeeper at all)."""
     from kafka_ops.sources.kraft.controllers import speaks_kafka  # noqa: PLC0415 - only on a failed connect
 
-    for host in target.hosts.split(","):
-        name, _, port = host.strip().rpartition(":")
-        if name and port.isdigit() and speaks_kafka(name, int(port)):
+    for host, port in target.session().hosts:  # parsed as the session that failed parsed them
+        if speaks_kafka(host, port):
             raise NotZooKeeper(
-                f"the ZooKeeper setting {target.connect_string!r} names {host.strip()}, a Kafka listener, not "
+                f"the ZooKeeper setting {target.connect_string!r} names {host}:{port}, a Kafka listener, not "
                 "ZooKeeper: point the cluster's ZooKeeper connection at its ensemble, or, for a KRaft cluster "
                 '(no ZooKeeper), set metadata_source = "kraft" and read it through its Kafka connection'
             ) from failure
