@@ -27,14 +27,18 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <p>Arguments: {@code key=value} pairs: {@code bootstrap}, {@code group}, {@code topics}
  * (comma-separated), {@code assignor} (range, roundrobin, sticky, cooperative-sticky),
  * optional {@code instance} (group.instance.id), {@code rack} (client.rack), {@code client}
- * (client.id), {@code rate} (records per second; 0 = as fast as possible).
+ * (client.id), {@code rate} (records per second; 0 = as fast as possible), {@code protocol}
+ * (group.protocol: classic, the default, or consumer) and {@code remote} (group.remote.assignor,
+ * consumer protocol only: uniform or range). In the consumer protocol (KIP-848) the broker
+ * assigns and owns the session and heartbeat timeouts, so {@code assignor}, session.timeout.ms
+ * and heartbeat.interval.ms are not set (Kafka 4's client rejects them).
  *
  * <p>Commands on stdin: {@code pause} (stay in the group, consume and commit nothing),
  * {@code resume}, {@code rate N}, {@code seek TOPIC PARTITION OFFSET} (then commit it),
  * {@code exit} (leave the group cleanly).
  *
- * <p>Prints one JSON line per event on stdout: {@code assigned} (the whole assignment after
- * each rebalance), {@code committed} (the offsets just committed, per partition), {@code exit}.
+ * <p>Prints one JSON line per event on stdout: {@code assigned} (the whole assignment, each
+ * time it changed: after a classic rebalance, or a consumer-protocol reconciliation step), {@code committed} (the offsets just committed, per partition), {@code exit}.
  * Offsets are committed synchronously after every poll that consumed something.
  */
 public final class SandboxConsumer {
@@ -48,16 +52,25 @@ public final class SandboxConsumer {
     private final KafkaConsumer<byte[], byte[]> consumer;
     private boolean paused;
     private double rate;
+    private String reported = "\"partitions\":[]"; // before the first assignment, nothing to report
 
     private SandboxConsumer(Map<String, String> args) {
         Properties props = new Properties();
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, required(args, "bootstrap"));
         props.put(ConsumerConfig.GROUP_ID_CONFIG, required(args, "group"));
-        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(required(args, "assignor")));
+        if (args.getOrDefault("protocol", "classic").equals("consumer")) {
+            // literal keys: the same source compiles against Kafka 3.9's client
+            props.put("group.protocol", "consumer");
+            if (args.containsKey("remote")) {
+                props.put("group.remote.assignor", args.get("remote"));
+            }
+        } else {
+            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(required(args, "assignor")));
+            props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
+            props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
+        }
         props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
         props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "50");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -82,7 +95,7 @@ public final class SandboxConsumer {
             public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
                 // called after every rebalance (with only the new partitions under cooperative
                 // rebalancing): report the whole assignment
-                print("assigned", assignmentJson());
+                reportAssignment(true);
             }
         });
     }
@@ -110,6 +123,15 @@ public final class SandboxConsumer {
         }
         parts.sort(null);
         return "\"partitions\":[" + String.join(",", parts) + "]";
+    }
+
+    /** Prints the whole assignment after a rebalance ({@code always}), or when it changed. */
+    private void reportAssignment(boolean always) {
+        String now = assignmentJson();
+        if (always || !now.equals(reported)) {
+            reported = now;
+            print("assigned", now);
+        }
     }
 
     private static synchronized void print(String event, String body) {
@@ -189,6 +211,8 @@ public final class SandboxConsumer {
                     consumer.pause(consumer.assignment()); // newly assigned partitions too
                 }
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
+                // the consumer protocol may revoke partitions without an onPartitionsAssigned call
+                reportAssignment(false);
                 if (records.isEmpty()) {
                     continue;
                 }

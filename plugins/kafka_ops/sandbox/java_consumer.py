@@ -2,7 +2,9 @@
 
 `SandboxConsumer.java` is compiled once against the same jars as the brokers and driven line
 by line: tests and the demo stage lagging, stalled, rewinding and departed consumers with it,
-and read back what each one really holds and has committed.
+and read back what each one really holds and has committed. By default it is Kafka 3.9's client
+in the classic protocol; `jars=ensure_kafka4_jars()` runs Kafka 4's, and `protocol="consumer"`
+joins with the consumer protocol of KIP-848 (the broker assigns, with `remote_assignor`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
@@ -46,7 +48,12 @@ class JavaConsumer:
         client_id: str | None = None,
         rate: float = 0.0,
         log_dir: Path | None = None,
+        protocol: Literal["classic", "consumer"] = "classic",
+        remote_assignor: Literal["uniform", "range"] | None = None,
+        jars: Path | None = None,
     ) -> None:
+        if remote_assignor is not None and protocol != "consumer":
+            raise SandboxError(f"remote assignor {remote_assignor!r} needs protocol='consumer', not {protocol!r}")
         args = {
             "bootstrap": bootstrap_servers,
             "group": group,
@@ -56,13 +63,16 @@ class JavaConsumer:
             "rack": rack,
             "client": client_id,
             "rate": str(rate),
+            "protocol": protocol,
+            "remote": remote_assignor,
         }
         command = java_command(
-            compile_java([SOURCE]),
+            compile_java([SOURCE], jars=jars),
             "SandboxConsumer",
             *(f"{k}={v}" for k, v in args.items() if v is not None),
             heap="128m",
             jvm_flags=["-XX:TieredStopAtLevel=1", f"-Dlog4j.configuration=file:{LOG4J}"],
+            jars=jars,
         )
         self.name = client_id or instance_id or group
         self.assignment: tuple[TopicPartition, ...] | None = None
