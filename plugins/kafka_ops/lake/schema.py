@@ -263,8 +263,11 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("total_lag", pa.int64()),
         pa.field("issue_count", pa.int32()),
         pa.field("collector_version", pa.string()),
+        pa.field("reconciling_member_count", pa.int32()),
         doc="Commit log of group collections (Admin API): one row per published collection; "
-        "partition_count counts partition_end_offsets rows, total_lag sums known lags.",
+        "partition_count counts partition_end_offsets rows, total_lag sums known lags, "
+        "reconciling_member_count counts consumer-protocol members whose assignment is not yet their "
+        "target (null in collections from before group types were collected).",
     ),
     "consumer_groups": _schema(
         pa.field("group_id", pa.string(), nullable=False),
@@ -272,9 +275,20 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("protocol_type", pa.string()),
         pa.field("assignor", pa.string()),
         pa.field("member_count", pa.int32()),
-        doc="DescribeGroups: state (Stable, Empty, PreparingRebalance, CompletingRebalance, "
-        "Dead), protocol type ('consumer'; '' for groups that only commit offsets), assignor "
-        "(the selected protocol, e.g. 'range'; '' when no generation is active).",
+        pa.field("group_type", pa.string()),
+        pa.field("group_epoch", pa.int32()),
+        pa.field("assignment_epoch", pa.int32()),
+        pa.field("reconciling_member_count", pa.int32()),
+        doc="One row per described group. group_type (ListGroups v5): 'classic' (DescribeGroups) or "
+        "'consumer' (KIP-848, ConsumerGroupDescribe); null in collections from before types were "
+        "collected, which were all classic. A share or streams group is not described yet: it has no "
+        "row here but a group_collection_issues row (kind type_not_collected) and its group_offsets. "
+        "Classic: state Stable, Empty, PreparingRebalance, CompletingRebalance or Dead, protocol type "
+        "('consumer'; '' for groups that only commit offsets), assignor (the selected client protocol, "
+        "e.g. 'range'; '' when no generation is active). Consumer: state Stable, Empty, Assigning, "
+        "Reconciling or Dead, protocol_type 'consumer', assignor the broker's (uniform, range). "
+        "group_epoch, assignment_epoch and reconciling_member_count exist for consumer groups only "
+        "(null for classic ones, which have no epochs and no target assignment).",
     ),
     "group_members": _schema(
         pa.field("group_id", pa.string(), nullable=False),
@@ -284,10 +298,20 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("host", pa.string()),
         pa.field("assigned_partitions", pa.list_(TOPIC_PARTITION)),
         pa.field("subscription", pa.binary()),
-        doc="Members and their decoded assignment (list<struct<topic, partition>>, sorted; "
-        "empty unless the group is Stable and speaks the consumer protocol); subscription: the "
-        "member's consumer-protocol metadata bytes as sent in its last JoinGroup (null for other "
-        "protocols).",
+        pa.field("member_epoch", pa.int32()),
+        pa.field("rack", pa.string()),
+        pa.field("subscribed_topics", pa.list_(pa.string())),
+        pa.field("subscribed_regex", pa.string()),
+        pa.field("target_partitions", pa.list_(TOPIC_PARTITION)),
+        pa.field("reconciling", pa.bool_()),
+        doc="Members and what they hold (assigned_partitions, list<struct<topic, partition>>, sorted). "
+        "Classic groups: the decoded assignment, empty unless the group is Stable and speaks the "
+        "consumer protocol; subscription: the member's consumer-protocol metadata bytes as sent in "
+        "its last JoinGroup (null for other protocols); the consumer-protocol columns are null. "
+        "Consumer groups (KIP-848): assigned_partitions is the current assignment, target_partitions "
+        "what the broker's assignor wants the member to hold, reconciling = they differ; member_epoch, "
+        "rack, subscribed_topics (sorted) or subscribed_regex as the broker keeps them; subscription "
+        "is null (the broker keeps no JoinGroup metadata).",
     ),
     "group_offsets": _schema(
         pa.field("group_id", pa.string(), nullable=False),

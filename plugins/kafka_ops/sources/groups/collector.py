@@ -2,9 +2,12 @@
 Admin API (kafka-python), in batched requests.
 
 Round trips per collection, whatever the number of groups and partitions: one ListGroups per
-broker; per batch of `batch_size` groups, one FindCoordinator (cached after the first), one
-DescribeGroups and one OffsetFetch (v8+: many groups per request) per coordinator; one
-Metadata for the referenced topics; one ListOffsets per partition leader. A batch that fails
+broker (v5 on Kafka 4 also says each group's type); per batch of `batch_size` groups, one
+FindCoordinator (cached after the first), one describe request per group type present (the
+API of that type, `sources.groups.types`: DescribeGroups for classic groups,
+ConsumerGroupDescribe for consumer-protocol ones) and one OffsetFetch (v8+: many groups per
+request) per coordinator; one Metadata for the referenced topics; one ListOffsets per partition
+leader. A batch that fails
 is retried group by group so one bad group becomes a `GroupIssue`, not a crash; a cluster
 that cannot be reached at all raises `KafkaUnreachable`.
 """
@@ -28,16 +31,15 @@ from kafka_ops.errors import CollectionFailed, ConfigError
 from kafka_ops.snapshot.model import new_snapshot_id
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.groups.model import (
-    STABLE,
     Commit,
     ConsumerGroup,
     GroupIssue,
-    GroupMember,
     GroupOffset,
     GroupSnapshot,
     TopicPartition,
     offset_rows,
 )
+from kafka_ops.sources.groups.types import DESCRIBERS, group_type_of
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +48,14 @@ T = TypeVar("T")
 DEFAULT_BATCH_SIZE = 200
 RETRIES = 5
 RETRY_BACKOFF_S = 0.25  # then 0.5, 1, 2: about 4 s in all
-CONSUMER_PROTOCOL = "consumer"
 UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
+
+
+def _by_type(batch: list[str], group_types: Mapping[str, str]) -> dict[str, list[str]]:
+    by_type: dict[str, list[str]] = {}
+    for group_id in batch:
+        by_type.setdefault(group_types[group_id], []).append(group_id)
+    return by_type
 
 
 def _retrying(call: Callable[[], T], attempts: int = RETRIES) -> T:
@@ -174,13 +182,15 @@ class _Run:
 
     def collect(self) -> GroupSnapshot:
         captured_at = datetime.now(UTC)
-        group_ids = self._list_groups()
+        group_types = self._list_groups()
+        group_ids = sorted(group_types)
         described: dict[str, ConsumerGroup] = {}
         committed: dict[str, dict[TopicPartition, Commit]] = {}
         size = self.collector.batch_size
         for start in range(0, len(group_ids), size):
             batch = group_ids[start : start + size]
-            described.update(self._batched("describe", batch, self._describe))
+            for group_type, ids in _by_type(batch, group_types).items():
+                described.update(self._batched("describe", ids, self._describer(group_type)))
             committed.update(self._batched("offsets", batch, self._offsets))
         groups = tuple(described[g] for g in group_ids if g in described)
         referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
@@ -205,14 +215,31 @@ class _Run:
 
     # -- groups -----------------------------------------------------------------------------
 
-    def _list_groups(self) -> list[str]:
+    def _list_groups(self) -> dict[str, str]:
+        """Each selected group's type (`classic` on brokers without ListGroups v5)."""
         try:
             listed = _retrying(self.admin.list_groups)
         except UNREACHABLE:
             raise
         except KafkaError as e:
             raise CollectionFailed(f"cannot list the consumer groups of Kafka at {self.where}: {e!r}") from e
-        return sorted({g["group_id"] for g in listed if self.collector.selected(g["group_id"])})
+        return {g["group_id"]: group_type_of(g) for g in listed if self.collector.selected(g["group_id"])}
+
+    def _describer(self, group_type: str) -> Callable[[list[str]], dict[str, ConsumerGroup]]:
+        """The batch describer of `group_type`'s own API, its issues recorded; for a type without
+        one, a describer that describes nothing and says so for each group."""
+        describe = DESCRIBERS.get(group_type)  # type: ignore[call-overload]
+
+        def fetch(batch: list[str]) -> dict[str, ConsumerGroup]:
+            if describe is None:
+                problem = f"{group_type} groups are not described yet (their committed offsets are collected)"
+                self.issues += [GroupIssue(g, "type_not_collected", problem) for g in batch]
+                return {}
+            described = describe(self.admin, batch)
+            self.issues += described.issues
+            return described.groups
+
+        return fetch
 
     def _batched(
         self, kind: str, batch: list[str], fetch: Callable[[list[str]], dict[str, T]]
@@ -230,45 +257,6 @@ class _Run:
             log.warning("%s of %s groups failed (%r); retrying them one by one", kind, len(batch), e)
         for group_id in batch:
             yield from self._batched(kind, [group_id], fetch)
-
-    def _describe(self, batch: list[str]) -> dict[str, ConsumerGroup]:
-        result = {}
-        for group_id, raw in self.admin.describe_groups(batch).items():
-            if raw.get("error"):
-                self.issues.append(GroupIssue(group_id, "describe", str(raw["error"])))
-                continue
-            result[group_id] = self._group(group_id, raw)
-        return result
-
-    def _group(self, group_id: str, raw: Mapping[str, Any]) -> ConsumerGroup:
-        state, protocol_type = raw["group_state"], raw["protocol_type"]
-        # only a Stable group's members hold an assignment, and only the consumer protocol's
-        # bytes decode as (topic, partitions) (Kafka Connect's, for one, do not)
-        decode = state == STABLE and protocol_type == CONSUMER_PROTOCOL
-        members = []
-        for m in raw["members"]:
-            assignment = self._assignment(group_id, m["member_id"], m["member_assignment"]) if decode else ()
-            members.append(
-                GroupMember(
-                    member_id=m["member_id"],
-                    group_instance_id=m["group_instance_id"],
-                    client_id=m["client_id"],
-                    host=m["client_host"],
-                    assignment=assignment,
-                    subscription=m.get("member_metadata_bytes") if protocol_type == CONSUMER_PROTOCOL else None,
-                )
-            )
-        members.sort(key=lambda m: m.member_id)
-        return ConsumerGroup(group_id, state, protocol_type, raw["protocol_data"], tuple(members))
-
-    def _assignment(self, group_id: str, member_id: str, raw: Any) -> tuple[TopicPartition, ...]:
-        if isinstance(raw, dict):
-            parts = raw.get("assigned_partitions") or []
-            return tuple(sorted((a["topic"], p) for a in parts for p in a["partitions"]))
-        if raw:  # kafka-python leaves bytes it could not decode as they were
-            problem = f"member {member_id}: assignment is not in the consumer protocol format"
-            self.issues.append(GroupIssue(group_id, "assignment", problem))
-        return ()
 
     def _offsets(self, batch: list[str]) -> dict[str, dict[TopicPartition, Commit]]:
         fetched = self.admin.list_group_offsets({g: None for g in batch})

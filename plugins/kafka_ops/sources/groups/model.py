@@ -10,20 +10,33 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 TopicPartition = tuple[str, int]
 
 STABLE = "Stable"
+
+GroupType = Literal["classic", "consumer", "share", "streams"]
+GROUP_TYPES: tuple[GroupType, ...] = ("classic", "consumer", "share", "streams")
+"""ListGroups v5's group types (KIP-848). A broker without v5 (Kafka before 4, ZooKeeper clusters)
+has only classic groups."""
 
 
 @dataclass(frozen=True, slots=True)
 class GroupMember:
     """One member of a group, as the coordinator describes it.
 
-    `assignment` is the decoded consumer-protocol assignment, sorted; empty unless the group is
-    Stable and speaks the `consumer` protocol (other states carry no assignment).
-    `subscription` is the member's protocol metadata exactly as it sent it in its last JoinGroup
-    (for the consumer protocol: topics, owned partitions, generation, rack, assignor user data).
+    `assignment` is what the member holds, sorted. In a classic group it is the decoded
+    consumer-protocol assignment, empty unless the group is Stable and speaks the `consumer`
+    protocol (other states carry no assignment); in a consumer-protocol group (KIP-848) it is the
+    member's current assignment, which `target_assignment` is what the broker's assignor wants it
+    to hold: they differ while the member is `reconciling`.
+
+    `subscription` is a classic member's protocol metadata exactly as it sent it in its last
+    JoinGroup (for the consumer protocol: topics, owned partitions, generation, rack, assignor
+    user data); a consumer-protocol member has none (its broker keeps `subscribed_topics` or
+    `subscribed_regex`, `rack` and `member_epoch` instead). The consumer-protocol fields are
+    None for classic members, which cannot have them.
     """
 
     member_id: str
@@ -32,23 +45,47 @@ class GroupMember:
     host: str
     assignment: tuple[TopicPartition, ...] = ()
     subscription: bytes | None = None
+    member_epoch: int | None = None
+    rack: str | None = None
+    subscribed_topics: tuple[str, ...] | None = None
+    subscribed_regex: str | None = None
+    target_assignment: tuple[TopicPartition, ...] | None = None
+
+    @property
+    def reconciling(self) -> bool:
+        """Its assignment is not yet its target (only consumer-protocol members have a target)."""
+        return self.target_assignment is not None and self.assignment != self.target_assignment
 
 
 @dataclass(frozen=True, slots=True)
 class ConsumerGroup:
-    """A group's description: state (`Stable`, `Empty`, `PreparingRebalance`, `Dead`, ...),
-    protocol type (`consumer`, `connect`, or `""` for groups that only commit offsets) and the
-    assignor name (the selected protocol, e.g. `range`; empty when no generation is active)."""
+    """A group's description: its type (`classic`, or `consumer` for KIP-848's consumer
+    protocol), state (classic: `Stable`, `Empty`, `PreparingRebalance`, `Dead`, ...; consumer:
+    `Stable`, `Empty`, `Assigning`, `Reconciling`, `Dead`), protocol type (`consumer`, `connect`,
+    or `""` for groups that only commit offsets) and the assignor name (classic: the selected
+    client protocol, e.g. `range`, empty when no generation is active; consumer: the broker's
+    assignor, e.g. `uniform`).
+
+    `group_epoch` and `assignment_epoch` exist for consumer-protocol groups only (None for
+    classic ones): the group epoch moves with every membership or subscription change, the
+    assignment epoch catches up once the assignor has computed the target for it."""
 
     group_id: str
     state: str
     protocol_type: str
     assignor: str
     members: tuple[GroupMember, ...] = ()
+    group_type: GroupType = "classic"
+    group_epoch: int | None = None
+    assignment_epoch: int | None = None
 
     @property
     def assigned(self) -> set[TopicPartition]:
         return {tp for m in self.members for tp in m.assignment}
+
+    @property
+    def reconciling_members(self) -> int:
+        return sum(m.reconciling for m in self.members)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +121,15 @@ class GroupIssue:
     group_id: str | None
     kind: str
     problem: str
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What one describe API answered for a batch of groups: the groups it could describe and
+    the problems with the others (a group it could not describe is in `issues`, never here)."""
+
+    groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+    issues: list[GroupIssue] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

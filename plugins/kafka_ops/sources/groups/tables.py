@@ -9,7 +9,7 @@ import pyarrow as pa
 from kafka_ops import __version__
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE, GROUP_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.sources.groups.model import GroupSnapshot
+from kafka_ops.sources.groups.model import GroupSnapshot, TopicPartition
 
 
 def _table(name: str, snap: GroupSnapshot, rows: list[dict[str, Any]]) -> pa.Table:
@@ -23,14 +23,19 @@ def group_batch(snap: GroupSnapshot) -> Batch:
         GROUP_COMMIT_TABLE: [_commit_row(snap)],
         "consumer_groups": [
             {"group_id": g.group_id, "state": g.state, "protocol_type": g.protocol_type,
-             "assignor": g.assignor, "member_count": len(g.members)}
+             "assignor": g.assignor, "member_count": len(g.members), "group_type": g.group_type,
+             "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
+             "reconciling_member_count": g.reconciling_members if g.group_epoch is not None else None}
             for g in snap.groups
         ],
         "group_members": [
             {"group_id": g.group_id, "member_id": m.member_id, "group_instance_id": m.group_instance_id,
              "client_id": m.client_id, "host": m.host,
-             "assigned_partitions": [{"topic": t, "partition": p} for t, p in m.assignment],
-             "subscription": m.subscription}
+             "assigned_partitions": _partitions(m.assignment),
+             "subscription": m.subscription, "member_epoch": m.member_epoch, "rack": m.rack,
+             "subscribed_topics": m.subscribed_topics, "subscribed_regex": m.subscribed_regex,
+             "target_partitions": _partitions(m.target_assignment),
+             "reconciling": m.reconciling if m.target_assignment is not None else None}
             for g in snap.groups
             for m in g.members
         ],
@@ -52,6 +57,10 @@ def group_batch(snap: GroupSnapshot) -> Batch:
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables, GROUP_COMMIT_TABLE)
 
 
+def _partitions(partitions: tuple[TopicPartition, ...] | None) -> list[dict[str, Any]] | None:
+    return None if partitions is None else [{"topic": t, "partition": p} for t, p in partitions]
+
+
 def _commit_row(snap: GroupSnapshot) -> dict[str, Any]:
     info = group_summary(snap)
     return {
@@ -64,20 +73,25 @@ def _commit_row(snap: GroupSnapshot) -> dict[str, Any]:
         "total_lag": info["total_lag"],
         "issue_count": info["issues"],
         "collector_version": f"kafka-ops {__version__}",
+        "reconciling_member_count": info["reconciling_members"],
     }
 
 
 def group_summary(snap: GroupSnapshot) -> dict[str, Any]:
     """Headline figures of a group collection (also the XCom payload: no data)."""
     states: dict[str, int] = {}
+    types: dict[str, int] = {}
     for g in snap.groups:
         states[g.state] = states.get(g.state, 0) + 1
+        types[g.group_type] = types.get(g.group_type, 0) + 1
     return {
         "cluster": snap.cluster,
         "snapshot_id": snap.snapshot_id,
         "groups": len(snap.groups),
         "states": dict(sorted(states.items())),
+        "types": dict(sorted(types.items())),
         "members": sum(len(g.members) for g in snap.groups),
+        "reconciling_members": sum(g.reconciling_members for g in snap.groups),
         "offsets": len(snap.offsets),
         "partitions": len(snap.end_offsets),
         "total_lag": sum(o.lag for o in snap.offsets if o.lag is not None),

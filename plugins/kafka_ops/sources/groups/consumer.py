@@ -1,0 +1,112 @@
+"""Consumer-protocol groups (KIP-848, `group.protocol=consumer`) through ConsumerGroupDescribe (API 69).
+
+DescribeGroups cannot describe them: Kafka 4.4 answers it with GROUP_ID_NOT_FOUND ("Group g is
+not a classic group.") and state `Dead`. The request is `kafka_ops.sources.messages.groups`'
+(Kafka's own schema on kafka-python's machinery), sent like kafka-python's own DescribeGroups:
+FindCoordinator for the batch (batched, cached), then one request per coordinator.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import kafka.errors as Errors
+from kafka.admin import KafkaAdminClient
+from kafka.protocol.metadata import CoordinatorType
+
+from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
+from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+
+PROTOCOL_TYPE = "consumer"  # what ListGroups reports for these groups
+
+
+def describe_consumer(admin: KafkaAdminClient, group_ids: list[str]) -> Described:
+    """Describe `group_ids`, all consumer-protocol groups. A group answered with an error of its
+    own becomes an issue; a retriable one (its coordinator loading or moved) is raised so the
+    collector retries the batch."""
+    responses: list[ConsumerGroupDescribeResponse] = admin._manager.run(_send, admin, group_ids)
+    described = Described()
+    for response in responses:
+        for raw in response.groups:
+            _retriable_error(admin, raw)
+        for raw in response.groups:
+            decode_group(raw, described)
+    return described
+
+
+async def _send(admin: KafkaAdminClient, group_ids: list[str]) -> list[ConsumerGroupDescribeResponse]:
+    by_coordinator: dict[Any, list[str]] = defaultdict(list)
+    for group_id, node_id in (await admin._find_coordinator_ids(group_ids)).items():
+        by_coordinator[node_id].append(group_id)
+    responses = []
+    for node_id, ids in by_coordinator.items():
+        request = ConsumerGroupDescribeRequest(group_ids=ids, include_authorized_operations=False)
+        responses.append(await admin._manager.send(request, node_id=node_id))
+    return responses
+
+
+def _retriable_error(admin: KafkaAdminClient, raw: Any) -> None:
+    error = Errors.for_code(raw.error_code)
+    if not error.retriable:
+        return
+    if error is Errors.NotCoordinatorError:  # ask FindCoordinator again on the retry
+        admin._manager.cluster._coordinators.pop((CoordinatorType.GROUP, raw.group_id), None)
+    raise error(f"group {raw.group_id}: {raw.error_message or error.message}")
+
+
+def decode_group(raw: Any, described: Described) -> None:
+    """One `DescribedGroup` of a ConsumerGroupDescribe response into `described`: the group, or
+    an issue when the coordinator answered it with an error."""
+    group_id = raw.group_id
+    if raw.error_code:
+        error = Errors.for_code(raw.error_code)
+        problem = f"{error.__name__}: {raw.error_message or error.message}"
+        described.issues.append(GroupIssue(group_id, "describe", problem))
+        return
+    members = []
+    for m in raw.members:
+        where = f"member {m.member_id}"
+        members.append(
+            GroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.instance_id,
+                client_id=m.client_id,
+                host=m.client_host,
+                assignment=_partitions(group_id, where, "assignment", m.assignment, described.issues),
+                member_epoch=m.member_epoch,
+                rack=m.rack_id,
+                subscribed_topics=tuple(sorted(m.subscribed_topic_names or ())),
+                # Kafka 4.4 sends "" rather than null when the member subscribed by names
+                subscribed_regex=m.subscribed_topic_regex or None,
+                target_assignment=_partitions(
+                    group_id, where, "target assignment", m.target_assignment, described.issues
+                ),
+            )
+        )
+    members.sort(key=lambda m: m.member_id)
+    described.groups[group_id] = ConsumerGroup(
+        group_id=group_id,
+        state=raw.group_state,
+        protocol_type=PROTOCOL_TYPE,
+        assignor=raw.assignor_name,
+        members=tuple(members),
+        group_type="consumer",
+        group_epoch=raw.group_epoch,
+        assignment_epoch=raw.assignment_epoch,
+    )
+
+
+def _partitions(group_id: str, where: str, what: str, raw: Any, issues: list[GroupIssue]) -> tuple[TopicPartition, ...]:
+    """The (topic, partition)s of an `Assignment`, sorted. The broker names each topic id it knows;
+    a partition of a topic id it could not name (the topic just deleted) is left out, as an issue."""
+    partitions = []
+    for topic in raw.topic_partitions if raw is not None else ():
+        if not topic.topic_name:
+            problem = (
+                f"{where}: {what} holds partitions {list(topic.partitions)} of topic id {topic.topic_id} with no name"
+            )
+            issues.append(GroupIssue(group_id, "assignment", problem))
+            continue
+        partitions += [(topic.topic_name, p) for p in topic.partitions]
+    return tuple(sorted(partitions))
