@@ -56,6 +56,13 @@ KRAFT_BROKER_SETTINGS = {
     **{k: v for k, v in BROKER_SETTINGS.items() if not k.startswith("zookeeper.")},
     "broker.session.timeout.ms": "6000",
     "broker.heartbeat.interval.ms": "1000",
+    # Share groups (KIP-932) and streams groups (KIP-1071) need nothing turned on in 4.4: a cluster
+    # formatted at 4.4 finalizes share.version=2 and streams.version=1, and the default
+    # group.coordinator.rebalance.protocols is classic,consumer,streams. The share-group state topic
+    # would get 50 partitions (its default) on first use: 3 suit a sandbox. A streams group waits 3 s
+    # for more members before its first assignment by default: the sandbox's one app need not.
+    "share.coordinator.state.topic.num.partitions": "3",
+    "group.streams.initial.rebalance.delay.ms": "0",
 }
 # A controller only serves the metadata log: one thread of each kind is plenty on 2 cores.
 CONTROLLER_SETTINGS = {

@@ -1,0 +1,147 @@
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.LinkedBlockingQueue;
+
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TaskMetadata;
+import org.apache.kafka.streams.ThreadMetadata;
+
+/**
+ * A real Kafka Streams app for the KRaft sandbox that joins with the streams rebalance protocol
+ * ({@code group.protocol=streams}, KIP-1071), so the broker holds a streams group, driven line by
+ * line on stdin.
+ *
+ * <p>Arguments: {@code key=value} pairs: {@code bootstrap}, {@code app} (application.id, the
+ * group id), {@code input} (comma-separated topics), {@code output} (a topic; the topology is one
+ * stateless subtopology: input, map, output), {@code state} (state.dir), optional {@code client}
+ * (client.id).
+ *
+ * <p>Commands on stdin: {@code pause} (stay in the group, process and commit nothing),
+ * {@code resume}, {@code exit} (close, leaving the group).
+ *
+ * <p>Prints one JSON line per event on stdout: {@code state} (each KafkaStreams state change),
+ * {@code tasks} (the active and standby task ids this instance holds, each time they change),
+ * {@code exit}.
+ */
+public final class SandboxStreamsApp {
+    private final LinkedBlockingQueue<String> commands = new LinkedBlockingQueue<>();
+    private final KafkaStreams streams;
+
+    private SandboxStreamsApp(Map<String, String> args) {
+        Properties props = new Properties();
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, required(args, "bootstrap"));
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, required(args, "app"));
+        props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
+        props.put(StreamsConfig.STATE_DIR_CONFIG, required(args, "state"));
+        props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
+        props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
+        props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
+        props.put(StreamsConfig.DEFAULT_VALUE_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
+        props.put(StreamsConfig.consumerPrefix("auto.offset.reset"), "earliest");
+        if (args.containsKey("client")) {
+            props.put(StreamsConfig.CLIENT_ID_CONFIG, args.get("client"));
+        }
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.<byte[], byte[]>stream(Arrays.asList(required(args, "input").split(",")))
+                .mapValues(value -> value)
+                .to(required(args, "output"));
+        streams = new KafkaStreams(builder.build(), props);
+        streams.setStateListener((now, before) -> print("state", "\"state\":\"" + now + "\""));
+    }
+
+    private static String required(Map<String, String> args, String key) {
+        String value = args.get(key);
+        if (value == null || value.isEmpty()) {
+            throw new IllegalArgumentException("missing argument " + key + "=...");
+        }
+        return value;
+    }
+
+    private static synchronized void print(String event, String body) {
+        System.out.println("{\"event\":\"" + event + "\"" + (body.isEmpty() ? "" : "," + body) + "}");
+        System.out.flush();
+    }
+
+    private void readCommands() {
+        Thread reader = new Thread(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    commands.add(line.trim());
+                }
+            } catch (Exception e) {
+                // stdin closed: treated as exit below
+            }
+            commands.add("exit");
+        });
+        reader.setDaemon(true);
+        reader.start();
+    }
+
+    private String tasksJson() {
+        List<String> active = new ArrayList<>();
+        List<String> standby = new ArrayList<>();
+        for (ThreadMetadata thread : streams.metadataForLocalThreads()) {
+            for (TaskMetadata task : thread.activeTasks()) {
+                active.add("\"" + task.taskId() + "\"");
+            }
+            for (TaskMetadata task : thread.standbyTasks()) {
+                standby.add("\"" + task.taskId() + "\"");
+            }
+        }
+        active.sort(null);
+        standby.sort(null);
+        return "\"active\":[" + String.join(",", active) + "],\"standby\":[" + String.join(",", standby) + "]";
+    }
+
+    private void run() throws InterruptedException {
+        readCommands();
+        streams.start();
+        String reported = "";
+        try {
+            while (true) {
+                String command = commands.poll(200, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if ("exit".equals(command)) {
+                    break;
+                } else if ("pause".equals(command)) {
+                    streams.pause();
+                } else if ("resume".equals(command)) {
+                    streams.resume();
+                } else if (command != null) {
+                    print("error", "\"message\":\"unknown command: " + command + "\"");
+                }
+                String tasks = tasksJson();
+                if (!tasks.equals(reported)) {
+                    reported = tasks;
+                    print("tasks", tasks);
+                }
+            }
+        } finally {
+            streams.close(Duration.ofSeconds(10));
+            print("exit", "");
+        }
+    }
+
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = new HashMap<>();
+        for (String arg : argv) {
+            int eq = arg.indexOf('=');
+            if (eq < 1) {
+                throw new IllegalArgumentException("arguments are key=value, got " + arg);
+            }
+            args.put(arg.substring(0, eq), arg.substring(eq + 1));
+        }
+        new SandboxStreamsApp(args).run();
+    }
+}
