@@ -251,6 +251,9 @@ COMMIT_TABLE = "snapshots"
 GROUP_COMMIT_TABLE = "group_snapshots"
 
 TOPIC_PARTITION = pa.struct([pa.field("topic", pa.string()), pa.field("partition", pa.int32())])
+STREAMS_TASK = pa.struct(
+    [pa.field("kind", pa.string()), pa.field("subtopology", pa.string()), pa.field("partition", pa.int32())]
+)
 
 GROUP_TABLES: dict[str, pa.Schema] = {
     GROUP_COMMIT_TABLE: _schema(
@@ -279,16 +282,21 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("group_epoch", pa.int32()),
         pa.field("assignment_epoch", pa.int32()),
         pa.field("reconciling_member_count", pa.int32()),
+        pa.field("topology_epoch", pa.int32()),
         doc="One row per described group. group_type (ListGroups v5): 'classic' (DescribeGroups) or "
-        "'consumer' (KIP-848, ConsumerGroupDescribe); null in collections from before types were "
-        "collected, which were all classic. A share or streams group is not described yet: it has no "
-        "row here but a group_collection_issues row (kind type_not_collected) and its group_offsets. "
+        "'consumer' (KIP-848, ConsumerGroupDescribe), 'share' (KIP-932, ShareGroupDescribe) or "
+        "'streams' (KIP-1071, StreamsGroupDescribe); null in collections from before types were "
+        "collected, which were all classic. "
         "Classic: state Stable, Empty, PreparingRebalance, CompletingRebalance or Dead, protocol type "
         "('consumer'; '' for groups that only commit offsets), assignor (the selected client protocol, "
         "e.g. 'range'; '' when no generation is active). Consumer: state Stable, Empty, Assigning, "
         "Reconciling or Dead, protocol_type 'consumer', assignor the broker's (uniform, range). "
-        "group_epoch, assignment_epoch and reconciling_member_count exist for consumer groups only "
-        "(null for classic ones, which have no epochs and no target assignment).",
+        "Share: state Stable, Empty or Dead, protocol_type 'share', assignor 'simple'. Streams: state "
+        "Stable, Empty, Assigning, Reconciling, NotReady or Dead, protocol_type 'streams', assignor the "
+        "broker's task assignor (sticky), assignment_epoch its target assignment epoch, topology_epoch "
+        "(streams groups only). group_epoch, assignment_epoch and reconciling_member_count exist for "
+        "consumer, share and streams groups (null for classic ones, which have no epochs and no target "
+        "assignment; a share member has no target, so it never reconciles).",
     ),
     "group_members": _schema(
         pa.field("group_id", pa.string(), nullable=False),
@@ -304,6 +312,9 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("subscribed_regex", pa.string()),
         pa.field("target_partitions", pa.list_(TOPIC_PARTITION)),
         pa.field("reconciling", pa.bool_()),
+        pa.field("process_id", pa.string()),
+        pa.field("tasks", pa.list_(STREAMS_TASK)),
+        pa.field("target_tasks", pa.list_(STREAMS_TASK)),
         doc="Members and what they hold (assigned_partitions, list<struct<topic, partition>>, sorted). "
         "Classic groups: the decoded assignment, empty unless the group is Stable and speaks the "
         "consumer protocol; subscription: the member's consumer-protocol metadata bytes as sent in "
@@ -311,7 +322,11 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         "Consumer groups (KIP-848): assigned_partitions is the current assignment, target_partitions "
         "what the broker's assignor wants the member to hold, reconciling = they differ; member_epoch, "
         "rack, subscribed_topics (sorted) or subscribed_regex as the broker keeps them; subscription "
-        "is null (the broker keeps no JoinGroup metadata).",
+        "is null (the broker keeps no JoinGroup metadata). Share groups: assigned_partitions, "
+        "member_epoch, rack and subscribed_topics; target_partitions null. Streams groups: tasks and "
+        "target_tasks (list<struct<kind active|standby|warmup, subtopology, partition>>), process_id; "
+        "assigned_partitions and target_partitions are the input partitions of the active tasks; "
+        "reconciling = tasks differ from target_tasks (standby and warmup included).",
     ),
     "group_offsets": _schema(
         pa.field("group_id", pa.string(), nullable=False),
@@ -323,9 +338,14 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("no_commit", pa.bool_()),
         pa.field("committed_above_end", pa.bool_()),
         pa.field("topic_deleted", pa.bool_()),
+        pa.field("start_offset", pa.int64()),
         doc="One row per committed or assigned partition of each group. lag = end_offset - "
         "committed_offset, clamped at 0 when committed_above_end; null when no_commit, "
-        "topic_deleted (topic or partition gone) or the end offset is unknown.",
+        "topic_deleted (topic or partition gone) or the end offset is unknown. A share group "
+        "(KIP-932) commits no offsets: its rows are DescribeShareGroupOffsets', one per partition it "
+        "has state on, committed_offset null, no_commit false, start_offset the share-partition start "
+        "offset and lag the broker's own (records not yet acknowledged); start_offset is null for "
+        "every other group type.",
     ),
     "partition_end_offsets": _schema(
         pa.field("topic", pa.string(), nullable=False),

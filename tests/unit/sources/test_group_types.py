@@ -17,7 +17,7 @@ from kafka_ops.sources.groups import collector as groups_collector
 from kafka_ops.sources.groups import types as group_types
 from kafka_ops.sources.groups.collector import GroupCollector
 from kafka_ops.sources.groups.consumer import _retriable_error, decode_group
-from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupMember, GroupSnapshot
+from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupMember, GroupSnapshot, ShareOffset
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeResponse
 from tests.unit.snapshots import GROUPS_AT
@@ -172,16 +172,25 @@ class TypedAdmin(ScriptedAdmin):
         return {g: {TopicPartition("orders", 0): OffsetAndMetadata(4, "", -1)} for g in specs}
 
 
-def test_each_type_is_described_by_its_own_api_and_uncollected_types_keep_their_offsets(
+def test_each_type_is_described_by_its_own_api_and_share_offsets_by_theirs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    consumer_calls: list[list[str]] = []
+    calls: dict[str, list[list[str]]] = {"consumer": [], "share": [], "streams": [], "share_offsets": []}
 
-    def describe_consumer(admin: Any, ids: list[str]) -> Described:
-        consumer_calls.append(ids)
-        return Described({g: ConsumerGroup(g, "Stable", "consumer", "range", group_type="consumer") for g in ids})
+    def describer(group_type: str) -> Any:
+        def describe(admin: Any, ids: list[str]) -> Described:
+            calls[group_type].append(ids)
+            return Described({g: ConsumerGroup(g, "Stable", group_type, "x", group_type=group_type) for g in ids})
 
-    monkeypatch.setitem(group_types.DESCRIBERS, "consumer", describe_consumer)
+        return describe
+
+    def share_offsets(admin: Any, ids: list[str]) -> tuple[dict[str, Any], list[Any]]:
+        calls["share_offsets"].append(ids)
+        return {g: {("orders", 0): ShareOffset(start_offset=3, lag=2)} for g in ids}, []
+
+    for group_type in ("consumer", "share", "streams"):
+        monkeypatch.setitem(group_types.DESCRIBERS, group_type, describer(group_type))  # type: ignore[arg-type]
+    monkeypatch.setattr(groups_collector, "share_offsets", share_offsets)
     admin = TypedAdmin(TYPES)
 
     class Factory:
@@ -191,14 +200,17 @@ def test_each_type_is_described_by_its_own_api_and_uncollected_types_keep_their_
             return admin
 
     snap = GroupCollector("c1", Factory()).collect()  # type: ignore[arg-type]
-    assert admin.described_classic == [["a-classic"]] and consumer_calls == [["b-consumer"]]
-    assert {g.group_id: g.group_type for g in snap.groups} == {"a-classic": "classic", "b-consumer": "consumer"}
-    assert [(i.group_id, i.kind) for i in snap.issues] == [
-        ("c-share", "type_not_collected"),
-        ("d-streams", "type_not_collected"),
-    ]
-    assert "share groups are not described yet" in snap.issues[0].problem
-    assert admin.offset_calls == [["a-classic", "b-consumer", "c-share", "d-streams"]]
+    assert admin.described_classic == [["a-classic"]]
+    assert calls == {
+        "consumer": [["b-consumer"]], "share": [["c-share"]], "streams": [["d-streams"]],
+        "share_offsets": [["c-share"]],
+    }  # fmt: skip
+    assert {g.group_id: g.group_type for g in snap.groups} == TYPES
+    assert snap.issues == ()
+    # a share group commits nothing: OffsetFetch is not asked for it, DescribeShareGroupOffsets is
+    assert admin.offset_calls == [["a-classic", "b-consumer", "d-streams"]]
+    share_rows = [o for o in snap.offsets if o.group_id == "c-share"]
+    assert [(o.committed_offset, o.start_offset, o.lag, o.no_commit) for o in share_rows] == [(None, 3, 2, False)]
     assert {o.group_id for o in snap.offsets} == set(TYPES)  # nobody's offsets are lost
     assert not any(g.state == "Dead" for g in snap.groups)
 

@@ -5,8 +5,9 @@ Round trips per collection, whatever the number of groups and partitions: one Li
 broker (v5 on Kafka 4 also says each group's type); per batch of `batch_size` groups, one
 FindCoordinator (cached after the first), one describe request per group type present (the
 API of that type, `sources.groups.types`: DescribeGroups for classic groups,
-ConsumerGroupDescribe for consumer-protocol ones) and one OffsetFetch (v8+: many groups per
-request) per coordinator; one Metadata for the referenced topics; one ListOffsets per partition
+ConsumerGroupDescribe for consumer-protocol ones, ShareGroupDescribe and StreamsGroupDescribe)
+and one OffsetFetch (v8+: many groups per request; DescribeShareGroupOffsets for share groups,
+which commit none) per coordinator; one Metadata for the referenced topics; one ListOffsets per partition
 leader. A batch that fails
 is retried group by group so one bad group becomes a `GroupIssue`, not a crash; a cluster
 that cannot be reached at all raises `KafkaUnreachable`.
@@ -36,9 +37,12 @@ from kafka_ops.sources.groups.model import (
     GroupIssue,
     GroupOffset,
     GroupSnapshot,
+    ShareOffset,
     TopicPartition,
     offset_rows,
+    share_offset_rows,
 )
+from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.types import DESCRIBERS, group_type_of
 
 log = logging.getLogger(__name__)
@@ -49,6 +53,7 @@ DEFAULT_BATCH_SIZE = 200
 RETRIES = 5
 RETRY_BACKOFF_S = 0.25  # then 0.5, 1, 2: about 4 s in all
 UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
+SHARE = "share"
 
 
 def _by_type(batch: list[str], group_types: Mapping[str, str]) -> dict[str, list[str]]:
@@ -186,17 +191,29 @@ class _Run:
         group_ids = sorted(group_types)
         described: dict[str, ConsumerGroup] = {}
         committed: dict[str, dict[TopicPartition, Commit]] = {}
+        shared: dict[str, dict[TopicPartition, ShareOffset]] = {}
         size = self.collector.batch_size
         for start in range(0, len(group_ids), size):
             batch = group_ids[start : start + size]
-            for group_type, ids in _by_type(batch, group_types).items():
+            by_type = _by_type(batch, group_types)
+            for group_type, ids in by_type.items():
                 described.update(self._batched("describe", ids, self._describer(group_type)))
-            committed.update(self._batched("offsets", batch, self._offsets))
+            # a share group commits no offsets: its start offsets and lag have their own API
+            share_ids = by_type.pop(SHARE, [])
+            if share_ids:
+                shared.update(self._batched("offsets", share_ids, self._share_offsets))
+            others = [g for ids in by_type.values() for g in ids]
+            if others:
+                committed.update(self._batched("offsets", others, self._offsets))
         groups = tuple(described[g] for g in group_ids if g in described)
         referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
+        referenced |= {tp for s in shared.values() for tp in s}
         existing, end_offsets = self._end_offsets({t for t, _ in referenced})
         offsets: list[GroupOffset] = []
         for group_id in group_ids:
+            if group_id in shared:
+                offsets += share_offset_rows(group_id, shared[group_id], existing, end_offsets)
+                continue
             group = described.get(group_id)
             assigned = group.assigned if group is not None else set()
             offsets += offset_rows(group_id, committed.get(group_id, {}), assigned, existing, end_offsets)
@@ -257,6 +274,11 @@ class _Run:
             log.warning("%s of %s groups failed (%r); retrying them one by one", kind, len(batch), e)
         for group_id in batch:
             yield from self._batched(kind, [group_id], fetch)
+
+    def _share_offsets(self, batch: list[str]) -> dict[str, dict[TopicPartition, ShareOffset]]:
+        found, issues = share_offsets(self.admin, batch)
+        self.issues += issues
+        return found
 
     def _offsets(self, batch: list[str]) -> dict[str, dict[TopicPartition, Commit]]:
         fetched = self.admin.list_group_offsets({g: None for g in batch})

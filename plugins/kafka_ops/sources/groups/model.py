@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Literal
 
 TopicPartition = tuple[str, int]
+Task = tuple[str, int]
+"""A Kafka Streams task: (subtopology id, partition), e.g. ("0", 2) for task 0_2."""
 
 STABLE = "Stable"
 
@@ -20,6 +22,15 @@ GroupType = Literal["classic", "consumer", "share", "streams"]
 GROUP_TYPES: tuple[GroupType, ...] = ("classic", "consumer", "share", "streams")
 """ListGroups v5's group types (KIP-848). A broker without v5 (Kafka before 4, ZooKeeper clusters)
 has only classic groups."""
+
+
+@dataclass(frozen=True, slots=True)
+class StreamsTasks:
+    """The tasks a streams-group member holds, or is to hold, by kind; each sorted."""
+
+    active: tuple[Task, ...] = ()
+    standby: tuple[Task, ...] = ()
+    warmup: tuple[Task, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,10 +61,16 @@ class GroupMember:
     subscribed_topics: tuple[str, ...] | None = None
     subscribed_regex: str | None = None
     target_assignment: tuple[TopicPartition, ...] | None = None
+    process_id: str | None = None
+    tasks: StreamsTasks | None = None
+    target_tasks: StreamsTasks | None = None
 
     @property
     def reconciling(self) -> bool:
-        """Its assignment is not yet its target (only consumer-protocol members have a target)."""
+        """Its assignment is not yet its target (only consumer-protocol and streams members have a
+        target; a streams member's tasks, standby and warmup included, are compared)."""
+        if self.tasks is not None and self.tasks != self.target_tasks:
+            return True
         return self.target_assignment is not None and self.assignment != self.target_assignment
 
 
@@ -66,9 +83,16 @@ class ConsumerGroup:
     client protocol, e.g. `range`, empty when no generation is active; consumer: the broker's
     assignor, e.g. `uniform`).
 
-    `group_epoch` and `assignment_epoch` exist for consumer-protocol groups only (None for
-    classic ones): the group epoch moves with every membership or subscription change, the
-    assignment epoch catches up once the assignor has computed the target for it."""
+    `group_epoch` and `assignment_epoch` exist for consumer-protocol, share and streams groups
+    (None for classic ones): the group epoch moves with every membership or subscription change,
+    the assignment epoch (a streams group's target assignment epoch) catches up once the assignor
+    has computed the target for it. `topology_epoch` is a streams group's only.
+
+    Share groups (KIP-932): protocol type `share`, assignor `simple`, state `Stable`, `Empty` or
+    `Dead`; members hold partitions with no target (the broker assigns at once). Streams groups
+    (KIP-1071): protocol type `streams`, assignor e.g. `sticky`, state `Stable`, `Empty`,
+    `Assigning`, `Reconciling`, `NotReady` or `Dead`; each member's `tasks` and `target_tasks`,
+    and its `assignment` / `target_assignment` are the input partitions of its active tasks."""
 
     group_id: str
     state: str
@@ -78,6 +102,7 @@ class ConsumerGroup:
     group_type: GroupType = "classic"
     group_epoch: int | None = None
     assignment_epoch: int | None = None
+    topology_epoch: int | None = None
 
     @property
     def assigned(self) -> set[TopicPartition]:
@@ -97,6 +122,12 @@ class GroupOffset:
     clamped at 0 when the commit is above the end (`committed_above_end`); it is None when
     either side is unknown: no commit (`no_commit`), the topic or partition no longer exists
     (`topic_deleted`), or its end offset could not be read (a collection issue says why).
+
+    A share group (KIP-932) commits no offsets: its rows come from DescribeShareGroupOffsets,
+    with `committed_offset` None (and `no_commit` False) and `start_offset` the share-partition
+    start offset (every record below it is acknowledged or archived; records above it may be too,
+    one by one). Their `lag` is the broker's own (v1+: records not yet acknowledged, which
+    `end_offset - start_offset` would overstate), None when the broker does not report it.
     """
 
     group_id: str
@@ -109,6 +140,7 @@ class GroupOffset:
     no_commit: bool = False
     committed_above_end: bool = False
     topic_deleted: bool = False
+    start_offset: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +222,42 @@ def offset_rows(
                 no_commit=offset is None,
                 committed_above_end=above,
                 topic_deleted=deleted,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ShareOffset:
+    """A share group's position on one partition as DescribeShareGroupOffsets returns it: the
+    share-partition start offset and the broker's lag (None before v1, or when it says -1)."""
+
+    start_offset: int
+    lag: int | None
+
+
+def share_offset_rows(
+    group_id: str,
+    offsets: Mapping[TopicPartition, ShareOffset],
+    existing: set[TopicPartition] | frozenset[TopicPartition],
+    end_offsets: Mapping[TopicPartition, int],
+) -> list[GroupOffset]:
+    """A share group's rows, sorted by (topic, partition): one per partition it has a start
+    offset on (`GroupOffset` says what its fields hold for share groups)."""
+    rows = []
+    for tp in sorted(offsets):
+        deleted = tp not in existing
+        rows.append(
+            GroupOffset(
+                group_id=group_id,
+                topic=tp[0],
+                partition=tp[1],
+                committed_offset=None,
+                metadata=None,
+                end_offset=None if deleted else end_offsets.get(tp),
+                lag=None if deleted else offsets[tp].lag,
+                topic_deleted=deleted,
+                start_offset=offsets[tp].start_offset,
             )
         )
     return rows

@@ -9,7 +9,7 @@ import pyarrow as pa
 from kafka_ops import __version__
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE, GROUP_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.sources.groups.model import GroupSnapshot, TopicPartition
+from kafka_ops.sources.groups.model import GroupSnapshot, StreamsTasks, TopicPartition
 
 
 def _table(name: str, snap: GroupSnapshot, rows: list[dict[str, Any]]) -> pa.Table:
@@ -25,7 +25,8 @@ def group_batch(snap: GroupSnapshot) -> Batch:
             {"group_id": g.group_id, "state": g.state, "protocol_type": g.protocol_type,
              "assignor": g.assignor, "member_count": len(g.members), "group_type": g.group_type,
              "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
-             "reconciling_member_count": g.reconciling_members if g.group_epoch is not None else None}
+             "reconciling_member_count": g.reconciling_members if g.group_epoch is not None else None,
+             "topology_epoch": g.topology_epoch}
             for g in snap.groups
         ],
         "group_members": [
@@ -35,7 +36,8 @@ def group_batch(snap: GroupSnapshot) -> Batch:
              "subscription": m.subscription, "member_epoch": m.member_epoch, "rack": m.rack,
              "subscribed_topics": m.subscribed_topics, "subscribed_regex": m.subscribed_regex,
              "target_partitions": _partitions(m.target_assignment),
-             "reconciling": m.reconciling if m.target_assignment is not None else None}
+             "reconciling": m.reconciling if m.target_assignment is not None else None,
+             "process_id": m.process_id, "tasks": _tasks(m.tasks), "target_tasks": _tasks(m.target_tasks)}
             for g in snap.groups
             for m in g.members
         ],
@@ -43,7 +45,7 @@ def group_batch(snap: GroupSnapshot) -> Batch:
             {"group_id": o.group_id, "topic": o.topic, "partition": o.partition,
              "committed_offset": o.committed_offset, "end_offset": o.end_offset, "lag": o.lag,
              "no_commit": o.no_commit, "committed_above_end": o.committed_above_end,
-             "topic_deleted": o.topic_deleted}
+             "topic_deleted": o.topic_deleted, "start_offset": o.start_offset}
             for o in snap.offsets
         ],
         "partition_end_offsets": [
@@ -59,6 +61,13 @@ def group_batch(snap: GroupSnapshot) -> Batch:
 
 def _partitions(partitions: tuple[TopicPartition, ...] | None) -> list[dict[str, Any]] | None:
     return None if partitions is None else [{"topic": t, "partition": p} for t, p in partitions]
+
+
+def _tasks(tasks: StreamsTasks | None) -> list[dict[str, Any]] | None:
+    if tasks is None:
+        return None
+    kinds = {"active": tasks.active, "standby": tasks.standby, "warmup": tasks.warmup}
+    return [{"kind": k, "subtopology": s, "partition": p} for k, ids in kinds.items() for s, p in ids]
 
 
 def _commit_row(snap: GroupSnapshot) -> dict[str, Any]:

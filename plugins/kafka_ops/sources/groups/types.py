@@ -15,6 +15,8 @@ from kafka.admin import KafkaAdminClient
 from kafka_ops.sources.groups.classic import describe_classic
 from kafka_ops.sources.groups.consumer import describe_consumer
 from kafka_ops.sources.groups.model import GROUP_TYPES, Described, GroupType
+from kafka_ops.sources.groups.share import describe_share
+from kafka_ops.sources.groups.streams import describe_streams
 
 Describer = Callable[[KafkaAdminClient, list[str]], Described]
 """Describes a batch of groups of its type: `(admin, group ids) -> Described`. May raise a
@@ -23,6 +25,8 @@ kafka-python error (the collector retries the batch, then each group alone)."""
 DESCRIBERS: dict[GroupType, Describer] = {
     "classic": describe_classic,
     "consumer": describe_consumer,
+    "share": describe_share,
+    "streams": describe_streams,
 }
 
 CLASSIC: GroupType = "classic"
