@@ -40,6 +40,7 @@ from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 
 CONSUMER = "consumer"
+CLASSIC = "classic"
 STABLE = "Stable"
 
 WHATIF_SCHEMA = (
@@ -55,8 +56,14 @@ RECOMMENDATION_SCHEMA = (
 
 
 def groups_today(groups: DataFrame, members: DataFrame, context: Context) -> list[GroupToday]:
-    """The latest collection's Stable consumer-protocol groups with their members' metadata."""
-    stable = latest(groups, context).where((F.col("state") == STABLE) & (F.col("protocol_type") == CONSUMER))
+    """The latest collection's Stable classic groups of the consumer protocol type with their
+    members' metadata. A group of the consumer protocol of KIP-848 (`group_type` consumer) is
+    assigned by the broker, not by a client assignor: the client-side what-if does not apply."""
+    stable = latest(groups, context).where(
+        (F.col("state") == STABLE)
+        & (F.col("protocol_type") == CONSUMER)
+        & (F.coalesce(F.col("group_type"), F.lit(CLASSIC)) == CLASSIC)  # null: collected before group types
+    )
     rows = (
         latest(members, context)
         .join(stable.select("group_id", "assignor"), "group_id")

@@ -15,7 +15,7 @@ from tests.unit.detectors.frames import AT
 
 GROUPS = (
     "snapshot_id string, captured_at timestamp, group_id string, state string, protocol_type string, "
-    "assignor string, member_count int"
+    "assignor string, member_count int, group_type string"
 )
 MEMBERS = (
     "snapshot_id string, captured_at timestamp, group_id string, member_id string, group_instance_id string, "
@@ -57,8 +57,11 @@ def offset(group: str, topic: str, p: int, committed: int | None, end: int | Non
     return (sid(minutes), minutes_ago(minutes), group, topic, p, committed, end, lag, committed is None, above, False)
 
 
-def group(group_id: str, state: str = "Stable", assignor: str = "range", members: int = 1, minutes: float = 0) -> Row:
-    return (sid(minutes), minutes_ago(minutes), group_id, state, "consumer", assignor, members)
+def group(
+    group_id: str, state: str = "Stable", assignor: str = "range", members: int = 1, minutes: float = 0,
+    group_type: str = "classic",
+) -> Row:  # fmt: skip
+    return (sid(minutes), minutes_ago(minutes), group_id, state, "consumer", assignor, members, group_type)
 
 
 def member(

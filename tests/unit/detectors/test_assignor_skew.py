@@ -142,7 +142,7 @@ def test_groups_skipped(spark: SparkSession) -> None:
         group("empty", "Empty", "", 0),
         group("single", "Stable", "range", 1),
         group("moving", "PreparingRebalance", "range", 2),
-        ("m0", AT, "connect", "Stable", "connect", "sessioned", 2),
+        ("m0", AT, "connect", "Stable", "connect", "sessioned", 2, "classic"),
         group("old", "Stable", "range", 2, minutes=10),  # Stable only in an older collection
     ]
     members = [
