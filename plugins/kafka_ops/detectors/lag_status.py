@@ -16,25 +16,28 @@ commit time. The adaptation:
   observed and carrying the lag of that first observation.
 * "now" is the latest collection's capture time; the current lag is the latest sample's lag.
 
-The rules, in the order `../shared/REFERENCE.md` states them (Burrow's current evaluator, where
-STOP is checked first):
+The rules, exactly as `../shared/REFERENCE.md` states them (Burrow's current evaluator, where STOP
+is checked first, with the corrections made there), first match wins:
 
-1. OK when the current lag <= `thresholds.lag_allowed` (nothing is waiting: Burrow's "unless the
-   broker end offset has not moved past it").
-2. STOP when now - t(last commit) > t(last commit) - t(first commit): no new offset for longer than
-   the window spans. Burrow's STALL is "the same offset committed over and over"; we cannot tell
-   repeated commits from none, so membership decides instead: when a live member has the
-   partition assigned now (the latest `group_members` assignment of a group whose latest state is
-   Stable), the consumer is there but not moving, and the status is STALL.
-3. REWIND when the committed offset ever decreased between consecutive samples.
-4. OK when any *sample* in the window had lag 0 (the consumer caught up within the window).
-5. STALL when every commit of the window is the same offset (after rule 2 this needs the window to
-   span no time at all; kept for fidelity).
-6. WARN when the lag never decreased from one commit to the next.
+1. OK when the current lag <= `thresholds.lag_allowed`.
+2. STOP when now - t(last commit) > t(last commit) - t(first commit) (strictly): no new offset for
+   longer than the window spans; unless an end offset recorded in the window is <= the current
+   committed offset (the consumer was at the head recently: Burrow #303), and then evaluation goes
+   on. Burrow's STALL is "the same offset committed over and over"; we cannot tell repeated commits
+   from none, so membership decides instead: when a live member has the partition assigned now
+   (the latest `group_members` assignment of a group whose latest state is Stable), the consumer is
+   there but not moving, and the status is STALL.
+3. REWIND at the first place (in time) where the committed offset is lower than the one before it,
+   unless a later committed offset gets back to (>=) that earlier offset: a rewind that recovered is
+   not REWIND, and later rewinds are not examined.
+4. OK when any sample in the window had a lag <= `thresholds.lag_allowed`.
+5. STALL when every commit of the window is the same offset (a single commit counts).
+6. WARN when the lag never strictly decreased from one commit to the next (equal lags warn).
 7. OK otherwise.
 
-With fewer than 2 samples the status is OK (nothing to compare) and `complete` < 1; `complete` is
-always samples / lag_window, Burrow's measure of how full the ring is.
+With fewer than 2 samples the status is OK (nothing to compare: Burrow's ring fills with commits
+seconds apart, our first sample is the moment we started watching) and `complete` < 1; `complete`
+is always samples / lag_window, Burrow's measure of how full the ring is.
 
 Findings table `lag_status_partitions`, one row per evaluated partition: snapshot_id, group_id,
 topic, partition, status (OK, WARN, STOP, STALL, REWIND), committed_offset, end_offset and lag
@@ -48,10 +51,9 @@ or with evaluated partitions: snapshot_id, group_id, state (latest; null if the 
 described), status (Burrow's roll-up: the worst partition, STOP/STALL/REWIND counting as ERR;
 OK < WARN < ERR; OK for a group without evaluated partitions), partition_count, total_lag,
 max_lag_topic, max_lag_partition and max_lag (the partition with the largest lag, ties to the
-smallest topic and partition), ok/warn/stop/stall/rewind_partitions (counts), complete (the
-smallest partition `complete`: null without partitions; Burrow counts the share of complete
-partitions instead), severity (OK: ok, WARN: warning, ERR: critical) and `cause`, one line about
-the worst kind of partition present (Burrow's order: REWIND > STALL > STOP > WARN), e.g.
+smallest topic and partition), ok/warn/stop/stall/rewind_partitions (counts), complete
+(Burrow's: the share of partitions whose window is full; null without partitions), severity (OK:
+ok, WARN: warning, ERR: critical) and `cause`, one line about the worst kind of partition present (Burrow's order: REWIND > STALL > STOP > WARN), e.g.
 "3 partitions STOP: no new commit for 25 min while lag grew to 4,000"; then consumer_quota_bytes_per_s and
 consumer_quota_entity, the lowest client quota (`consumer_byte_rate`) that applies to one of the group's
 members and the quota entity that sets it (null without one: see `consumer_quotas`). A lagging group's
@@ -93,8 +95,10 @@ def _mapped(column: str, mapping: Mapping[str, object]) -> Column:
 def windows(offsets: DataFrame, context: Context) -> DataFrame:
     """Each evaluated partition's window: its last `lag_window` samples (KEY, captured_at,
     committed_offset, end_offset, lag, `rank` = 1 for the newest), with `new_commit` (the offset
-    differs from the sample before), `rewound` (it is lower) and `commit_lag_fell` (on a new commit:
-    its lag is below the previous commit's)."""
+    differs from the sample before), `rewound` (it is lower), `unrecovered` (on a rewound sample: no
+    sample from this one on gets back to the offset before it), `commit_lag_fell` (on a new commit:
+    its lag is below the previous commit's) and `at_head` (this sample's end offset is <= the current
+    committed offset: Burrow's "recent lag zero")."""
     samples = offsets.where(F.col("committed_offset").isNotNull() & F.col("lag").isNotNull())
     current = latest(samples, context).select(*KEY)
     newest_first = Window.partitionBy(*KEY).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))
@@ -106,10 +110,13 @@ def windows(offsets: DataFrame, context: Context) -> DataFrame:
     )  # fmt: skip
     in_order = Window.partitionBy(*KEY).orderBy("rank")
     previous = F.lead("committed_offset").over(in_order)  # ranks count backwards in time
+    since = in_order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     flagged = window.select(
         "*",
         F.coalesce(previous != F.col("committed_offset"), F.lit(True)).alias("new_commit"),
         F.coalesce(F.col("committed_offset") < previous, F.lit(False)).alias("rewound"),
+        F.coalesce(F.max("committed_offset").over(since) < previous, F.lit(False)).alias("unrecovered"),
+        (F.col("end_offset") <= F.first("committed_offset").over(in_order)).alias("at_head"),
     )
     # the previous commit's lag: the lag of the latest earlier sample that started a commit
     earlier = in_order.rowsBetween(1, Window.unboundedFollowing)
@@ -137,14 +144,15 @@ def _owners(members: DataFrame, groups: DataFrame, context: Context) -> DataFram
 def _status(context: Context) -> Column:
     now = _micros(context.captured_at)
     last, first = _micros("last_commit_at"), _micros("first_at")
-    stopped = now - last > last - first
+    stopped = (now - last > last - first) & ~F.col("was_at_head")
+    allowed = context.thresholds.lag_allowed
     return (
         F.when(F.col("samples") < 2, "OK")
-        .when(F.col("lag") <= context.thresholds.lag_allowed, "OK")
+        .when(F.col("lag") <= allowed, "OK")
         .when(stopped & F.coalesce(F.col("live"), F.lit(False)), "STALL")
         .when(stopped, "STOP")
-        .when(F.col("rewound"), "REWIND")
-        .when(F.col("zero_seen"), "OK")
+        .when(F.coalesce(F.col("first_rewind.unrecovered"), F.lit(False)), "REWIND")
+        .when(F.col("min_lag") <= allowed, "OK")
         .when(F.col("commits") == 1, "STALL")
         .when(~F.col("lag_fell"), "WARN")
         .otherwise("OK")
@@ -158,8 +166,10 @@ def detect_partitions(offsets: DataFrame, members: DataFrame, groups: DataFrame,
         .groupBy(*KEY)
         .agg(
             F.count("*").alias("samples"),
-            F.bool_or(F.col("lag") == 0).alias("zero_seen"),
-            F.bool_or("rewound").alias("rewound"),
+            F.min("lag").alias("min_lag"),
+            F.bool_or("at_head").alias("was_at_head"),
+            # the oldest rewind (ranks count backwards) and whether it recovered
+            F.max(F.when(F.col("rewound"), F.struct("rank", "unrecovered"))).alias("first_rewind"),
             F.bool_or("commit_lag_fell").alias("lag_fell"),
             F.count_if("new_commit").alias("commits"),
             F.min("captured_at").alias("first_at"),
@@ -272,7 +282,7 @@ def detect_groups(partitions: DataFrame, groups: DataFrame, context: Context) ->
         F.sum("lag").alias("total_lag"),
         F.min(F.struct((-F.col("lag")).alias("minus_lag"), "topic", "partition")).alias("max_lag_at"),
         *count.values(),
-        F.min("complete").alias("complete"),
+        F.avg((F.col("complete") >= 1).cast("double")).alias("complete"),
         F.max("code").alias("worst"),
         F.first("head_code").alias("head_code"),
         F.count_if(is_head).cast("int").alias("head_count"),

@@ -25,8 +25,9 @@ from tests.unit.detectors.group_frames import (
 Series = list[tuple[float, int, int]]
 """(minutes before now, committed offset, end offset) per collection."""
 
-# lag 50, 50, 100, 150, 200: the offset stopped moving 30 minutes ago, the window spans 10
-STOPPED: Series = [(40, 100, 150), (30, 200, 250), (20, 200, 300), (10, 200, 350), (0, 200, 400)]
+# lag 101, 50, 100, 150, 200: the offset stopped moving 30 minutes ago, the window spans 10; every
+# end offset in the window is above the current commit (200), so Burrow #303's escape does not apply
+STOPPED: Series = [(40, 100, 201), (30, 200, 250), (20, 200, 300), (10, 200, 350), (0, 200, 400)]
 
 
 def history(group_id: str, topic: str, p: int, series: Series) -> list[Row]:
@@ -62,10 +63,10 @@ def test_stop_full_row(spark: SparkSession) -> None:
     # an Empty group that stopped committing: no member, STOP
     partitions, groups = detect(spark, history("g", "t", 0, STOPPED), [group("g", "Empty", "", 0)])
     expect(spark, partitions, [
-        ("m0", "g", "t", 0, "STOP", 200, 400, 200, 50, 200, 5, 0.5, minutes_ago(30), None, "critical"),
+        ("m0", "g", "t", 0, "STOP", 200, 400, 200, 101, 200, 5, 0.5, minutes_ago(30), None, "critical"),
     ])  # fmt: skip
     expect(spark, groups, [
-        ("m0", "g", "Empty", "ERR", 1, 200, "t", 0, 200, 0, 0, 1, 0, 0, 0.5, "critical",
+        ("m0", "g", "Empty", "ERR", 1, 200, "t", 0, 200, 0, 0, 1, 0, 0, 0.0, "critical",
          "1 partition STOP: no new commit for 30 min while lag grew to 200", None, None),
     ])  # fmt: skip
 
@@ -115,16 +116,67 @@ def test_rewind_group_cause(spark: SparkSession) -> None:
     ])  # fmt: skip
 
 
+def test_a_rewind_that_recovered_is_not_rewind(spark: SparkSession) -> None:
+    # back from 200 to 100, then on to 250 (>= 200): the rewind recovered; lag 100, 250, 150: OK
+    found = statuses(spark, [(20, 200, 300), (10, 100, 350), (0, 250, 400)])
+    expect(spark, found, [("OK", "ok", 3, 0.3)])
+
+
+def test_recovering_to_exactly_the_earlier_offset_counts(spark: SparkSession) -> None:
+    # back from 200 to 100, then to 200 again: recovered (>=); lag 100, 250, 250 never fell: WARN
+    found = statuses(spark, [(20, 200, 300), (10, 100, 350), (0, 200, 450)])
+    expect(spark, found, [("WARN", "warning", 3, 0.3)])
+
+
+def test_only_the_first_rewind_is_examined(spark: SparkSession) -> None:
+    # first rewind 300 -> 200 recovered (400); the later one (400 -> 350, never recovered) is not
+    # examined, and the lag fell (320 -> 160): OK
+    series: Series = [(30, 300, 500), (20, 200, 520), (10, 400, 560), (0, 350, 600)]
+    expect(spark, statuses(spark, series), [("OK", "ok", 4, 0.4)])
+    # the first rewind unrecovered: REWIND whatever comes after
+    series = [(30, 300, 500), (20, 200, 520), (10, 250, 560), (0, 299, 600)]
+    expect(spark, statuses(spark, series), [("REWIND", "critical", 4, 0.4)])
+
+
+def test_any_sample_within_the_allowed_lag_is_ok(spark: SparkSession) -> None:
+    # lag 30, 100, 170 never falls, but the first is within lag_allowed (30 <= 30): OK; at 29: WARN
+    series: Series = [(20, 100, 130), (10, 150, 250), (0, 200, 370)]
+    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_allowed=30)), [("OK", "ok", 3, 0.3)])
+    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_allowed=29)), [("WARN", "warning", 3, 0.3)])
+
+
+def test_equal_lags_warn(spark: SparkSession) -> None:
+    # lag 100, 100, 100 on new commits: never strictly decreasing
+    found = statuses(spark, [(20, 100, 200), (10, 150, 250), (0, 200, 300)])
+    expect(spark, found, [("WARN", "warning", 3, 0.3)])
+
+
 def test_stop_comes_before_rewind(spark: SparkSession) -> None:
     # went back to 100 thirty minutes ago and stayed there: it rewound, but it has stopped since
     found = statuses(spark, [(40, 200, 300), (30, 100, 300), (20, 100, 350), (10, 100, 400), (0, 100, 450)])
     expect(spark, found, [("STOP", "critical", 5, 0.5)])
 
 
-def test_a_stop_is_a_stop_even_after_catching_up(spark: SparkSession) -> None:
-    # caught up 30 minutes ago, then nothing more committed while lag grew
+def test_the_head_escape_lasts_while_the_caught_up_sample_is_in_the_window(spark: SparkSession) -> None:
+    # at the head (end 100) forty minutes ago, then 150 committed and nothing more while lag grew: the
+    # end offset 100 <= the current commit 150 keeps it from STOP while that sample is in the window (OK by
+    # rule 4: lag 0 seen); a window of 4 no longer holds it: STOP
+    series: Series = [(40, 100, 100), (30, 150, 200), (20, 150, 250), (10, 150, 300), (0, 150, 350)]
+    expect(spark, statuses(spark, series), [("OK", "ok", 5, 0.5)])
+    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_window=4)), [("STOP", "critical", 4, 1.0)])
+
+
+def test_at_the_head_recently_is_not_stop(spark: SparkSession) -> None:
+    # Burrow #303: no new commit for longer than the window spans, but an end offset in the window (100)
+    # is <= the current commit: the consumer was at the head recently, evaluation goes on (rule 4: lag 0 seen)
     found = statuses(spark, [(30, 100, 100), (20, 100, 150), (10, 100, 200), (0, 100, 250)])
-    expect(spark, found, [("STOP", "critical", 4, 0.4)])
+    expect(spark, found, [("OK", "ok", 4, 0.4)])
+
+
+def test_at_the_head_recently_goes_on_to_the_other_rules(spark: SparkSession) -> None:
+    # the escape applies (end 120 <= commit 150) but the lag never fell from one commit to the next: WARN
+    found = statuses(spark, [(40, 100, 120), (30, 150, 200), (20, 150, 250), (10, 150, 300), (0, 150, 350)])
+    expect(spark, found, [("WARN", "warning", 5, 0.5)])
 
 
 def test_lag_zero_in_any_sample_is_ok(spark: SparkSession) -> None:
@@ -186,7 +238,7 @@ def test_group_roll_up(spark: SparkSession) -> None:
         *history("g", "a", 0, [(20, 100, 150), (10, 150, 150), (0, 200, 210)]),
         *history("g", "a", 1, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
         *history("g", "b", 0, STOPPED),
-        *history("g", "b", 1, [(40, 1000, 1100), (30, 1200, 1300), (20, 1200, 2000), (10, 1200, 3000),
+        *history("g", "b", 1, [(40, 1000, 1201), (30, 1200, 1300), (20, 1200, 2000), (10, 1200, 3000),
                                (0, 1200, 5200)]),
         # w: a WARN partition, and a partition seen for the first time (complete 0.1)
         *history("w", "a", 0, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
@@ -195,9 +247,9 @@ def test_group_roll_up(spark: SparkSession) -> None:
     groups = [group("g", "Empty", "", 0), group("w", "Stable", "range", 1), group("idle", "Empty", "", 0)]
     _, found = detect(spark, offsets, groups)
     expect(spark, found, [
-        ("m0", "g", "Empty", "ERR", 4, 4330, "b", 1, 4000, 1, 1, 2, 0, 0, 0.3, "critical",
+        ("m0", "g", "Empty", "ERR", 4, 4330, "b", 1, 4000, 1, 1, 2, 0, 0, 0.0, "critical",
          "2 partitions STOP: no new commit for 30 min while lag grew to 4,000", None, None),
-        ("m0", "w", "Stable", "WARN", 2, 130, "a", 0, 120, 1, 1, 0, 0, 0, 0.1, "warning",
+        ("m0", "w", "Stable", "WARN", 2, 130, "a", 0, 120, 1, 1, 0, 0, 0, 0.0, "warning",
          "1 partition WARN: lag never decreased from one commit to the next, lag up to 120", None, None),
         ("m0", "idle", "Empty", "OK", 0, 0, None, None, None, 0, 0, 0, 0, 0, None, "ok",
          "no committed partition with a known lag", None, None),
@@ -208,8 +260,15 @@ def test_ok_group_cause(spark: SparkSession) -> None:
     offsets = history("g", "a", 0, [(10, 100, 150), (0, 150, 150)]) + history("g", "a", 1, [(0, 5, 1005)])
     _, found = detect(spark, offsets, [group("g")])
     expect(spark, found.select("status", "max_lag", "complete", "cause"), [
-        ("OK", 1000, 0.1, "2 partitions OK: total lag 1,000"),
+        ("OK", 1000, 0.0, "2 partitions OK: total lag 1,000"),
     ])  # fmt: skip
+
+
+def test_group_complete_is_the_share_of_partitions_with_a_full_window(spark: SparkSession) -> None:
+    # Burrow: complete = complete partitions / partitions; a window of 2 is full for a/0 only
+    offsets = history("g", "a", 0, [(10, 100, 150), (0, 150, 150)]) + history("g", "a", 1, [(0, 5, 1005)])
+    _, found = detect(spark, offsets, [group("g")], thresholds=Thresholds(lag_window=2))
+    expect(spark, found.select("status", "complete"), [("OK", 0.5)])
 
 
 def test_empty_input(spark: SparkSession) -> None:
