@@ -48,16 +48,17 @@ WARN: warning, STOP/STALL/REWIND: critical).
 
 Findings table `lag_status_groups`, one row per group of the latest collection (`consumer_groups`)
 or with evaluated partitions: snapshot_id, group_id, state (latest; null if the group was not
-described), status (Burrow's roll-up: the worst partition, STOP/STALL/REWIND counting as ERR;
-OK < WARN < ERR; OK for a group without evaluated partitions), partition_count, total_lag,
-max_lag_topic, max_lag_partition and max_lag (the partition with the largest lag, ties to the
-smallest topic and partition), ok/warn/stop/stall/rewind_partitions (counts), complete
-(Burrow's: the share of partitions whose window is full; null without partitions), severity (OK:
-ok, WARN: warning, ERR: critical) and `cause`, one line about the worst kind of partition present (Burrow's order: REWIND > STALL > STOP > WARN), e.g.
-"3 partitions STOP: no new commit for 25 min while lag grew to 4,000"; then consumer_quota_bytes_per_s and
-consumer_quota_entity, the lowest client quota (`consumer_byte_rate`) that applies to one of the group's
-members and the quota entity that sets it (null without one: see `consumer_quotas`). A lagging group's
-cause names it, so a quota holding consumers back reads differently from a slow consumer.
+described), status (Burrow's roll-up: the worst partition, STOP/STALL/REWIND counting as ERR; OK <
+WARN < ERR; OK for a group without evaluated partitions), partition_count, total_lag, max_lag_topic,
+max_lag_partition and max_lag (the partition with the largest lag, ties to the smallest topic and
+partition), ok/warn/stop/stall/rewind_partitions (counts), complete (Burrow's: the share of
+partitions whose window is full; null without partitions), severity (OK: ok, WARN: warning, ERR:
+critical) and `cause`, one line about the worst kind of partition present (Burrow's order: REWIND >
+STALL > STOP > WARN), e.g. "3 partitions STOP: no new commit for 25 min while lag grew to 4,000";
+then consumer_quota_bytes_per_s and consumer_quota_entity, the lowest client quota
+(`consumer_byte_rate`) that applies to one of the group's members and the quota entity that sets it
+(null without one: see `consumer_quotas`). A lagging group's cause names it, so a quota holding
+consumers back reads differently from a slow consumer.
 """
 
 from __future__ import annotations
