@@ -15,6 +15,10 @@
  * in "names", partition lists as flat [nameIndex, partition, nameIndex, partition, ...]; a cluster is
  * sent once under an id and kept (the last few) for later requests; and the parsed request tree is
  * dropped before Kafka's assign() runs so the collector need not carry it.
+ *
+ * The broker-side assignors of the consumer protocol (ServerAssignorBridge, Kafka 4.x's group
+ * coordinator) run in the same JVM, in a class loader of their own over Kafka 4.x's jars, loaded on
+ * the first "load_server_assignors" request; "server_assign" requests go to them.
  */
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -56,6 +60,10 @@ import java.io.PrintStream;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Paths;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -69,6 +77,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 public final class AssignorBridge {
@@ -179,6 +188,11 @@ public final class AssignorBridge {
             case "member_data":
                 done = memberData(request);
                 break;
+            case "load_server_assignors":
+                done = loadServerAssignors(request);
+                break;
+            case "server_assign":
+                return serverAssign(request);
             default:
                 throw new BadRequest("unknown op '" + op + "'");
         }
@@ -539,6 +553,55 @@ public final class AssignorBridge {
         } catch (ReflectiveOperationException | RuntimeException e) {
             throw new BadRequest("cannot set preferRackAwareLogic on " + assignor.name() + ": " + e, e);
         }
+    }
+
+    // ---------------------------------------------------------------- server-side assignors
+
+    /** ServerAssignorBridge, in its own class loader; null until loaded. */
+    private static Function<String, String> serverAssignors;
+    private static String serverAssignorsInfo;
+
+    /** Loads ServerAssignorBridge from "classpath" (its classes and Kafka 4.x's jars), once per JVM. */
+    @SuppressWarnings("unchecked")
+    private static ObjectNode loadServerAssignors(JsonNode request) {
+        if (serverAssignors == null) {
+            List<String> entries = strings(request, "classpath", "request");
+            URL[] urls = new URL[entries.size()];
+            try {
+                for (int i = 0; i < urls.length; i++) urls[i] = Paths.get(entries.get(i)).toUri().toURL();
+            } catch (MalformedURLException | RuntimeException e) {
+                throw new BadRequest("request: a classpath entry is not a path: " + e.getMessage(), e);
+            }
+            // The platform loader as parent: nothing of kafka-clients 3.9 (this JVM's classpath) is visible there.
+            ClassLoader loader = new URLClassLoader("kafka4-group-coordinator", urls, ClassLoader.getPlatformClassLoader());
+            try {
+                Class<?> type = Class.forName("ServerAssignorBridge", true, loader);
+                serverAssignorsInfo = (String) type.getMethod("describe").invoke(null);
+                serverAssignors = (Function<String, String>) type.getConstructor().newInstance();
+            } catch (InvocationTargetException e) {
+                throw new BadRequest("cannot load the server-side assignors: " + e.getCause(), e.getCause());
+            } catch (ReflectiveOperationException | LinkageError e) {
+                throw new BadRequest("cannot load the server-side assignors from " + entries.size() + " classpath entries: " + e, e);
+            }
+        }
+        try {
+            return (ObjectNode) MAPPER.readTree(serverAssignorsInfo);
+        } catch (IOException e) {
+            throw new BadRequest("the server-side assignors described themselves in bad JSON: " + e.getMessage(), e);
+        }
+    }
+
+    private static Supplier<ObjectNode> serverAssign(JsonNode request) {
+        Function<String, String> assignors = serverAssignors;
+        if (assignors == null) throw new BadRequest("the server-side assignors are not loaded: send load_server_assignors first");
+        String line = request.toString();
+        return () -> {
+            try {
+                return (ObjectNode) MAPPER.readTree(assignors.apply(line));
+            } catch (IOException e) {
+                throw new BadRequest("the server-side assignors answered in bad JSON: " + e.getMessage(), e);
+            }
+        };
     }
 
     // ---------------------------------------------------------------- cluster

@@ -22,12 +22,12 @@ import logging
 import queue
 import subprocess
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from kafka_ops.assignors import protocol, wire
+from kafka_ops.assignors import protocol, server, wire
 from kafka_ops.assignors.model import (
     AssignFailure,
     AssignorName,
@@ -39,11 +39,13 @@ from kafka_ops.assignors.model import (
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.jvm import compile_java, java_command
+from kafka_ops.sandbox.jars import ensure_kafka4_jars
 from kafka_ops.sources.groups.model import TopicPartition
 
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("AssignorBridge.java")
+SERVER_SOURCE = Path(__file__).with_name("ServerAssignorBridge.java")
 MAIN_CLASS = "AssignorBridge"
 _STDERR_LINES = 60
 _CLUSTERS_KEPT = 4  # as CLUSTERS_KEPT in AssignorBridge.java
@@ -94,6 +96,8 @@ class AssignorBridge:
         # Clusters the JVM holds, most recently used last; it keeps the same number, in the same order.
         self._clusters: list[tuple[ClusterLayout, str]] = []
         self._cluster_ids = itertools.count(1)
+        self.group_coordinator_version = ""
+        self._server_loaded: subprocess.Popen[str] | None = None  # the JVM that loaded them
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -313,6 +317,73 @@ class AssignorBridge:
         if known is None or resend:
             request["cluster"] = wire.cluster_json(cluster)
         return request
+
+    # ------------------------------------------------------------------ the consumer protocol's server-side assignors
+
+    def server_assign(
+        self,
+        group: server.ConsumerGroupInput,
+        cluster: ClusterLayout,
+        assignor: server.ServerAssignorName,
+        *,
+        topic_ids: Mapping[str, str] | None = None,
+        hooks: server.ServerTestHooks | None = None,
+        timeout_s: float | None = None,
+    ) -> server.ServerAssignResult:
+        """What the group coordinator's `assignor` (Kafka 4's `uniform` or `range`) gives `group`."""
+        (result,) = self.server_assign_many(
+            cluster, [(group, assignor)], topic_ids=topic_ids, hooks=hooks, timeout_s=timeout_s
+        )
+        if isinstance(result, AssignFailure):
+            raise AssignmentRejected(result.message)
+        return result
+
+    def server_assign_many(
+        self,
+        cluster: ClusterLayout,
+        requests: Iterable[tuple[server.ConsumerGroupInput, server.ServerAssignorName]],
+        *,
+        topic_ids: Mapping[str, str] | None = None,
+        hooks: server.ServerTestHooks | None = None,
+        timeout_s: float | None = None,
+    ) -> list[server.ServerAssignResult | AssignFailure]:
+        """Many consumer-protocol groups on one cluster in one round trip; a group Kafka refuses
+        (e.g. `PartitionAssignorException`) fails alone. `topic_ids` are Kafka's topic ids (base64,
+        as `Uuid.toString`) where known: the assignors order topics by id in places."""
+        jobs = list(requests)
+        if not jobs:
+            return []
+        hooks = hooks or server.ServerTestHooks()
+        self._load_server_assignors()
+        names = wire.NameTable()
+        groups = [server.group_json(group, assignor, hooks, names) for group, assignor in jobs]
+        request: dict[str, Any] = {
+            "op": "server_assign",
+            "names": names.names,
+            "cluster": server.cluster_json(cluster, topic_ids or {}),
+            "groups": groups,
+        }
+        answer = self._call(request, timeout_s)
+        results, out_names = answer["results"], answer["names"]
+        return [server.parse_result(r, g, a, out_names) for r, (g, a) in zip(results, jobs, strict=True)]
+
+    def _load_server_assignors(self) -> None:
+        """Builds ServerAssignorBridge against Kafka 4's jars and has the running JVM load it (once per JVM)."""
+        with self._lock:
+            process = self._ensure_started()
+        if self._server_loaded is process:
+            return
+        try:
+            jars = ensure_kafka4_jars()
+            classes = compile_java([SERVER_SOURCE], jars=jars)
+        except KafkaOpsError as e:
+            raise AssignorBridgeError(
+                f"cannot build the server-side assignors (Kafka 4's group coordinator): {e}"
+            ) from e
+        classpath = [str(classes), *sorted(str(jar) for jar in jars.glob("*.jar"))]
+        answer = self._call({"op": "load_server_assignors", "classpath": classpath})
+        self.group_coordinator_version = str(answer.get("group_coordinator", ""))
+        self._server_loaded = self._process
 
     # ------------------------------------------------------------------ Kafka's protocol code, for cross-checks
 
