@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from kafka_ops.snapshot.model import (
     Broker,
@@ -14,7 +14,16 @@ from kafka_ops.snapshot.model import (
     TopicAssignment,
     ZnodeStat,
 )
-from kafka_ops.sources.groups.model import Commit, ConsumerGroup, GroupIssue, GroupMember, GroupSnapshot, offset_rows
+from kafka_ops.sources.groups.model import (
+    Commit,
+    ConsumerGroup,
+    GroupIssue,
+    GroupMember,
+    GroupSnapshot,
+    OpenTransaction,
+    RecordTime,
+    offset_rows,
+)
 
 AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
@@ -80,11 +89,14 @@ def small_snapshot(snapshot_id: str = "s1", cluster: str = "c1") -> ClusterSnaps
 GROUPS_AT = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 GROUP_PARTITIONS = frozenset({("orders", 0), ("orders", 1), ("orders", 2)})
 GROUP_ENDS = {("orders", 0): 100, ("orders", 1): 50, ("orders", 2): 0}
+GROUP_RECORD_MS = int(GROUPS_AT.timestamp() * 1000) - 90_000
 
 
 def group_snapshot(snapshot_id: str = "g1", cluster: str = "c1") -> GroupSnapshot:
     """A Stable range group of two members (one static) with lag, plus an offsets-only group,
-    one offset on a deleted topic and one collection issue."""
+    one offset on a deleted topic and one collection issue; the record at orders-0's committed
+    offset was produced 90 s before the collection, and a transaction open on orders-0 since offset
+    80 holds its last stable offset there."""
     members = (
         GroupMember("m-a", None, "client-a", "/10.0.0.1", (("orders", 0), ("orders", 1))),
         GroupMember("m-b", "static-b", "client-b", "/10.0.0.2", (("orders", 2),)),
@@ -105,4 +117,9 @@ def group_snapshot(snapshot_id: str = "g1", cluster: str = "c1") -> GroupSnapsho
         end_offsets=GROUP_ENDS,
         issues=(GroupIssue("broken", "offsets", "GroupAuthorizationFailedError"),),
         completed_at=GROUPS_AT,
+        record_times={("orders", 0, 60): RecordTime(60, GROUP_RECORD_MS, "CreateTime")},
+        stable_offsets={("orders", 0): 80, ("orders", 1): 50, ("orders", 2): 0},
+        transactions=(
+            OpenTransaction("tx-1", 7, 0, "Ongoing", 2, "orders", 0, GROUPS_AT - timedelta(minutes=20), 60_000, 80),
+        ),
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
@@ -119,6 +121,25 @@ def test_every_group_table_matches_its_documented_schema() -> None:
         assert set(table.column("snapshot_id").to_pylist()) == {"g1"}, name
 
 
+def test_record_times_and_read_committed_lag_rows() -> None:
+    tables = group_batch(group_snapshot()).tables
+    columns = ["topic", "partition", "lag", "record_timestamp", "record_timestamp_type", "read_committed_lag"]
+    rows = [r for r in tables["group_offsets"].select(columns).to_pylist() if r["topic"] == "orders"]
+    assert rows == [
+        {"topic": "orders", "partition": 0, "lag": 40, "record_timestamp": GROUPS_AT - timedelta(seconds=90),
+         "record_timestamp_type": "CreateTime", "read_committed_lag": 20},
+        {"topic": "orders", "partition": 1, "lag": 0, "record_timestamp": None, "record_timestamp_type": None,
+         "read_committed_lag": 0},
+        {"topic": "orders", "partition": 2, "lag": None, "record_timestamp": None, "record_timestamp_type": None,
+         "read_committed_lag": None},
+    ]  # fmt: skip
+    ends = tables["partition_end_offsets"].select(["partition", "end_offset", "last_stable_offset"]).to_pylist()
+    assert ends[0] == {"partition": 0, "end_offset": 100, "last_stable_offset": 80}
+    (txn,) = tables["open_transactions"].to_pylist()
+    assert (txn["transactional_id"], txn["topic"], txn["partition"], txn["start_offset"]) == ("tx-1", "orders", 0, 80)
+    assert (txn["start_time"], txn["hanging"]) == (GROUPS_AT - timedelta(minutes=20), False)
+
+
 def test_group_table_rows() -> None:
     tables = group_batch(group_snapshot()).tables
     assert tables["consumer_groups"].select(["group_id", "state", "assignor", "member_count"]).to_pylist() == [
@@ -174,6 +195,8 @@ class ScriptedAdmin:
     def __init__(self, described: dict[str, dict[str, object]], refused: str) -> None:
         self.described, self.refused = described, refused
         self.offset_calls: list[list[str]] = []
+        # no record to fetch: every first-unconsumed-record read finds nothing
+        self._manager = SimpleNamespace(run=lambda *args: None)
 
     def list_groups(self) -> list[dict[str, str]]:
         return [{"group_id": g} for g in [*self.described, self.refused]]
@@ -191,8 +214,16 @@ class ScriptedAdmin:
         partitions = [{"partition_index": p, "leader_id": 1} for p in (0, 1)]
         return [{"name": "orders", "error_code": 0, "partitions": partitions}]
 
-    def list_partition_offsets(self, specs: dict[TopicPartition, object]) -> dict[TopicPartition, OffsetAndTimestamp]:
+    def list_partition_offsets(
+        self, specs: dict[TopicPartition, object], isolation_level: object = None
+    ) -> dict[TopicPartition, OffsetAndTimestamp]:
         return {tp: OffsetAndTimestamp(10 * (tp.partition + 1), -1, 0) for tp in specs}
+
+    def list_transactions(self) -> dict[int, list[object]]:
+        return {1: []}
+
+    def describe_producers(self, partitions: list[TopicPartition]) -> dict[TopicPartition, object]:
+        return {}
 
     def close(self) -> None:
         pass
@@ -218,7 +249,7 @@ def test_one_refused_group_becomes_an_issue_and_the_rest_is_collected() -> None:
         def __call__(self) -> ScriptedAdmin:
             return admin
 
-    snap = GroupCollector("c1", Factory()).collect()  # type: ignore[arg-type]
+    snap = GroupCollector("c1", Factory()).collect()
     groups = {g.group_id: g for g in snap.groups}
     assert sorted(groups) == ["a-stable", "b-rebalancing", "c-connect"]
     assert groups["a-stable"].members[0].assignment == (("orders", 0), ("orders", 1))
@@ -255,7 +286,7 @@ def collect_from(admin: ScriptedAdmin) -> GroupSnapshot:
         def __call__(self) -> ScriptedAdmin:
             return admin
 
-    return GroupCollector("c1", Factory()).collect()  # type: ignore[arg-type]
+    return GroupCollector("c1", Factory()).collect()
 
 
 def test_a_loading_coordinator_is_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -339,20 +339,50 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("committed_above_end", pa.bool_()),
         pa.field("topic_deleted", pa.bool_()),
         pa.field("start_offset", pa.int64()),
+        pa.field("record_timestamp", TS),
+        pa.field("record_timestamp_type", pa.string()),
+        pa.field("read_committed_lag", pa.int64()),
         doc="One row per committed or assigned partition of each group. lag = end_offset - "
         "committed_offset, clamped at 0 when committed_above_end; null when no_commit, "
         "topic_deleted (topic or partition gone) or the end offset is unknown. A share group "
         "(KIP-932) commits no offsets: its rows are DescribeShareGroupOffsets', one per partition it "
         "has state on, committed_offset null, no_commit false, start_offset the share-partition start "
         "offset and lag the broker's own (records not yet acknowledged); start_offset is null for "
-        "every other group type.",
+        "every other group type. record_timestamp: the time of the first unconsumed record (the first "
+        "record at or after committed_offset), read when lag > 0, record_timestamp_type 'CreateTime' "
+        "or 'LogAppendTime' (null when unread: no lag, offset deleted, a read failure: a collection "
+        "issue says which). read_committed_lag = last_stable_offset - committed_offset, clamped at 0: "
+        "the lag of a read_committed consumer (equal to lag unless a transaction is open).",
     ),
     "partition_end_offsets": _schema(
         pa.field("topic", pa.string(), nullable=False),
         pa.field("partition", pa.int32(), nullable=False),
         pa.field("end_offset", pa.int64(), nullable=False),
-        doc="Log end offset of every partition of the topics the groups refer to; with "
-        "captured_at, the (end offset, time) history that lag in time interpolates on.",
+        pa.field("last_stable_offset", pa.int64()),
+        doc="Log end offset (high watermark) of every partition of the topics the groups refer to; with "
+        "captured_at, the (end offset, time) history that lag in time interpolates on. last_stable_offset: "
+        "ListOffsets read_committed, below end_offset while a transaction is open on the partition (null "
+        "when it could not be read).",
+    ),
+    "open_transactions": _schema(
+        pa.field("transactional_id", pa.string()),
+        pa.field("producer_id", pa.int64()),
+        pa.field("producer_epoch", pa.int32()),
+        pa.field("state", pa.string()),
+        pa.field("coordinator_id", pa.int32()),
+        pa.field("topic", pa.string()),
+        pa.field("partition", pa.int32()),
+        pa.field("start_time", TS),
+        pa.field("timeout_ms", pa.int64()),
+        pa.field("start_offset", pa.int64()),
+        pa.field("hanging", pa.bool_()),
+        doc="Open transactions, one row per (transaction, partition): ListTransactions on every broker, "
+        "DescribeTransactions at each coordinator (id, producer id/epoch, state, start time, timeout), "
+        "DescribeProducers at the partitions' leaders (start_offset: the first offset of the open "
+        "transaction on the partition, which pins its last stable offset). hanging: a leader holds an "
+        "open transaction on the partition that no coordinator has as ongoing there (transactional_id, "
+        "state and start_time null when no coordinator knows the producer); partitions the groups read "
+        "are checked. The commands to abort one are in docs/operations.md.",
     ),
     "group_collection_issues": _schema(
         pa.field("group_id", pa.string()),

@@ -42,7 +42,9 @@ from kafka_ops.sources.groups.model import (
     offset_rows,
     share_offset_rows,
 )
+from kafka_ops.sources.groups.record_times import first_record_times
 from kafka_ops.sources.groups.share import share_offsets
+from kafka_ops.sources.groups.transactions import read_transactions
 from kafka_ops.sources.groups.types import DESCRIBERS, group_type_of
 
 log = logging.getLogger(__name__)
@@ -217,6 +219,13 @@ class _Run:
             group = described.get(group_id)
             assigned = group.assigned if group is not None else set()
             offsets += offset_rows(group_id, committed.get(group_id, {}), assigned, existing, end_offsets)
+        lagging = [
+            (o.topic, o.partition, o.committed_offset) for o in offsets if o.lag and o.committed_offset is not None
+        ]
+        times = first_record_times(self.admin, lagging)
+        transactions = read_transactions(self.admin, end_offsets)
+        problems = [("record_times", p) for p in times.problems] + [("transactions", p) for p in transactions.problems]
+        self.issues += [GroupIssue(None, kind, problem) for kind, problem in problems]
         cluster = self.collector.cluster
         return GroupSnapshot(
             cluster=cluster,
@@ -228,6 +237,9 @@ class _Run:
             end_offsets=end_offsets,
             issues=tuple(self.issues),
             completed_at=datetime.now(UTC),
+            record_times=times.times,
+            stable_offsets=transactions.stable_offsets,
+            transactions=tuple(transactions.open),
         )
 
     # -- groups -----------------------------------------------------------------------------

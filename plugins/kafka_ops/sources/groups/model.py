@@ -164,6 +164,48 @@ class Described:
     issues: list[GroupIssue] = field(default_factory=list)
 
 
+TimestampType = Literal["CreateTime", "LogAppendTime"]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTime:
+    """The first record at or after a committed offset: its `offset` (higher than the committed
+    one when that offset was compacted away or is a transaction marker's), its timestamp in
+    milliseconds since the epoch and what that timestamp means."""
+
+    offset: int
+    timestamp_ms: int
+    timestamp_type: TimestampType
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTransaction:
+    """An open transaction on one partition. `transactional_id`, `state` and `start_time` come from
+    its coordinator, `start_offset` (its first offset on the partition, which pins the last stable
+    offset) from the partition's leader; `hanging` when the leader holds it open and no coordinator
+    has it as ongoing on that partition (then the coordinator's fields are None)."""
+
+    transactional_id: str | None
+    producer_id: int
+    producer_epoch: int
+    state: str | None
+    coordinator_id: int | None
+    topic: str
+    partition: int
+    start_time: datetime | None
+    timeout_ms: int | None
+    start_offset: int | None
+    hanging: bool = False
+
+
+def read_committed_lag(row: GroupOffset, stable_offsets: Mapping[TopicPartition, int]) -> int | None:
+    """A read_committed consumer's lag: last stable offset - committed offset, clamped at 0."""
+    stable = stable_offsets.get((row.topic, row.partition))
+    if stable is None or row.committed_offset is None or row.topic_deleted:
+        return None
+    return max(stable - row.committed_offset, 0)
+
+
 @dataclass(frozen=True, slots=True)
 class GroupSnapshot:
     """Every selected group of one cluster, their offsets, and the end offsets they were
@@ -179,6 +221,11 @@ class GroupSnapshot:
     end_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     issues: tuple[GroupIssue, ...] = ()
     completed_at: datetime | None = None
+    record_times: Mapping[tuple[str, int, int], RecordTime] = field(default_factory=dict)
+    """The first unconsumed record of each lagging (topic, partition, committed offset)."""
+    stable_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Last stable offsets (ListOffsets read_committed)."""
+    transactions: tuple[OpenTransaction, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,7 @@ import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError, OffsetOutOfRangeError, for_code
@@ -44,13 +44,12 @@ from kafka.protocol.consumer import FetchRequest
 from kafka.record import MemoryRecords
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.sources.groups.model import RecordTime, TimestampType, TopicPartition
 
 log = logging.getLogger(__name__)
 
 CREATE_TIME: Final = "CreateTime"
 LOG_APPEND_TIME: Final = "LogAppendTime"
-TimestampType = Literal["CreateTime", "LogAppendTime"]
 
 SMALL_BYTES: Final = 1024
 """Per partition in the first round: a batch header is 61 bytes, a few small records follow."""
@@ -69,17 +68,6 @@ _MAGIC_AT = 16
 _LOG_APPEND = 0x08
 _CONTROL = 0x20
 _DELETE_HORIZON = 0x40
-
-
-@dataclass(frozen=True, slots=True)
-class RecordTime:
-    """The first record at or after a committed offset: its `offset` (higher than the committed
-    one when the offset was compacted away or is a transaction marker's), its timestamp in
-    milliseconds since the epoch and what that timestamp means."""
-
-    offset: int
-    timestamp_ms: int
-    timestamp_type: TimestampType
 
 
 Position = tuple[str, int, int]

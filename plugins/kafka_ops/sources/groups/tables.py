@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pyarrow as pa
@@ -9,7 +10,7 @@ import pyarrow as pa
 from kafka_ops import __version__
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE, GROUP_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.sources.groups.model import GroupSnapshot, StreamsTasks, TopicPartition
+from kafka_ops.sources.groups.model import GroupOffset, GroupSnapshot, StreamsTasks, TopicPartition, read_committed_lag
 
 
 def _table(name: str, snap: GroupSnapshot, rows: list[dict[str, Any]]) -> pa.Table:
@@ -45,11 +46,20 @@ def group_batch(snap: GroupSnapshot) -> Batch:
             {"group_id": o.group_id, "topic": o.topic, "partition": o.partition,
              "committed_offset": o.committed_offset, "end_offset": o.end_offset, "lag": o.lag,
              "no_commit": o.no_commit, "committed_above_end": o.committed_above_end,
-             "topic_deleted": o.topic_deleted, "start_offset": o.start_offset}
+             "topic_deleted": o.topic_deleted, "start_offset": o.start_offset,
+             **_record_time(snap, o), "read_committed_lag": read_committed_lag(o, snap.stable_offsets)}
             for o in snap.offsets
         ],
         "partition_end_offsets": [
-            {"topic": t, "partition": p, "end_offset": end} for (t, p), end in sorted(snap.end_offsets.items())
+            {"topic": t, "partition": p, "end_offset": end, "last_stable_offset": snap.stable_offsets.get((t, p))}
+            for (t, p), end in sorted(snap.end_offsets.items())
+        ],
+        "open_transactions": [
+            {"transactional_id": x.transactional_id, "producer_id": x.producer_id,
+             "producer_epoch": x.producer_epoch, "state": x.state, "coordinator_id": x.coordinator_id,
+             "topic": x.topic, "partition": x.partition, "start_time": x.start_time, "timeout_ms": x.timeout_ms,
+             "start_offset": x.start_offset, "hanging": x.hanging}
+            for x in snap.transactions
         ],
         "group_collection_issues": [
             {"group_id": i.group_id, "kind": i.kind, "problem": i.problem} for i in snap.issues
@@ -57,6 +67,16 @@ def group_batch(snap: GroupSnapshot) -> Batch:
     }  # fmt: skip
     tables = {name: _table(name, snap, table_rows) for name, table_rows in rows.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables, GROUP_COMMIT_TABLE)
+
+
+def _record_time(snap: GroupSnapshot, o: GroupOffset) -> dict[str, Any]:
+    found = (
+        snap.record_times.get((o.topic, o.partition, o.committed_offset)) if o.committed_offset is not None else None
+    )
+    if found is None:
+        return {"record_timestamp": None, "record_timestamp_type": None}
+    at = datetime.fromtimestamp(found.timestamp_ms / 1000, UTC)
+    return {"record_timestamp": at, "record_timestamp_type": found.timestamp_type}
 
 
 def _partitions(partitions: tuple[TopicPartition, ...] | None) -> list[dict[str, Any]] | None:
