@@ -6,19 +6,22 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.model import ConsumerGroup, GroupSnapshot
 
 FAST = {"request_timeout_ms": 10_000}
 
+Sandbox = SandboxCluster | KRaftSandbox
 
-def make_topics(sandbox: SandboxCluster, partitions: dict[str, int], messages: int = 0) -> None:
+
+def make_topics(sandbox: Sandbox, partitions: dict[str, int], messages: int = 0) -> None:
     """Create the topics (RF 1) and produce `messages` to every partition."""
     admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, **FAST)
     try:
@@ -29,7 +32,7 @@ def make_topics(sandbox: SandboxCluster, partitions: dict[str, int], messages: i
         produce(sandbox, {(t, p): messages for t, n in partitions.items() for p in range(n)})
 
 
-def produce(sandbox: SandboxCluster, counts: dict[tuple[str, int], int]) -> None:
+def produce(sandbox: Sandbox, counts: dict[tuple[str, int], int]) -> None:
     producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, linger_ms=5)
     try:
         for (topic, partition), n in counts.items():
@@ -40,24 +43,25 @@ def produce(sandbox: SandboxCluster, counts: dict[tuple[str, int], int]) -> None
         producer.close()
 
 
-def collect(sandbox: SandboxCluster, include: str) -> GroupSnapshot:
+def collect(sandbox: Sandbox, include: str) -> GroupSnapshot:
     return GroupCollector("sandbox", KafkaTarget(sandbox.bootstrap_servers, FAST), include=include).collect()
 
 
-def described(sandbox: SandboxCluster, group: str) -> ConsumerGroup | None:
+def described(sandbox: Sandbox, group: str) -> ConsumerGroup | None:
     snap = collect(sandbox, group)
     return next(iter(snap.groups), None)
 
 
-def wait_settled(sandbox: SandboxCluster, group: str, consumers: Sequence[JavaConsumer], timeout_s: float = 90) -> None:
+def wait_settled(sandbox: Sandbox, group: str, consumers: Sequence[JavaConsumer], timeout_s: float = 90) -> None:
     """Until the group is Stable with every consumer, and what each consumer holds is what the
-    coordinator records for it (by client id): every rebalance round is over."""
+    coordinator records for it (by client id): every rebalance round is over (for a
+    consumer-protocol group: every member holds its target)."""
     deadline = time.monotonic() + timeout_s
     while True:
         d = described(sandbox, group)
         if d is not None and d.state == "Stable" and len(d.members) == len(consumers):
             recorded = {m.client_id: m.assignment for m in d.members}
-            if all(recorded.get(c.name) == c.assignment for c in consumers):
+            if all(recorded.get(c.name) == c.assignment for c in consumers) and not d.reconciling_members:
                 return
         if time.monotonic() > deadline:
             held = {c.name: c.assignment for c in consumers}
@@ -67,14 +71,16 @@ def wait_settled(sandbox: SandboxCluster, group: str, consumers: Sequence[JavaCo
 
 @contextmanager
 def java_group(
-    sandbox: SandboxCluster,
+    sandbox: Sandbox,
     group: str,
     subscriptions: Sequence[Sequence[str]],
     assignor: str,
     log_dir: Path,
     racks: Sequence[str | None] | None = None,
+    **options: Any,
 ) -> Iterator[list[JavaConsumer]]:
-    """Consumers `{group}-c0`, `-c1`, ... (one per subscription list), settled; closed at the end."""
+    """Consumers `{group}-c0`, `-c1`, ... (one per subscription list), settled; closed at the end.
+    `options` go to every `JavaConsumer` (e.g. `protocol`, `remote_assignor`, `jars`)."""
     with ExitStack() as stack:
         consumers = [
             stack.enter_context(
@@ -86,6 +92,7 @@ def java_group(
                     client_id=f"{group}-c{i}",
                     rack=racks[i] if racks else None,
                     log_dir=log_dir,
+                    **options,
                 )
             )
             for i, topics in enumerate(subscriptions)

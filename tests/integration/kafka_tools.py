@@ -66,3 +66,70 @@ def quorum_replication(bootstrap: str) -> dict[int, dict[str, str]]:
     lines = [line.split() for line in out.splitlines() if line.strip()]
     header, rows = lines[0], lines[1:]
     return {int(r[0]): dict(zip(header, r, strict=True)) for r in rows}
+
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
+def _partitions(text: str) -> tuple[tuple[str, int], ...]:
+    """`t1:0,1;t2:0` (ConsumerGroupCommand's assignment column) as sorted (topic, partition)s; `-` is none."""
+    if text in ("", "-"):
+        return ()
+    found = []
+    for part in text.split(";"):
+        topic, _, partitions = part.rpartition(":")
+        found += [(topic, int(p)) for p in partitions.split(",")]
+    return tuple(sorted(found))
+
+
+def group_members(bootstrap: str, group: str) -> dict[str, dict[str, Any]]:
+    """`kafka-consumer-groups --describe --members --verbose`: per client id, member id, epoch,
+    current assignment, target epoch and target assignment (None for a classic group's member)."""
+    out = kafka4_tool(CONSUMER_GROUPS, "--bootstrap-server", bootstrap, "--group", group, "--describe", "--members",
+                      "--verbose")  # fmt: skip
+    members: dict[str, dict[str, Any]] = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) != 9 or cols[0] != group:
+            continue
+        _, member_id, _, client_id, _, epoch, current, target_epoch, target = cols
+        members[client_id] = {
+            "member_id": member_id,
+            "epoch": None if epoch == "-" else int(epoch),
+            "assignment": _partitions(current),
+            "target_epoch": None if target_epoch == "-" else int(target_epoch),
+            "target": None if target_epoch == "-" else _partitions(target),
+        }
+    return members
+
+
+def group_state(bootstrap: str, group: str) -> dict[str, Any]:
+    """`kafka-consumer-groups --describe --state --verbose`: assignor, state, group epoch, target
+    assignment epoch (None for a classic group) and member count."""
+    out = kafka4_tool(CONSUMER_GROUPS, "--bootstrap-server", bootstrap, "--group", group, "--describe", "--state",
+                      "--verbose")  # fmt: skip
+    row = re.compile(rf"^{re.escape(group)}\s+\S+\s+\(\d+\)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)\s*$", re.M)
+    found = row.search(out)
+    assert found is not None, out
+    assignor, state, epoch, target_epoch, members = found.groups()
+    return {
+        "assignor": assignor,
+        "state": state,
+        "group_epoch": None if epoch == "-" else int(epoch),
+        "assignment_epoch": None if target_epoch == "-" else int(target_epoch),
+        "members": int(members),
+    }
+
+
+def group_lags(bootstrap: str, group: str) -> dict[tuple[str, int], dict[str, int | None]]:
+    """`kafka-consumer-groups --describe`: per partition, committed offset, log end offset and lag
+    (None where the tool prints `-`)."""
+    out = kafka4_tool(CONSUMER_GROUPS, "--bootstrap-server", bootstrap, "--group", group, "--describe")
+    rows: dict[tuple[str, int], dict[str, int | None]] = {}
+    for line in out.splitlines():
+        cols = line.split()
+        if len(cols) < 6 or cols[0] != group or not cols[2].isdigit():
+            continue
+        committed, end, lag = (None if c == "-" else int(c) for c in cols[3:6])
+        rows[(cols[1], int(cols[2]))] = {"committed": committed, "end": end, "lag": lag}
+    return rows
