@@ -14,6 +14,7 @@ that was named but is not committed is an error (`LakeError`), not a missing inp
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ from kafka_ops.lake.schema import (
 from kafka_ops.lake.store import Lake
 from kafka_ops.report import findings as fx
 from kafka_ops.report import reads
+from kafka_ops.report.group_types import group_types
 from kafka_ops.report.model import (
     SEVERITY_RANK,
     Collected,
@@ -67,7 +69,15 @@ _ZK_FIGURES = (
     "source",
     "metadata_version",
 )
-_GROUP_FIGURES = ("group_count", "member_count", "offset_count", "partition_count", "total_lag", "issue_count")
+_GROUP_FIGURES = (
+    "group_count",
+    "member_count",
+    "offset_count",
+    "partition_count",
+    "total_lag",
+    "issue_count",
+    "reconciling_member_count",
+)
 
 
 def gather(
@@ -89,6 +99,9 @@ def gather(
     snapshot, zk_analysis = _zookeeper(lake, cluster, snapshot_id)
     until = snapshot.captured_at if snapshot is not None and snapshot_id is not None else None
     groups, group_analysis = _groups(lake, cluster, group_snapshot_id, until)
+    kinds = group_types(lake, cluster, groups, fx.TOP_ROWS)
+    if groups is not None:
+        groups = replace(groups, figures={**groups.figures, "group_types": kinds.counts})
     if snapshot is None and groups is None:
         raise LakeError(
             f"nothing to report for cluster {cluster!r}: no snapshot and no group collection in {lake.root}"
@@ -106,7 +119,8 @@ def gather(
     under, offline = _under_replicated(lake, cluster, snapshot, window)
     offenders: list[OffenderTable] = []
     offenders += fx.zookeeper_offenders(zk) if zk else []
-    offenders += fx.group_offenders(gf) if gf else []
+    offenders += fx.group_offenders(gf, kinds.types) if gf else []
+    offenders += [kinds.reconciling] if kinds.reconciling is not None else []
     status, reason = _status(snapshot, gates, problems)
     return ReportData(
         cluster=cluster,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -598,17 +598,19 @@ def zookeeper_offenders(f: Findings) -> list[OffenderTable]:
     return [spec.table(f) for spec in specs]
 
 
-def group_offenders(f: Findings) -> list[OffenderTable]:
-    """Consumer groups that are not OK by Burrow's rules, with how far behind they are in time."""
+def group_offenders(f: Findings, types: Mapping[str, str] | None = None) -> list[OffenderTable]:
+    """Consumer groups that are not OK by Burrow's rules, with their type (`types`: group id →
+    classic, consumer, ...) and how far behind they are in time."""
     behind = {r["group_id"]: r for r in f.rows("lag_time_groups") or []}
     spec = _Offenders(
         title="Consumer groups in trouble",
         source="lag_status_groups",
         keep=lambda r: r["severity"] != "ok",
         order=lambda r: (SEVERITY_RANK[r["severity"]], -(r["total_lag"] or 0), r["group_id"]),
-        columns=("Group", "State", "Status", "Total lag", "Worst partition", "Time behind", "Cause"),
+        columns=("Group", "Type", "State", "Status", "Total lag", "Worst partition", "Time behind", "Cause"),
         cells=lambda r: (
             r["group_id"],
+            (types or {}).get(r["group_id"]),
             r["state"],
             r["status"],
             r["total_lag"],

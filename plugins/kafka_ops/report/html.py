@@ -165,7 +165,12 @@ def _zk_figures(figures: Mapping[str, int | str | None]) -> str:
 
 def _group_figures(figures: Mapping[str, int | str | None]) -> str:
     groups, members, lag = figures.get("group_count"), figures.get("member_count"), figures.get("total_lag")
-    return escape(f"{groups or 0} groups, {members or 0} members, total lag {lag or 0:,} messages")
+    types, reconciling = figures.get("group_types"), figures.get("reconciling_member_count")
+    text = f"{groups or 0} groups"
+    text += f" ({types})" if types else ""
+    text += f", {members or 0} members"
+    text += f" ({reconciling} still reconciling)" if reconciling else ""
+    return escape(f"{text}, total lag {lag or 0:,} messages")
 
 
 def _links(data: ReportData) -> list[str]:

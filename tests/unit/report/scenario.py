@@ -61,7 +61,8 @@ def snapshot(snapshot_id: str) -> ClusterSnapshot:
 
 
 def collection(snapshot_id: str) -> GroupSnapshot:
-    """`stable` (two members, range) commits on orders-0 only; `analytics` has three members."""
+    """`stable` (two members, range) commits on orders-0 only; `analytics` has three members;
+    `fresh`, a consumer-protocol group (KIP-848), has one of its two members still reconciling."""
     at, end, committed = COLLECTIONS[snapshot_id]
     ends = {("orders", 0): end, ("orders", 1): 50, ("orders", 2): 0}
     stable = (
@@ -72,6 +73,12 @@ def collection(snapshot_id: str) -> GroupSnapshot:
         GroupMember("a-0", None, "analytics-0", "/10.0.0.3", (("orders", 0), ("orders", 1), ("orders", 2))),
         GroupMember("a-1", None, "analytics-1", "/10.0.0.4", ()),
     )
+    fresh = (
+        GroupMember("f-0", None, "fresh-0", "/10.0.0.5", (("orders", 0), ("orders", 1)), member_epoch=5,
+                    subscribed_topics=("orders",), target_assignment=(("orders", 0),)),
+        GroupMember("f-1", None, "fresh-1", "/10.0.0.6", (), member_epoch=6, subscribed_topics=("orders",),
+                    target_assignment=()),
+    )  # fmt: skip
     assigned = [("orders", 0), ("orders", 1), ("orders", 2)]
     offsets = [
         *offset_rows("stable", {("orders", 0): Commit(committed), ("orders", 1): Commit(50)}, assigned,
@@ -86,6 +93,7 @@ def collection(snapshot_id: str) -> GroupSnapshot:
         groups=(
             ConsumerGroup("stable", "Stable", "consumer", "range", stable),
             ConsumerGroup("analytics", "Stable", "consumer", "range", analytics),
+            ConsumerGroup("fresh", "Reconciling", "consumer", "uniform", fresh, "consumer", 6, 6),
         ),
         offsets=tuple(offsets),
         end_offsets=ends,

@@ -126,6 +126,7 @@ def test_offender_tables_worst_first_and_say_which_findings_are_missing(lake: La
     assert tables["Consumer groups in trouble"].rows == (
         (
             "stable",
+            "classic",
             "Stable",
             "ERR",
             280,
@@ -211,3 +212,13 @@ def test_a_gate_report_names_the_batches_and_its_failures_count(lake: Lake) -> N
         gather(lake, "c1", snapshot_id="s3", gates=gates)
     with pytest.raises(LakeError, match="the gate report is about cluster 'c1', not 'c2'"):
         gather(lake, "c2", gates=gates)
+
+
+def test_group_types_and_members_still_reconciling(lake: Lake) -> None:
+    data = gather(scenario.build(lake), "c1", now=NOW)
+    assert data.groups is not None
+    assert data.groups.figures["group_types"] == "classic 2, consumer 1"
+    assert data.groups.figures["reconciling_member_count"] == 1
+    (reconciling,) = [t for t in data.offenders if t.source == "consumer_groups"]
+    assert reconciling.columns[:3] == ("Group", "Type", "State")
+    assert reconciling.rows == (("fresh", "consumer", "Reconciling", 6, 6, 1, 2),)

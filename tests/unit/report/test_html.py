@@ -57,6 +57,7 @@ def test_tables_show_cause_action_and_the_worst_offenders(lake: Lake, tmp_path: 
     assert ["solo-0", "offline", "none", "[3]", "[3]", "1", "—"] in rows
     assert [
         "stable",
+        "classic",
         "Stable",
         "ERR",
         "280",
@@ -64,6 +65,8 @@ def test_tables_show_cause_action_and_the_worst_offenders(lake: Lake, tmp_path: 
         "~2 h 00 min (extrapolated)",
         "1 partition STOP: no new commit for 2 h",
     ] in rows
+    assert ["fresh", "consumer", "Reconciling", "6", "6", "1", "2"] in rows  # members still reconciling
+    assert "3 groups (classic 2, consumer 1), 6 members (1 still reconciling)" in page.read_text()
 
 
 def test_missing_inputs_are_said_on_the_page(lake: Lake) -> None:
