@@ -32,6 +32,7 @@ import org.apache.kafka.streams.ThreadMetadata;
  *
  * <p>Prints one JSON line per event on stdout: {@code state} (each KafkaStreams state change),
  * {@code tasks} (the active and standby task ids this instance holds, each time they change),
+ * {@code paused} (after each pause or resume, whether it is paused now),
  * {@code exit}.
  */
 public final class SandboxStreamsApp {
@@ -116,8 +117,10 @@ public final class SandboxStreamsApp {
                     break;
                 } else if ("pause".equals(command)) {
                     streams.pause();
+                    print("paused", "\"paused\":" + streams.isPaused());
                 } else if ("resume".equals(command)) {
                     streams.resume();
+                    print("paused", "\"paused\":" + streams.isPaused());
                 } else if (command != null) {
                     print("error", "\"message\":\"unknown command: " + command + "\"");
                 }

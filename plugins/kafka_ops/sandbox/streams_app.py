@@ -37,6 +37,7 @@ class JavaStreamsApp(JavaClient):
         log_dir: Path | None = None,
     ) -> None:
         self.state = ""
+        self.paused = False
         self.active: tuple[str, ...] = ()
         self.standby: tuple[str, ...] = ()
         base = var_dir() / "streams-state"
@@ -55,6 +56,8 @@ class JavaStreamsApp(JavaClient):
     def on_event(self, event: dict[str, Any]) -> None:
         if event["event"] == "state":
             self.state = event["state"]
+        elif event["event"] == "paused":
+            self.paused = event["paused"]
         elif event["event"] == "tasks":
             self.active, self.standby = tuple(event["active"]), tuple(event["standby"])
 
@@ -62,9 +65,11 @@ class JavaStreamsApp(JavaClient):
         """Until it is RUNNING and holds `tasks` active tasks."""
         self.wait_until(lambda a: a.state == RUNNING and len(a.active) == tasks, timeout_s, f"{tasks} active tasks")
 
-    def pause(self) -> None:
-        """Stay in the group holding its tasks, but process and commit nothing."""
+    def pause(self, timeout_s: float = 30) -> None:
+        """Stay in the group holding its tasks, but process and commit nothing (returns once paused)."""
         self.send("pause")
+        self.wait_until(lambda a: a.paused, timeout_s, "pause")
 
-    def resume(self) -> None:
+    def resume(self, timeout_s: float = 30) -> None:
         self.send("resume")
+        self.wait_until(lambda a: not a.paused, timeout_s, "resume")
