@@ -19,6 +19,11 @@ Lookup of a committed offset c, as `MemoryTable.lookup`, for every (group, topic
 the latest collection ("now" = its capture time):
 
 * `no_commit`: the group has no committed offset (lag_seconds null);
+* `exact`: the collection read the timestamp of the first unconsumed record (the first record at
+  or after c, `group_offsets.record_timestamp`): lag_seconds = now - that timestamp, at least 0
+  (a producer's clock ahead of the collector's). Only a partition with lag is read, and a read can
+  fail (an offset deleted by retention, no leader: a collection issue); the table below is the
+  fallback;
 * `caught_up`: c >= the newest point's offset, lag_seconds 0, exact. KLE only checks c == newest:
   above it (our `committed_above_end`, lag clamped to 0) it would extrapolate into the future and
   report a negative lag;
@@ -65,6 +70,7 @@ from pyspark.sql import functions as F
 from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.analysis.lag_estimates import (
     CAUGHT_UP,
+    EXACT,
     EXTRAPOLATED,
     INTERPOLATED,
     LOWER_BOUND,
@@ -137,6 +143,8 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     c = F.col("committed_offset")
     # the newest pair of neighbours around c (structs compare by idx first)
     around = F.array_max(F.filter("pairs", lambda p: (p["l_o"] <= c) & (c <= p["r_o"])))
+    if "record_timestamp" not in offsets.columns:  # a frame built before the column existed
+        offsets = offsets.withColumn("record_timestamp", F.lit(None).cast("timestamp"))
     found = (
         latest(offsets, context)
         .join(tables, TP, "left")
@@ -149,6 +157,7 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     method = (
         F.when(c.isNull(), NO_COMMIT)
         .when((F.col("n") >= 1) & (c >= F.col("newest.o")), CAUGHT_UP)
+        .when(F.col("record_timestamp").isNotNull(), EXACT)
         .when(F.col("n") < 2, TOO_FEW_POINTS)
         .when(F.col("around").isNull() & (F.col("oldest.o") == F.col("newest.o")), LOWER_BOUND)
         .when(F.col("around").isNotNull(), INTERPOLATED)
@@ -160,6 +169,10 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     estimated = ((now - right_t).cast("double") + span) / 1e6
     seconds = (
         F.when(F.col("method") == CAUGHT_UP, F.lit(0.0))
+        .when(
+            F.col("method") == EXACT,
+            F.greatest((now - F.unix_micros("record_timestamp")).cast("double") / 1e6, F.lit(0.0)),
+        )
         .when(F.col("method").isin(INTERPOLATED, EXTRAPOLATED), estimated)
         .when(F.col("method") == LOWER_BOUND, (now - F.col("oldest.t")).cast("double") / 1e6)
         .otherwise(F.lit(None).cast("double"))

@@ -13,6 +13,7 @@ def seconds(value: float) -> str:
     ("figure", "method", "text"),
     [
         (0.0, "caught_up", "0 s"),
+        (44.6, "exact", "45 s (exact)"),  # the first unconsumed record's own timestamp
         (44.6, "interpolated", "~45 s (interpolated)"),
         (2025.0, "extrapolated", "~2,025 s (extrapolated)"),
         (30.0, "lower_bound", "≥ 30 s"),

@@ -3,8 +3,18 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 
 from kafka_ops.analysis.thresholds import Thresholds
-from kafka_ops.detectors.lag_time import DETECTOR
-from tests.unit.detectors.group_frames import END_OFFSETS, OFFSETS, Row, context, end_offset, expect, frame, offset
+from kafka_ops.detectors.lag_time import DETECTOR, detect_groups
+from tests.unit.detectors.group_frames import (
+    END_OFFSETS,
+    OFFSETS,
+    Row,
+    context,
+    end_offset,
+    expect,
+    frame,
+    minutes_ago,
+    offset,
+)
 
 # end offsets of t/0, 30, 20, 10 and 0 minutes ago: 100, 100 and 50 messages a minute
 STEADY = [end_offset("t", 0, end, minutes) for minutes, end in ((30, 1000), (20, 2000), (10, 4000), (0, 5000))]
@@ -166,3 +176,27 @@ def test_empty_input(spark: SparkSession) -> None:
     for found in (partitions, groups):
         assert {"snapshot_id", "severity"} <= set(found.columns)
         assert not {"cluster", "dt"} & set(found.columns)
+
+
+def test_exact_from_the_first_unconsumed_record(spark: SparkSession) -> None:
+    """A read record time beats the table: now - its timestamp; caught-up and unread rows keep theirs."""
+    schema = OFFSETS + ", record_timestamp timestamp"
+    rows = [
+        (*offset("read", "t", 0, 3000, 5000), minutes_ago(40)),  # the table would say 15 minutes
+        (*offset("skewed", "t", 0, 3000, 5000), minutes_ago(-1)),  # a producer clock ahead: 0, not negative
+        (*offset("unread", "t", 0, 3000, 5000), None),
+        (*offset("at", "t", 0, 5000, 5000), None),
+    ]
+    inputs = {"group_offsets": frame(spark, schema, rows), "partition_end_offsets": frame(spark, END_OFFSETS, STEADY)}
+    partitions = DETECTOR.detect(inputs, context())["lag_time_partitions"]
+    expect(spark, partitions.select("group_id", "lag_seconds", "method", "severity"), [
+        ("read", 2400.0, "exact", "critical"),
+        ("skewed", 0.0, "exact", "ok"),
+        ("unread", 900.0, "interpolated", "warning"),
+        ("at", 0.0, "caught_up", "ok"),
+    ])  # fmt: skip
+    groups = {
+        r["group_id"]: (r["max_lag_seconds"], r["max_lag_method"])
+        for r in detect_groups(partitions, context()).collect()
+    }
+    assert groups["read"] == (2400.0, "exact")
