@@ -18,6 +18,7 @@ from kafka_ops.sandbox.share_consumer import JavaShareConsumer
 from kafka_ops.sandbox.streams_app import JavaStreamsApp
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.model import ConsumerGroup, GroupSnapshot
+from kafka_ops.sources.groups.tables import group_batch
 from tests.integration.kafka_tools import kafka4_tool
 
 pytestmark = pytest.mark.integration
@@ -42,8 +43,12 @@ def produce(cluster: KRaftSandbox, topics: list[str], per_partition: int) -> Non
 
 
 def collect(cluster: KRaftSandbox) -> GroupSnapshot:
+    """A collection of the two groups; its lake tables are built too (they must take what 4.4 answered)."""
     target = KafkaTarget(cluster.bootstrap_servers, {"request_timeout_ms": 10_000})
-    return GroupCollector("sandbox-kraft", target, include=f"{SHARE_GROUP}|{APP}").collect()
+    snap = GroupCollector("sandbox-kraft", target, include=f"{SHARE_GROUP}|{APP}").collect()
+    rows = group_batch(snap).tables["consumer_groups"].to_pylist()
+    assert {r["group_id"]: r["group_type"] for r in rows} == {g.group_id: g.group_type for g in snap.groups}
+    return snap
 
 
 def group(snap: GroupSnapshot, group_id: str) -> ConsumerGroup:
