@@ -8,7 +8,17 @@ import pytest
 
 from kafka_ops.assignors import AssignorBridge, ClusterLayout
 from kafka_ops.assignors.protocol import Subscription, encode_subscription
-from kafka_ops.assignors.whatif import GroupToday, MemberToday, Spread, moved, spread_of, what_if
+from kafka_ops.assignors.whatif import (
+    MIGRATION_STEPS,
+    GroupToday,
+    MemberToday,
+    Outcome,
+    Spread,
+    moved,
+    spread_of,
+    verdict_of,
+    what_if,
+)
 
 TP = tuple[str, int]
 TOPICS = ("a", "b", "c")
@@ -46,7 +56,7 @@ def test_textbook_range_skew_gets_a_recommendation(bridge: AssignorBridge) -> No
     lags = {"billing": {tp: 10 for tps in RANGE_TODAY.values() for tp in tps}}
     outcomes, (verdict,) = what_if(bridge, layout, [group], lags)
 
-    by = {o.assignor: o for o in outcomes}
+    by = {o.assignor: o for o in outcomes if o.protocol == "classic"}
     assert by["range"].is_current and by["range"].spread == Spread(3, 6, 30) and by["range"].moved_partitions == 0
     for name in ("roundrobin", "sticky", "cooperative-sticky"):
         assert by[name].spread == Spread(4, 4, 0), name
@@ -86,3 +96,60 @@ def test_undecodable_metadata_is_reported_not_raised(bridge: AssignorBridge) -> 
     by = {v.group_id: v for v in verdicts}
     assert by["bad"].error is not None and "member 'm0'" in by["bad"].error
     assert by["fine"].error is None and {o.group_id for o in outcomes} == {"fine"}
+
+
+def test_the_consumer_protocols_assignors_on_the_same_members(bridge: AssignorBridge) -> None:
+    """The textbook range skew, as Kafka 4.4's group coordinator would assign it after an online
+    upgrade: uniform balances it keeping today's partitions where it can; the server-side range
+    ranges each topic over the members again, as the client's does."""
+    group = GroupToday("billing", "range", tuple(member(m, tps) for m, tps in RANGE_TODAY.items()))
+    layout = ClusterLayout.of_partition_counts(dict.fromkeys(TOPICS, 4))
+    lags = {"billing": {tp: 10 for tps in RANGE_TODAY.values() for tp in tps}}
+    outcomes, (verdict,) = what_if(bridge, layout, [group], lags)
+
+    server = {o.assignor: o for o in outcomes if o.protocol == "consumer"}
+    assert set(server) == {"uniform", "range"}
+    uniform, server_range = server["uniform"], server["range"]
+    assert uniform.error is None and uniform.spread == Spread(4, 4, 0)
+    assert (uniform.moved_partitions, uniform.revoked_partitions, uniform.rebalance_rounds) == (2, 2, None)
+    assert server_range.spread == Spread(3, 6, 30) and not server_range.is_current
+    # as good as cooperative-sticky, which needs no client upgrade: the classic switch is advised
+    assert verdict.recommended == "cooperative-sticky" and verdict.recommended_protocol == "classic"
+
+
+def _outcome(assignor: str, protocol: str, spread: Spread, moved_partitions: int) -> Outcome:
+    return Outcome(
+        "g", assignor, assignor == "range" and protocol == "classic", spread, moved_partitions, 1, 0, None, protocol
+    )  # type: ignore[arg-type]
+
+
+def test_the_consumer_protocol_is_recommended_with_its_migration_steps() -> None:
+    today = {"m0": [("a", 0), ("a", 1), ("a", 2)], "m1": [("a", 3)]}
+    group = GroupToday("g", "range", tuple(member(m, tps, ["a"]) for m, tps in today.items()))
+    outcomes = [
+        _outcome("range", "classic", Spread(1, 3, 0), 0),
+        _outcome("roundrobin", "classic", Spread(1, 3, 0), 2),
+        _outcome("uniform", "consumer", Spread(2, 2, 0), 1),
+        _outcome("range", "consumer", Spread(1, 3, 0), 0),
+    ]
+    verdict = verdict_of(group, outcomes, None, {}, 2)
+    assert (verdict.recommended, verdict.recommended_protocol) == ("uniform", "consumer")
+    assert "to the consumer protocol's uniform assignor: partitions per member max-min 2 -> 0" in verdict.reason
+    assert MIGRATION_STEPS.format(assignor="uniform") in verdict.reason
+    for step in (
+        "group.protocol=consumer",
+        "group.remote.assignor=uniform",
+        "group.consumer.migration.policy",
+        "kafka-clients 4.0+",
+        "rolling restart",
+    ):
+        assert step in verdict.reason, step
+
+
+def test_the_consumer_protocol_is_not_recommended_when_only_as_good() -> None:
+    """Not materially better than today (spread down by less than `min_improvement`): no advice."""
+    today = {"m0": [("a", 0), ("a", 1)], "m1": [("a", 2)]}
+    group = GroupToday("g", "range", tuple(member(m, tps, ["a"]) for m, tps in today.items()))
+    outcomes = [_outcome("range", "classic", Spread(1, 2, 0), 0), _outcome("uniform", "consumer", Spread(1, 2, 0), 0)]
+    verdict = verdict_of(group, outcomes, None, {}, 2)
+    assert verdict.recommended is None and verdict.recommended_protocol is None

@@ -16,30 +16,69 @@ For each Stable consumer group, two questions, both answered by kafka-clients' o
 A switch is recommended only when materially better than today: partitions-per-member spread
 (max - min) lower by at least `min_improvement`, or the lag spread between members at most half
 of today's with no worse partition spread. Among those: lowest spread, then lag spread, then
-fewest partitions changing owner, then the least disruptive assignor (cooperative first).
+fewest partitions changing owner, then the least disruptive change (cooperative first; moving to
+the consumer protocol last, as it takes a client upgrade and broker settings). A recommendation of
+the consumer protocol carries its migration steps (`MIGRATION_STEPS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from kafka_ops.assignors import (
     ASSIGNORS,
+    SERVER_ASSIGNORS,
     AssignFailure,
     AssignorBridge,
+    AssignorBridgeError,
     AssignorName,
     AssignResult,
     ClusterLayout,
+    ConsumerGroupInput,
+    ConsumerMember,
     GroupInput,
     Member,
+    ServerAssignResult,
 )
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.sources.groups.model import ConsumerGroup, TopicPartition
 
-PREFERENCE: tuple[AssignorName, ...] = ("cooperative-sticky", "sticky", "roundrobin", "range")
-"""Tie-break among equally good assignors: cooperative rebalancing never stops the whole group."""
+Protocol = Literal["classic", "consumer"]
+CLASSIC: Protocol = "classic"
+CONSUMER: Protocol = "consumer"
+
+PREFERENCE: tuple[tuple[Protocol, str], ...] = (
+    (CLASSIC, "cooperative-sticky"),
+    (CLASSIC, "sticky"),
+    (CLASSIC, "roundrobin"),
+    (CLASSIC, "range"),
+    (CONSUMER, "uniform"),
+    (CONSUMER, "range"),
+)
+"""Tie-break among equally good assignors: cooperative rebalancing never stops the whole group; a
+move to the consumer protocol is the bigger change (clients and brokers), so it comes last."""
+
+MIGRATION_STEPS = (
+    "move to the consumer protocol (KIP-848) online: (1) brokers on Kafka 4.0+ with the consumer "
+    "protocol enabled (group.version feature >= 1: kafka-features.sh describe; "
+    "group.coordinator.rebalance.protocols includes consumer, the 4.x default) and {assignor} among "
+    "group.consumer.assignors (default uniform,range); (2) the broker's group.consumer.migration.policy "
+    "must allow the upgrade (upgrade or bidirectional, the default; disabled refuses to convert a "
+    "non-empty classic group); the group must use the consumer embedded protocol and a built-in client "
+    "assignor (a custom one blocks the conversion), and have no more members than group.consumer.max.size; "
+    "(3) upgrade the consumers to a client that speaks the consumer protocol (Java kafka-clients 4.0+, "
+    "where it is GA); (4) rolling restart them one at a time with group.protocol=consumer and "
+    "group.remote.assignor={assignor}, removing partition.assignment.strategy, session.timeout.ms and "
+    "heartbeat.interval.ms (not supported with the consumer protocol: the broker's "
+    "group.consumer.session.timeout.ms and group.consumer.heartbeat.interval.ms apply). The first "
+    "member to rejoin converts the group, keeping today's assignment as its target; classic members "
+    "keep working in the mixed group until restarted. To roll back, restart with group.protocol=classic "
+    "(the group converts back when the last consumer-protocol member leaves, if the policy allows downgrade)"
+)
+"""How to move a classic group to the consumer protocol (`{assignor}`: the recommended server-side one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +114,12 @@ class Spread:
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    """One assignor's what-if for one group (`error` set when Kafka's assignor refused it)."""
+    """One assignor's what-if for one group (`error` set when Kafka's assignor refused it).
+
+    `protocol` says whose assignor it is: a client's (`classic`) or the group coordinator's
+    (`consumer`, KIP-848), whose assignment members reach without a stop-the-world rebalance, so
+    `rebalance_rounds` is None there; `revoked_partitions` counts what members give up.
+    """
 
     group_id: str
     assignor: str
@@ -85,6 +129,7 @@ class Outcome:
     rebalance_rounds: int | None
     revoked_partitions: int | None
     error: str | None = None
+    protocol: Protocol = CLASSIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +145,7 @@ class Verdict:
     recommended: str | None
     reason: str
     error: str | None = None
+    recommended_protocol: Protocol | None = None
 
 
 def layout_of(snapshot: ClusterSnapshot) -> ClusterLayout:
@@ -108,6 +154,11 @@ def layout_of(snapshot: ClusterSnapshot) -> ClusterLayout:
         brokers={b.broker_id: b.rack for b in snapshot.brokers.values()},
         topics={t.topic: tuple(t.partitions[p] for p in sorted(t.partitions)) for t in snapshot.topics.values()},
     )
+
+
+def topic_ids_of(snapshot: ClusterSnapshot) -> dict[str, str]:
+    """Kafka's topic ids, where the snapshot has them (for the server-side assignors)."""
+    return {t.topic: t.topic_id for t in snapshot.topics.values() if t.topic_id}
 
 
 def group_today(group: ConsumerGroup) -> GroupToday:
@@ -139,8 +190,12 @@ def what_if(
     groups: Sequence[GroupToday],
     lags: Mapping[str, Mapping[TopicPartition, int]],
     min_improvement: int = 2,
+    *,
+    topic_ids: Mapping[str, str] | None = None,
 ) -> tuple[list[Outcome], list[Verdict]]:
-    """Outcomes (group x assignor) and one verdict per group; `lags` is group → partition → lag."""
+    """Outcomes (group x assignor, both protocols) and one verdict per group; `lags` is group →
+    partition → lag; `topic_ids` Kafka's topic ids where known (the server-side assignors order
+    topics by id in places; unknown ones get an id fixed by the name)."""
     decoded: dict[str, tuple[Member, ...]] = {}
     verdicts: dict[str, Verdict] = {}
     for g in groups:
@@ -160,9 +215,12 @@ def what_if(
         results = bridge.assign_many(layout, jobs) if jobs else []
         for g, result in zip(ready, results, strict=True):
             outcomes.append(_outcome(g, name, result, lags.get(g.group_id, {})))
+    outcomes.extend(_server_outcomes(bridge, layout, ready, decoded, lags, topic_ids=topic_ids or {}))
     for g in ready:
         mine = [o for o in outcomes if o.group_id == g.group_id]
-        verdicts[g.group_id] = _verdict(g, mine, predictions.get(g.group_id), lags.get(g.group_id, {}), min_improvement)
+        verdicts[g.group_id] = verdict_of(
+            g, mine, predictions.get(g.group_id), lags.get(g.group_id, {}), min_improvement
+        )
     return outcomes, [verdicts[g.group_id] for g in groups]
 
 
@@ -201,6 +259,53 @@ def _rejoining(g: GroupToday, members: Sequence[Member], assignor: AssignorName)
     )
 
 
+def as_consumer_group(g: GroupToday, members: Sequence[Member]) -> ConsumerGroupInput:
+    """The group as the coordinator holds it after an online upgrade: each member's subscribed
+    topics and rack from its subscription, today's assignment as its current one."""
+    return ConsumerGroupInput(
+        tuple(
+            ConsumerMember(m.member_id, m.topics, today.assignment, m.group_instance_id, m.rack)
+            for m, today in zip(members, g.members, strict=True)
+        ),
+        g.group_id,
+    )
+
+
+def _server_outcomes(
+    bridge: AssignorBridge,
+    layout: ClusterLayout,
+    groups: Sequence[GroupToday],
+    decoded: Mapping[str, tuple[Member, ...]],
+    lags: Mapping[str, Mapping[TopicPartition, int]],
+    *,
+    topic_ids: Mapping[str, str],
+) -> list[Outcome]:
+    """What the consumer protocol's server-side assignors would give each group. Without Kafka 4's
+    jars (or when the JVM refuses the batch) each group gets an error row; the client-side rows stand."""
+    out: list[Outcome] = []
+    for name in SERVER_ASSIGNORS:
+        jobs = [(as_consumer_group(g, decoded[g.group_id]), name) for g in groups]
+        results: Sequence[ServerAssignResult | AssignFailure]
+        try:
+            results = bridge.server_assign_many(layout, jobs, topic_ids=topic_ids) if jobs else []
+        except AssignorBridgeError as e:
+            results = [AssignFailure(g.group_id, name, f"server-side assignors unavailable: {e}") for g in groups]
+        for g, result in zip(groups, results, strict=True):
+            out.append(_server_outcome(g, name, result, lags.get(g.group_id, {})))
+    return out
+
+
+def _server_outcome(
+    g: GroupToday, name: str, result: ServerAssignResult | AssignFailure, lags: Mapping[TopicPartition, int]
+) -> Outcome:
+    if isinstance(result, AssignFailure):
+        return Outcome(g.group_id, name, False, None, None, None, None, result.message, CONSUMER)
+    today = {m.member_id: m.assignment for m in g.members}
+    after = {m: tuple(result.assignment.get(m, ())) for m in today}
+    revoked = sum(len(set(today[m]) - set(after[m])) for m in today)
+    return Outcome(g.group_id, name, False, spread_of(after, lags), moved(today, after), None, revoked, None, CONSUMER)
+
+
 def _outcome(
     g: GroupToday, name: str, result: AssignResult | AssignFailure, lags: Mapping[TopicPartition, int]
 ) -> Outcome:
@@ -213,13 +318,14 @@ def _outcome(
     return Outcome(g.group_id, name, current, spread_of(after, lags), moved(today, after), len(result.rounds), revoked)
 
 
-def _verdict(
+def verdict_of(
     g: GroupToday,
     outcomes: Sequence[Outcome],
     prediction: AssignResult | AssignFailure | None,
     lags: Mapping[TopicPartition, int],
     min_improvement: int,
 ) -> Verdict:
+    """The advice for `g` from its `outcomes` (both protocols) by the "materially better" rule."""
     today = {m.member_id: m.assignment for m in g.members}
     now = spread_of(today, lags)
     matches: bool | None = None
@@ -244,14 +350,24 @@ def _verdict(
         )
     best = min(
         better,
-        key=lambda o: (o.spread.spread, o.spread.lag_spread, o.moved_partitions, PREFERENCE.index(o.assignor)),  # type: ignore[union-attr]
+        key=lambda o: (
+            o.spread.spread,  # type: ignore[union-attr]
+            o.spread.lag_spread,  # type: ignore[union-attr]
+            o.moved_partitions,
+            PREFERENCE.index((o.protocol, o.assignor)),
+        ),
     )
     assert best.spread is not None
+    target = best.assignor if best.protocol == CLASSIC else f"the consumer protocol's {best.assignor} assignor"
     reason = (
-        f"switch {g.group_id} from {g.assignor or 'unknown'} to {best.assignor}: partitions per member max-min "
+        f"switch {g.group_id} from {g.assignor or 'unknown'} to {target}: partitions per member max-min "
         f"{now.spread} -> {best.spread.spread}, lag spread {now.lag_spread:,} -> {best.spread.lag_spread:,}; "
         f"{best.moved_partitions} partitions change owner"
     )
-    if best.assignor == "cooperative-sticky" and g.assignor in {"range", "roundrobin", "sticky"}:
+    if best.protocol == CONSUMER:
+        reason += "; " + MIGRATION_STEPS.format(assignor=best.assignor)
+    elif best.assignor == "cooperative-sticky" and g.assignor in {"range", "roundrobin", "sticky"}:
         reason += " (upgrade in two rolling bounces, KIP-429: first list both assignors, then drop the old one)"
-    return Verdict(g.group_id, g.assignor, len(g.members), now, matches, moves, best.assignor, reason)
+    return Verdict(
+        g.group_id, g.assignor, len(g.members), now, matches, moves, best.assignor, reason, None, best.protocol
+    )

@@ -8,18 +8,23 @@ or before the group collection, else from the group collection's end offsets (no
 
 Findings:
 
-* `assignor_whatif`, one row per group and assignor (`range`, `roundrobin`, `sticky`,
-  `cooperative-sticky`): snapshot_id, group_id, assignor, is_current, min_partitions,
-  max_partitions, spread (max - min partitions per member), lag_spread (max - min of the members'
-  summed lag, at today's lags), moved_partitions (partitions whose owner would change from
-  today's), rebalance_rounds (2+ when a cooperative group needs follow-up rebalances),
-  revoked_partitions, error (Kafka's assignor refused the input), severity (`info`; `warning`
-  with an error).
+* `assignor_whatif`, one row per group and assignor: the client's (`range`, `roundrobin`,
+  `sticky`, `cooperative-sticky`; protocol `classic`) and the consumer protocol's server-side ones
+  of Kafka 4.4's group coordinator (`uniform`, `range`; protocol `consumer`, KIP-848, what the
+  same members would get after an online upgrade): snapshot_id, group_id, assignor, protocol,
+  is_current, min_partitions, max_partitions, spread (max - min partitions per member), lag_spread
+  (max - min of the members' summed lag, at today's lags), moved_partitions (partitions whose owner
+  would change from today's), rebalance_rounds (2+ when a cooperative group needs follow-up
+  rebalances; null for the consumer protocol, which has no group-wide rebalance),
+  revoked_partitions, error (Kafka's assignor refused the input, or Kafka 4's jars are missing for
+  the server-side ones), severity (`info`; `warning` with an error).
 * `assignor_recommendations`, one row per group: snapshot_id, group_id, assignor, members,
   min_partitions, max_partitions, spread, lag_spread (today), prediction_matches (Kafka's own
   assignor, fed the metadata the members really sent, reproduces today's assignment; false means
   the next rebalance will move `prediction_moves` partitions, e.g. after partitions were added),
-  recommended (an assignor materially better than today's, or null), reason, error, severity
+  recommended (an assignor materially better than today's, or null), recommended_protocol
+  (`classic`, or `consumer`: the reason then carries the migration steps to
+  `group.protocol=consumer`), reason, error, severity
   (`warning` when a switch is recommended or the prediction differs, `info` when the what-if
   could not run, else `ok`).
 """
@@ -44,14 +49,14 @@ CLASSIC = "classic"
 STABLE = "Stable"
 
 WHATIF_SCHEMA = (
-    "snapshot_id string, group_id string, assignor string, is_current boolean, min_partitions int, "
-    "max_partitions int, spread int, lag_spread long, moved_partitions int, rebalance_rounds int, "
-    "revoked_partitions int, error string, severity string"
+    "snapshot_id string, group_id string, assignor string, protocol string, is_current boolean, "
+    "min_partitions int, max_partitions int, spread int, lag_spread long, moved_partitions int, "
+    "rebalance_rounds int, revoked_partitions int, error string, severity string"
 )
 RECOMMENDATION_SCHEMA = (
     "snapshot_id string, group_id string, assignor string, members int, min_partitions int, max_partitions int, "
     "spread int, lag_spread long, prediction_matches boolean, prediction_moves int, recommended string, "
-    "reason string, error string, severity string"
+    "recommended_protocol string, reason string, error string, severity string"
 )
 
 
@@ -113,6 +118,18 @@ def layout(brokers: DataFrame, partitions: DataFrame, end_offsets: DataFrame, co
     )
 
 
+def topic_ids(partitions: DataFrame) -> dict[str, str]:
+    """Kafka's topic ids in the newest snapshot, where it has them (the server-side assignors
+    order topics by id in places; a topic without one gets an id fixed by its name)."""
+    if "topic_id" not in partitions.columns:
+        return {}
+    newest = partitions.agg(F.max_by("snapshot_id", "captured_at")).first()
+    if newest is None or newest[0] is None:
+        return {}
+    rows = partitions.where((F.col("snapshot_id") == newest[0]) & F.col("topic_id").isNotNull())
+    return {r["topic"]: r["topic_id"] for r in rows.select("topic", "topic_id").distinct().collect()}
+
+
 def lags_today(offsets: DataFrame, context: Context) -> dict[str, dict[tuple[str, int], int]]:
     lags: dict[str, dict[tuple[str, int], int]] = defaultdict(dict)
     rows = latest(offsets, context).where(F.col("lag").isNotNull()).select("group_id", "topic", "partition", "lag")
@@ -132,7 +149,14 @@ def detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataF
         lags = lags_today(inputs["group_offsets"], context)
         try:
             with AssignorBridge() as bridge:
-                outcomes, verdicts = what_if(bridge, cluster, groups, lags, int(context.thresholds.skew_spread))
+                outcomes, verdicts = what_if(
+                    bridge,
+                    cluster,
+                    groups,
+                    lags,
+                    int(context.thresholds.skew_spread),
+                    topic_ids=topic_ids(inputs["partitions"]),
+                )
         except KafkaOpsError as e:  # no JVM here: say so per group, keep the other findings
             error = f"what-if unavailable: {e}"
     sid = context.snapshot_id
@@ -153,6 +177,7 @@ def _whatif_row(sid: str, o: Outcome) -> tuple[Any, ...]:
         sid,
         o.group_id,
         o.assignor,
+        o.protocol,
         o.is_current,
         s.min_partitions if s else None,
         s.max_partitions if s else None,
@@ -188,6 +213,7 @@ def _verdict_row(sid: str, v: Verdict) -> tuple[Any, ...]:
         v.prediction_matches,
         v.prediction_moves,
         v.recommended,
+        v.recommended_protocol,
         reason,
         v.error,
         severity,
@@ -195,7 +221,23 @@ def _verdict_row(sid: str, v: Verdict) -> tuple[Any, ...]:
 
 
 def _unavailable_row(sid: str, g: GroupToday, error: str) -> tuple[Any, ...]:
-    return (sid, g.group_id, g.assignor, len(g.members), None, None, None, None, None, None, None, "", error, "info")
+    return (
+        sid,
+        g.group_id,
+        g.assignor,
+        len(g.members),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+        "",
+        error,
+        "info",
+    )
 
 
 DETECTOR = Detector(

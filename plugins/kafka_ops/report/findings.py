@@ -471,14 +471,20 @@ def skewed_groups(f: Findings) -> Part[SkewedGroup]:
     if groups is None or members is None:
         return Part(missing=f.missing("assignor_skew_groups", "assignor_skew_members"))
     recs = {r["group_id"]: r for r in f.rows("assignor_recommendations") or []}
-    whatif = {(r["group_id"], r["assignor"]): r for r in f.rows("assignor_whatif") or []}
+    # both protocols have a `range`: rows from before the protocol column are the client's
+    whatif = {
+        (r["group_id"], r["assignor"], r.get("protocol") or "classic"): r for r in f.rows("assignor_whatif") or []
+    }
     out = []
     for g in sorted((g for g in groups if g["skewed"]), key=lambda g: (-g["spread"], g["group_id"])):
         mine = [m for m in members if m["group_id"] == g["group_id"]]
         mine.sort(key=lambda m: (-m["partitions"], m["member_id"]))
         rec = recs.get(g["group_id"], {})
         recommended = rec.get("recommended")
-        alt = whatif.get((g["group_id"], recommended), {}) if recommended else {}
+        protocol = rec.get("recommended_protocol") or "classic"
+        alt = whatif.get((g["group_id"], recommended, protocol), {}) if recommended else {}
+        if recommended and protocol != "classic":
+            recommended = f"{recommended} ({protocol} protocol)"
         loads = [
             MemberLoad(m["member_id"], m["client_id"], m["host"], m["partitions"], m["lag"], m["severity"] != "ok")
             for m in mine[:MAX_MEMBERS]
