@@ -39,6 +39,11 @@ the latest collection ("now" = its capture time):
   an estimate that assumes the oldest rate held before the history began (measured 13-68 s too
   high on the sandbox).
 
+A share group (KIP-932) commits no offset: c is its share-partition start offset
+(`group_offsets.start_offset`), the oldest record it has not acknowledged, so its figure is that
+record's age; with the broker's lag 0 (every record acknowledged, some above the start offset one
+by one) it is `caught_up`.
+
 Every reader prints a figure with its method (`analysis.lag_estimates.time_behind`): only
 `caught_up` is a plain figure.
 
@@ -140,6 +145,9 @@ def _severity(context: Context) -> Column:
 def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Context) -> DataFrame:
     """Pure: the window's group_offsets and partition_end_offsets → `lag_time_partitions`."""
     tables = lookup_tables(end_offsets, int(context.thresholds.lag_time_points))
+    if "start_offset" not in offsets.columns:  # a frame built before share groups were collected
+        offsets = offsets.withColumn("start_offset", F.lit(None).cast("long"))
+    offsets = offsets.withColumn("committed_offset", F.coalesce("committed_offset", "start_offset"))
     c = F.col("committed_offset")
     # the newest pair of neighbours around c (structs compare by idx first)
     around = F.array_max(F.filter("pairs", lambda p: (p["l_o"] <= c) & (c <= p["r_o"])))
@@ -156,6 +164,7 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
     right_t = F.coalesce(F.col("around.r_t"), F.col("newest.t"))
     method = (
         F.when(c.isNull(), NO_COMMIT)
+        .when(F.col("start_offset").isNotNull() & (F.col("lag") == 0), CAUGHT_UP)
         .when((F.col("n") >= 1) & (c >= F.col("newest.o")), CAUGHT_UP)
         .when(F.col("record_timestamp").isNotNull(), EXACT)
         .when(F.col("n") < 2, TOO_FEW_POINTS)

@@ -200,3 +200,16 @@ def test_exact_from_the_first_unconsumed_record(spark: SparkSession) -> None:
         for r in detect_groups(partitions, context()).collect()
     }
     assert groups["read"] == (2400.0, "exact")
+
+
+def test_a_share_group_is_timed_from_its_start_offset(spark: SparkSession) -> None:
+    # a share group commits nothing: its oldest unacknowledged record (the start offset) is timed
+    share = ("m0", minutes_ago(0), "queue", "t", 0, None, 5000, 2000, False, False, False)
+    done = ("m0", minutes_ago(0), "done", "t", 0, None, 5000, 0, False, False, False)
+    offsets = frame(spark, OFFSETS + ", start_offset long", [(*share, 3000), (*done, 4000)])
+    found = DETECTOR.detect({"group_offsets": offsets, "partition_end_offsets": frame(spark, END_OFFSETS, STEADY)},
+                            context())["lag_time_partitions"]  # fmt: skip
+    expect(spark, found.select("group_id", "committed_offset", "lag_seconds", "method"), [
+        ("queue", 3000, 900.0, "interpolated"),  # written 15 minutes ago, as a commit at 3000 would be
+        ("done", 4000, 0.0, "caught_up"),  # the broker's lag 0: everything acknowledged
+    ])  # fmt: skip
