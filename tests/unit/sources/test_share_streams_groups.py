@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+from kafka.errors import CoordinatorLoadInProgressError, NotCoordinatorError
+from kafka.protocol.metadata import CoordinatorType
+
 from kafka_ops.sources.groups import share, streams
+from kafka_ops.sources.groups.coordinated import raise_if_retriable
 from kafka_ops.sources.groups.model import (
     ConsumerGroup,
     Described,
@@ -173,3 +179,15 @@ def test_streams_and_share_columns_reach_the_lake_tables() -> None:
     assert m["tasks"] == [{"kind": "active", "subtopology": "0", "partition": 0}] and m["target_tasks"] == []
     (o,) = tables["group_offsets"].to_pylist()
     assert (o["committed_offset"], o["start_offset"], o["lag"]) == (None, 10, 5)
+
+
+def test_a_retriable_group_error_is_raised_and_a_moved_coordinator_forgotten() -> None:
+    cache = {(CoordinatorType.GROUP, "queue"): 2, (CoordinatorType.GROUP, "other"): 3}
+    admin = SimpleNamespace(_manager=SimpleNamespace(cluster=SimpleNamespace(_coordinators=cache)))
+    raise_if_retriable(admin, "queue", 0, None)  # type: ignore[arg-type]
+    raise_if_retriable(admin, "queue", 69, "Group queue not found.")  # type: ignore[arg-type]  # not retriable
+    with pytest.raises(NotCoordinatorError, match="group queue"):
+        raise_if_retriable(admin, "queue", 16, None)  # type: ignore[arg-type]
+    assert cache == {(CoordinatorType.GROUP, "other"): 3}
+    with pytest.raises(CoordinatorLoadInProgressError):
+        raise_if_retriable(admin, "other", 14, None)  # type: ignore[arg-type]
