@@ -10,16 +10,18 @@ run times:
   DescribeTopicPartitions (ISR, ELR) and one DescribeConfigs (its overrides); it only fetches,
   building nothing;
 - the collector: `KRaftCollector.collect()` end to end (its client's bootstrap, the quorum,
-  brokers, partitions in pages of 2,000, reassignments, features, configs, quotas, ACLs and
-  the snapshot model), and the Admin API requests it sent (`snap.requests`);
+  brokers, partitions in pages of 2,000 with each page's topic configs asked for while the next
+  page is read, reassignments, features, broker configs, quotas, ACLs and the snapshot model),
+  and the Admin API requests it sent (`snap.requests`);
 - the whole job: collect + `snapshot_batch` + `Lake.publish` to a fresh lake (the DAG task);
 - for diagnosis, the partitions alone: a fresh client paging DescribeTopicPartitions through
   every partition (`pages_seconds`), the part of the collector the baseline's per-topic
-  requests stand for (the rest is fixed-count requests, topic configs included, and parsing).
+  DescribeTopicPartitions stand for (the rest is fixed-count requests, parsing, and the topic
+  configs, which overlap the pages).
 Each is the best of --runs. Targets: collector >= 5x faster than the baseline; a full snapshot of
 10,000 partitions in <= 5 s; requests grow with partitions / 2,000 (the page size), not with
-partitions or topics: at most 10 + brokers + pages. Last line: one JSON object with the figures,
-`targets` holding each threshold and whether it was met.
+partitions or topics: at most 10 + brokers + 2 x pages (a page and its topics' configs). Last
+line: one JSON object with the figures, `targets` holding each threshold and whether it was met.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ TARGET_SECONDS = 5
 TARGET_PARTITIONS = 10_000
 """The partition count the time target is set for."""
 FIXED_REQUESTS = 10
-"""Requests besides the pages and the per-broker configs: quorum, cluster, reassignments,
-features, topic configs, default broker config, quotas, ACLs, with room for one retry."""
+"""Requests besides the pages, their topic configs and the per-broker configs: quorum, cluster,
+reassignments, features, default broker config, quotas, ACLs, with room for one retry."""
 
 
 def topic_sizes(topics: int, partitions: int) -> dict[str, int]:
@@ -205,7 +207,7 @@ def report(
     ratio = baseline_s / collect_s
     requests = snap.requests or 0
     pages = math.ceil(snap.partition_count / DEFAULT_PAGE_SIZE)
-    max_requests = FIXED_REQUESTS + brokers + pages
+    max_requests = FIXED_REQUESTS + brokers + 2 * pages
     met = {
         "ratio": ratio >= TARGET_RATIO,
         "seconds": collect_s <= TARGET_SECONDS,

@@ -87,6 +87,8 @@ class _Run:
         self.admin = admin
         self.where = where
         self.requests = 0
+        self.topic_configs: list[Any] = []
+        """DescribeConfigs answers (or the exception in place of one) for the topics, gathered with the pages."""
         manager = admin._manager
         send = manager.send
 
@@ -111,7 +113,7 @@ class _Run:
         self._core(lambda attempt: self._cluster(snap))
         self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
-        self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap))
+        self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
         if only is None:  # a live read, polled while a plan runs, needs none of these
             self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
             self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
@@ -200,20 +202,45 @@ class _Run:
         from ONE broker: each broker answers from its own copy of the metadata log, and a page asked of
         a broker that is behind would end the walk at the last topic it knows (a snapshot seen missing
         its last 2,000 partitions under load, with pages spread over brokers). The broker is the
-        unfenced one furthest along the metadata log (the quorum's observers); a retry asks the next."""
+        unfenced one furthest along the metadata log (the quorum's observers); a retry asks the next.
+        The topics' configs are asked for while the walk goes on (see `_walk`)."""
         snap.topics.clear()  # a retried walk starts again
         snap.partition_states.clear()
         node = self._freshest_broker(snap, attempt)
-        cursor = None
-        while True:
-            page = self.admin._manager.run(self._describe_page, node, cursor, only or [])
+        pages, self.topic_configs = self.admin._manager.run(self._walk, node, only or [], sorted(snap.brokers))
+        for page in pages:
             for topic in page.topics:
                 if only is not None and topic.error_code == UNKNOWN_TOPIC:
                     continue  # a topic of the plan that is gone: the executor sees it missing
                 self._topic(snap, topic)
+
+    async def _walk(self, node: int | None, topics: list[str], config_nodes: list[int]) -> tuple[list[Any], list[Any]]:
+        """The pages, and one DescribeConfigs per page for the topics it brings, sent as soon as the
+        page is in (to the brokers in turn, so they work on configs while the next page is read and
+        decoded): a snapshot costs the pages' round trips, not the configs' too. A failed DescribeConfigs
+        leaves its exception in its place (the configs are optional; the pages are not)."""
+        pages: list[Any] = []
+        configs: list[Any] = []
+        asked: set[str] = set()
+        cursor = None
+        while True:
+            page = await self._describe_page(node, cursor, topics)
+            pages.append(page)
+            names = sorted({t.name for t in page.topics if not t.error_code} - asked)
+            if names:
+                asked.update(names)
+                to = config_nodes[len(configs) % len(config_nodes)] if config_nodes else None
+                configs.append(self.admin._manager.send(extras.topic_configs_request(names), node_id=to))
             cursor = page.next_cursor
             if cursor is None:
-                return
+                break
+        answers: list[Any] = []
+        for pending in configs:
+            try:
+                answers.append(await pending)
+            except (KafkaError, *UNREACHABLE) as e:
+                answers.append(e)
+        return pages, answers
 
     @staticmethod
     def _freshest_broker(snap: ClusterSnapshot, attempt: int) -> int | None:

@@ -3,8 +3,10 @@ configs, which brokers Kafka cordons, client quotas and ACL counts, in the same 
 source gives them.
 
 Each reader sends a fixed number of requests (one per broker for broker configs), whatever the
-number of topics. A broker that does not serve one of them raises kafka-python's error, which the
-collector records as a `CollectionIssue`.
+number of topics; topic configs come with the partition pages (one DescribeConfigs per page, sent
+by the collector while it walks the pages: `topic_configs_request`, read by `read_configs`). A
+broker that does not serve one of them raises kafka-python's error, which the collector records as
+a `CollectionIssue`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from kafka.admin import (
     ResourcePatternFilter,
     ResourceType,
 )
-from kafka.errors import KafkaError, SecurityDisabledError
+from kafka.admin._configs import ConfigSourceType
+from kafka.errors import KafkaError, SecurityDisabledError, UnknownTopicOrPartitionError
 from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
 
 from kafka_ops.snapshot.model import (
@@ -43,6 +46,8 @@ DEFAULT_ENTITY = "<default>"
 CORDONED_LOG_DIRS = "cordoned.log.dirs"
 """KIP-1066 (Kafka 4.3+): log dirs that take no new replica; `*` is every one of the broker's."""
 _DYNAMIC_BROKER = {"DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+_DYNAMIC_TOPIC = ConfigSourceType.DYNAMIC_TOPIC_CONFIG.value
+_UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 # AclAuthorizer's znode names for resource types, so both sources fill `acls` alike
 _RESOURCE_NAMES = {
     ResourceType.TOPIC: "Topic",
@@ -73,32 +78,32 @@ def read_features(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
                 snap.partition_states[tp] = replace(state, elr=elr, last_known_elr=last_known)
 
 
-def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
+def topic_configs_request(topics: list[str]) -> Any:
+    """One DescribeConfigs for these topics' configs (every source: the broker cannot filter)."""
+    resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
+    return KafkaAdminClient._describe_configs_request(resources, False)
+
+
+def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot, topic_answers: list[Any]) -> None:
     """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
-    `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides in one request, each
-    broker's from that broker, and the cluster-wide default. (Kafka 4 with ELR writes the cluster
-    default `min.insync.replicas` itself, so the analysis knows it instead of assuming it.)
+    `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides from `topic_answers`
+    (the DescribeConfigs answers the collector gathered page by page, see `topic_overrides`), each
+    broker's from that broker, and the
+    cluster-wide default. (Kafka 4 with ELR writes the cluster default `min.insync.replicas`
+    itself, so the analysis knows it instead of assuming it.)
 
     Each broker's answer also sets its `Broker.cordoned` (see `cordons_every_log_dir`), from the
     effective `cordoned.log.dirs` whatever its source (static or dynamic)."""
-    topics = [ConfigResource(ConfigResourceType.TOPIC, t) for t in sorted(snap.topics)]
-    described = admin.describe_configs(topics, config_filter="modified") if topics else {}
-    for topic, configs in sorted(described.get("topic", {}).items()):
-        values = {k: c["value"] for k, c in configs.items() if c["config_source"] == "DYNAMIC_TOPIC_CONFIG"}
-        if values:
-            snap.configs.append(ConfigOverride("topic", topic, values))
+    overrides, issues = topic_overrides(topic_answers)
+    snap.configs.extend(overrides)
+    snap.issues.extend(issues)
     answer: dict[str, dict[str, Any]] = {}
-    for broker_id in sorted(snap.brokers):  # one by one: a broker going down costs its own configs only
-        resource = ConfigResource(ConfigResourceType.BROKER, str(broker_id))
-        try:
-            answer |= admin.describe_configs([resource], config_filter="all").get("broker", {})
-        except (KafkaError, OSError) as e:
-            problem = f"{type(e).__name__}: {e}"
-            snap.issues.append(CollectionIssue(f"DescribeConfigs broker {broker_id}", problem, "request"))
-    # the cluster-wide default (resource name ""), which kafka-python's describe_configs refuses to send
-    default = admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
-    response = admin._manager.run(admin._manager.send, default)
-    answer |= admin._describe_configs_process_responses([response], "all").get("broker", {})
+    for name, response in admin._manager.run(_broker_configs, admin, sorted(snap.brokers)).items():
+        if isinstance(response, BaseException):  # a broker going down costs its own configs only
+            problem = f"{type(response).__name__}: {response}"
+            snap.issues.append(CollectionIssue(f"DescribeConfigs broker {name or DEFAULT_ENTITY}", problem, "request"))
+        else:
+            answer |= admin._describe_configs_process_responses([response], "all").get("broker", {})
     for name, configs in answer.items():
         if name and int(name) in snap.brokers:
             snap.brokers[int(name)] = replace(snap.brokers[int(name)], cordoned=cordons_every_log_dir(configs))
@@ -111,6 +116,52 @@ def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
                 per_entity[DEFAULT_ENTITY][key] = c["value"]
     for entity in sorted(per_entity):
         snap.configs.append(ConfigOverride("broker", entity, per_entity[entity]))
+
+
+async def _broker_configs(admin: KafkaAdminClient, broker_ids: list[int]) -> dict[str, Any]:
+    """Each broker's configs from that broker, and the cluster-wide default (resource name "", which
+    kafka-python's describe_configs refuses to send), all in flight at once: broker name -> the raw
+    answer, or the exception in its place."""
+    pending = {
+        str(b): admin._manager.send(
+            admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, str(b))], False), node_id=b
+        )
+        for b in broker_ids
+    }
+    pending[""] = admin._manager.send(
+        admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
+    )
+    answers: dict[str, Any] = {}
+    for name, future in pending.items():
+        try:
+            answers[name] = await future
+        except (KafkaError, OSError) as e:
+            answers[name] = e
+    return answers
+
+
+def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
+    """Each topic's dynamic overrides from raw DescribeConfigs answers, sorted by topic, and what could
+    not be read. Read straight off kafka-python's response objects: a topic has some 40 configs and
+    only its overrides are kept, so turning every entry into a dict first (as `describe_configs` does)
+    costs more than the request. A failed request (an exception in its place) or a topic the broker
+    could not describe is an issue naming it; a topic deleted since its page was read is skipped."""
+    overrides, issues = [], []
+    for answer in answers:
+        if isinstance(answer, BaseException):
+            issues.append(CollectionIssue("DescribeConfigs (topics)", f"{type(answer).__name__}: {answer}", "request"))
+            continue
+        for result in answer.results:
+            if result.error_code == _UNKNOWN_TOPIC:
+                continue
+            if result.error_code:
+                problem = f"DescribeConfigs error {result.error_code}: {result.error_message or ''}".rstrip(": ")
+                issues.append(CollectionIssue(f"topic {result.resource_name} configs", problem, "request"))
+                continue
+            values = {c.name: c.value for c in result.configs if c.config_source == _DYNAMIC_TOPIC}
+            if values:
+                overrides.append(ConfigOverride("topic", result.resource_name, values))
+    return sorted(overrides, key=lambda o: o.entity_name), issues
 
 
 def cordons_every_log_dir(configs: Mapping[str, Mapping[str, Any]]) -> bool:
