@@ -42,6 +42,12 @@ class Thresholds:
     """lag_time: a partition whose consumer is more than this many seconds behind is a warning."""
     lag_seconds_critical: float = 1800.0
     """lag_time: ... and more than this many seconds behind is critical."""
+    transaction_age_warning_s: float = 300.0
+    """transactions: a transaction open longer than this is a warning (it holds every read_committed
+    consumer of its partitions behind it)."""
+    transaction_age_critical_s: float = 900.0
+    """transactions: ... and longer than this is critical (Kafka's default transaction.max.timeout.ms);
+    a hanging transaction (no coordinator will ever end it) is critical whatever its age."""
     max_collection_issues: float = 0.0
     """Integrity: a ZooKeeper snapshot with more collection issues (znodes that failed to read or
     parse) than this is untrusted. A count: a fraction is truncated."""

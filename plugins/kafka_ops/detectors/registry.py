@@ -23,6 +23,7 @@ from kafka_ops.detectors import (
     reassignments,
     replica_placement,
     topic_deletions,
+    transactions,
 )
 
 DETECTORS: dict[str, Detector] = {
@@ -49,5 +50,6 @@ GROUP_DETECTORS: dict[str, Detector] = {
         lag_time.DETECTOR,
         assignor_skew.DETECTOR,
         assignor_whatif.DETECTOR,
+        transactions.DETECTOR,
     )
 }
