@@ -7,6 +7,7 @@ make the group lag and read back which tasks it holds.
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -64,6 +65,10 @@ class JavaStreamsApp(JavaClient):
     def wait_running(self, tasks: int, timeout_s: float = 90) -> None:
         """Until it is RUNNING and holds `tasks` active tasks."""
         self.wait_until(lambda a: a.state == RUNNING and len(a.active) == tasks, timeout_s, f"{tasks} active tasks")
+
+    def _finish(self) -> None:
+        super()._finish()
+        shutil.rmtree(self.state_dir, ignore_errors=True)  # the app's local state dies with it
 
     def pause(self, timeout_s: float = 30) -> None:
         """Stay in the group holding its tasks, but process and commit nothing (returns once paused)."""
