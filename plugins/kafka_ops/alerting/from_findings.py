@@ -33,6 +33,8 @@ TITLES = {
     "snapshots_read_live_metadata": "the migration is finalized but kafka-ops still reads the cluster from ZooKeeper",
     "no_group_in_err": "consumer group {group} is in ERR",
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
+    "no_hanging_transactions": "{transactions} hanging or open too long: read_committed consumers are stalled",
+    "no_long_open_transactions": "{transactions} open for long: read_committed consumers wait behind them",
 }
 KRAFT_TITLES = {
     # the KRaft controller has no imbalance percentage: every partition off its preferred replica counts
@@ -90,6 +92,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
             elections=_plural(gate.count, "election"),
             replicas=_plural(gate.count, "replica"),
             fields=_plural(gate.count, "partition field"),
+            transactions=_plural(gate.count, "transaction"),
         ),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),

@@ -385,3 +385,29 @@ def _frame(rows: list[dict[str, Any]], columns: list[str], spec: s.SuiteSpec) ->
 
 def _join(ids: Sequence[int]) -> str:
     return ", ".join(str(i) for i in ids)
+
+
+def transaction_gates(transactions: pa.Table | None) -> pd.DataFrame:
+    """`transactions` (findings) with the `GATE_TRANSACTIONS` check columns (the detector's `problem` as
+    the sentence); no rows for an analysis from before the detector existed."""
+    out = []
+    for r in transactions.to_pylist() if transactions is not None else []:
+        out.append(
+            {
+                "topic": r["topic"],
+                "partition": r["partition"],
+                "producer_id": r["producer_id"],
+                "transactional_id": r["transactional_id"],
+                "age_seconds": r["age_seconds"],
+                "start_offset": r["start_offset"],
+                "hanging": r["hanging"],
+                "problem": r["problem"],
+                "action": r["action"],
+                "start_time": r["start_time"],
+                s.NO_HANGING_TRANSACTIONS.name: r["problem"] if r["severity"] == "critical" else OK,
+                s.NO_LONG_OPEN_TRANSACTIONS.name: r["problem"] if r["severity"] == "warning" else OK,
+            }
+        )
+    columns = ["topic", "partition", "producer_id", "transactional_id", "age_seconds", "start_offset", "hanging",
+               "problem", "action", "start_time"]  # fmt: skip
+    return _frame(out, columns, s.GATE_TRANSACTIONS)

@@ -13,7 +13,10 @@ that decides what happens next (critical pages someone and blocks remediation; w
 * `controller_elections_within_threshold` (warning): `controller_health` elections_last_hour is
   above `thresholds.controller_elections_per_hour`;
 * `no_group_in_err` (critical) / `no_group_in_warn` (warning): a `lag_status_groups` status is ERR /
-  WARN (group gates run only when a group collection is named).
+  WARN (group gates run only when a group collection is named);
+* `no_hanging_transactions` (critical) / `no_long_open_transactions` (warning): a `transactions` row is
+  critical (hanging, past its own timeout, or older than `transaction_age_critical_s`) / warning (older
+  than `transaction_age_warning_s`); with the group gates, no rows for an analysis without the table.
 
 The verdicts come from Great Expectations (suites `suites.GATE_*`, so each lands in Data Docs with
 its failing rows); `GateResult` adds what an on-call operator reads first: the offending rows (top N,
@@ -223,6 +226,7 @@ def run_gates(
     if group_snapshot_id is not None:
         groups = _Evidence.of(lake, cluster, group_snapshot_id)
         inputs.append((s.GATE_GROUPS, frames.group_gates(groups.required("lag_status_groups")), groups))
+        inputs.append((s.GATE_TRANSACTIONS, frames.transaction_gates(groups.optional("transactions")), groups))
     frames_by_suite = {spec.name: (frame, evidence) for spec, frame, evidence in inputs}
     runs = [SuiteRun(spec, frame, str(evidence.batch.commit["snapshot_id"])) for spec, frame, evidence in inputs]
     parameters = {
@@ -456,6 +460,14 @@ def _groups(statuses: frozenset[str]) -> Callable[[list[dict[str, Any]], _Eviden
     return verdict
 
 
+def _transactions(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
+    rows = sorted(rows, key=lambda r: (not r["hanging"], -(r["age_seconds"] or 0), r["topic"], r["partition"]))
+    cause = "; ".join(str(r["problem"]) for r in rows[:3]) + _more(len(rows), 3, "transactions")
+    action = "; ".join(str(r["action"]) for r in rows[:3])
+    known = [r["start_time"] for r in rows if r.get("start_time") is not None]
+    return _Verdict(rows, cause, action, min(known) if known else ev.captured_at)
+
+
 _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, float]], _Verdict]] = {
     s.NO_OFFLINE_PARTITIONS.name: _offline,
     s.NO_UNDER_MIN_ISR_PARTITIONS.name: _under_min_isr,
@@ -470,6 +482,8 @@ _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, flo
     s.SNAPSHOTS_READ_LIVE_METADATA.name: _migration,
     s.NO_GROUP_IN_ERR.name: _groups(frozenset({"STOP", "STALL", "REWIND"})),
     s.NO_GROUP_IN_WARN.name: _groups(frozenset({"WARN"})),
+    s.NO_HANGING_TRANSACTIONS.name: _transactions,
+    s.NO_LONG_OPEN_TRANSACTIONS.name: _transactions,
 }
 
 

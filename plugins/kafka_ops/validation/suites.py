@@ -277,6 +277,17 @@ NO_GROUP_IN_WARN = Check(
     "no consumer group is in WARN (Burrow: lag grew across the whole window)",
     "warning",
 )
+NO_HANGING_TRANSACTIONS = Check(
+    "no_hanging_transactions",
+    "no transaction is hanging, open past its own timeout or open longer than transaction_age_critical_s "
+    "(transactions): each holds read_committed consumers of its partitions at the last stable offset",
+    "critical",
+)
+NO_LONG_OPEN_TRANSACTIONS = Check(
+    "no_long_open_transactions",
+    "no transaction is open longer than transaction_age_warning_s (transactions)",
+    "warning",
+)
 
 GATE_PARTITIONS = SuiteSpec(
     "health_gates_partitions", "partition", ("topic", "partition"), (NO_OFFLINE_PARTITIONS, NO_UNDER_MIN_ISR_PARTITIONS)
@@ -302,9 +313,17 @@ GATE_MIGRATION = SuiteSpec(
 GATE_GROUPS = SuiteSpec(
     "health_gates_consumer_groups", "consumer group", ("group_id",), (NO_GROUP_IN_ERR, NO_GROUP_IN_WARN)
 )
+GATE_TRANSACTIONS = SuiteSpec(
+    "health_gates_transactions",
+    "open transaction on a partition",
+    ("topic", "partition", "producer_id"),
+    (NO_HANGING_TRANSACTIONS, NO_LONG_OPEN_TRANSACTIONS),
+)
 
 INTEGRITY_SUITES = (SNAPSHOT_PARTITIONS, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY)
-GATE_SUITES = (GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS)
+GATE_SUITES = (
+    GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS, GATE_TRANSACTIONS,
+)  # fmt: skip
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
 CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}
 

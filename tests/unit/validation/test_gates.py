@@ -51,7 +51,13 @@ def test_a_healthy_cluster_passes_every_gate(lake: Lake) -> None:
     publish_analysis(lake, "s1", healthy_zk())
     publish_group_analysis(lake, "g1", healthy_groups())
     report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
-    assert [r.name for r in report.results] == [*GATES, "no_group_in_err", "no_group_in_warn"]
+    assert [r.name for r in report.results] == [
+        *GATES,
+        "no_group_in_err",
+        "no_group_in_warn",
+        "no_hanging_transactions",
+        "no_long_open_transactions",
+    ]
     assert report.passed and report.failed() == []
     for r in report.results:
         assert (r.count, r.rows, r.cause, r.action, r.since) == (0, (), None, None, None)
