@@ -25,7 +25,8 @@ is checked first, with the corrections made there), first match wins:
    committed offset (the consumer was at the head recently: Burrow #303), and then evaluation goes
    on. Burrow's STALL is "the same offset committed over and over"; we cannot tell repeated commits
    from none, so membership decides instead: when a live member has the partition assigned now
-   (the latest `group_members` assignment of a group whose latest state is Stable), the consumer is
+   (the latest `group_members` assignment of a group whose latest state is Stable, or for a
+   consumer-protocol group Assigning or Reconciling: its members keep consuming), the consumer is
    there but not moving, and the status is STALL.
 3. REWIND at the first place (in time) where the committed offset is lower than the one before it,
    unless a later committed offset gets back to (>=) that earlier offset: a rewind that recovered is
@@ -74,6 +75,10 @@ from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 
 KEY = ["group_id", "topic", "partition"]
 STABLE = "Stable"
+LIVE_STATES = (STABLE, "Assigning", "Reconciling")
+"""States in which members hold their partitions and consume: a classic group only when Stable (a
+rebalance stops it); a consumer-protocol group (KIP-848) also while the broker assigns or members
+reconcile, since each member keeps consuming what it holds meanwhile (no classic group has these states)."""
 # Burrow's StatusConstant order, which its group roll-up and our `cause` follow
 CODES = {"OK": 1, "WARN": 2, "STOP": 4, "STALL": 5, "REWIND": 6}
 PARTITION_SEVERITY = {"OK": "ok", "WARN": "warning", "STOP": "critical", "STALL": "critical", "REWIND": "critical"}
@@ -129,7 +134,8 @@ def windows(offsets: DataFrame, context: Context) -> DataFrame:
 
 
 def _owners(members: DataFrame, groups: DataFrame, context: Context) -> DataFrame:
-    """KEY → owner (member_id) and `live` (the group is Stable now) from the latest assignments."""
+    """KEY → owner (member_id) and `live` (the group is in a `LIVE_STATES` state now) from the latest
+    assignments."""
     states = latest(groups, context).select("group_id", "state")
     return (
         latest(members, context)
@@ -138,7 +144,7 @@ def _owners(members: DataFrame, groups: DataFrame, context: Context) -> DataFram
         .groupBy(*KEY)
         .agg(F.min("member_id").alias("owner"))
         .join(states, "group_id", "left")
-        .select(*KEY, "owner", F.coalesce(F.col("state") == STABLE, F.lit(False)).alias("live"))
+        .select(*KEY, "owner", F.coalesce(F.col("state").isin(*LIVE_STATES), F.lit(False)).alias("live"))
     )
 
 

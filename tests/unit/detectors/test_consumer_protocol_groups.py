@@ -7,7 +7,20 @@ from pyspark.sql import SparkSession
 
 from kafka_ops.detectors.assignor_skew import DETECTOR as SKEW
 from kafka_ops.detectors.assignor_whatif import groups_today
-from tests.unit.detectors.group_frames import GROUPS, MEMBERS, OFFSETS, context, frame, group, member, sid
+from kafka_ops.detectors.lag_status import DETECTOR as LAG_STATUS
+from tests.unit.detectors.group_frames import (
+    GROUPS,
+    MEMBERS,
+    OFFSETS,
+    QUOTAS,
+    SNAPSHOTS,
+    context,
+    frame,
+    group,
+    member,
+    sid,
+)
+from tests.unit.detectors.test_lag_status import STOPPED, history
 
 WHATIF_MEMBERS = MEMBERS + ", subscription binary"
 
@@ -34,3 +47,20 @@ def test_the_client_side_whatif_skips_consumer_protocol_groups(spark: SparkSessi
     members = [(*member(g, f"{g}-m", [("a", 0)]), b"") for g in ("classic", "new", "older")]
     today = groups_today(frame(spark, GROUPS, groups), frame(spark, WHATIF_MEMBERS, members), context())
     assert [g.group_id for g in today] == ["classic", "older"]
+
+
+def test_a_reconciling_consumer_protocol_group_still_vouches_for_its_members(spark: SparkSession) -> None:
+    """Classic members stop consuming in a rebalance; a consumer-protocol member keeps consuming what it
+    holds while others reconcile: a stopped partition it holds is STALL, not STOP."""
+    stopped = history("new", "t", 0, STOPPED) + history("old", "t", 0, STOPPED)
+    inputs = {
+        "group_offsets": frame(spark, OFFSETS, stopped),
+        "group_members": frame(spark, MEMBERS, [member("new", "m-1", [("t", 0)]), member("old", "c-1", [("t", 0)])]),
+        "consumer_groups": frame(spark, GROUPS, [group("new", "Reconciling", "uniform", 2, group_type="consumer"),
+                                                 group("old", "PreparingRebalance", "range", 1)]),
+        "quotas": frame(spark, QUOTAS, []),
+        "snapshots": frame(spark, SNAPSHOTS, []),
+    }  # fmt: skip
+    found = LAG_STATUS.detect(inputs, context())["lag_status_partitions"]
+    statuses = {r["group_id"]: r["status"] for r in found.select("group_id", "status").collect()}
+    assert statuses == {"new": "STALL", "old": "STOP"}
