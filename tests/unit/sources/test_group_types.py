@@ -271,3 +271,22 @@ def test_tables_carry_the_types_and_leave_what_a_type_cannot_have_null() -> None
     assert commit["reconciling_member_count"] == 1
     info = group_summary(snapshot_with_types())
     assert (info["types"], info["reconciling_members"]) == ({"classic": 1, "consumer": 1}, 1)
+
+
+def test_a_type_without_a_describer_is_an_issue_and_keeps_its_offsets() -> None:
+    """A group type a newer broker lists that kafka-ops cannot describe is never asked with another
+    type's API nor reported Dead: one issue per group, and its committed offsets still collected."""
+    admin = TypedAdmin({"a-classic": "classic", "z-future": "future-kind"})
+
+    class Factory:
+        bootstrap_servers = "k1:9092"
+
+        def __call__(self) -> TypedAdmin:
+            return admin
+
+    snap = GroupCollector("c1", Factory()).collect()  # type: ignore[arg-type]
+    assert admin.described_classic == [["a-classic"]]
+    assert [g.group_id for g in snap.groups] == ["a-classic"]
+    assert [(i.group_id, i.kind) for i in snap.issues] == [("z-future", "type_not_collected")]
+    assert "future-kind groups are not described yet" in snap.issues[0].problem
+    assert {o.group_id for o in snap.offsets} == {"a-classic", "z-future"}
