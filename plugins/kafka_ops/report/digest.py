@@ -184,7 +184,16 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Reassignments", "reassignments_in_flight", _reassignment),
     ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),
-    ("Time behind (estimated on end-offset history: ~ estimate, ≥ lower bound)", "lag_time_groups", _lag_time),
+    (
+        "Time behind (exact: the first unconsumed record's time; ~ estimate, ≥ lower bound)",
+        "lag_time_groups",
+        _lag_time,
+    ),
+    (
+        "Open transactions (read_committed consumers wait at the last stable offset)",
+        "transactions",
+        lambda r: f"{r['severity']:<8} {r['problem']}; do: {r['action']}",
+    ),
     ("Assignor skew", "assignor_skew_groups", _skew),
     ("Assignor what-if (Kafka's own assignors on the real members)", "assignor_recommendations", _recommendation),
 ]

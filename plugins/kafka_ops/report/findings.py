@@ -150,8 +150,27 @@ def _idle_throttles(f: Findings) -> list[Problem]:
 
 
 def group_problems(f: Findings) -> list[Problem]:
-    """Consumer groups that lag, stopped, or are skewed, with Burrow's and the what-if's words."""
-    return [*_lagging_groups(f), *_skewed_groups(f)]
+    """Consumer groups that lag, stopped, or are skewed, with Burrow's and the what-if's words, and the
+    transactions that hold read_committed consumers at a last stable offset below the high watermark."""
+    return [*_lagging_groups(f), *_skewed_groups(f), *_transactions(f)]
+
+
+def _transactions(f: Findings) -> list[Problem]:
+    """One problem per open transaction the detector rates warning or critical (its sentence says
+    LSO < high watermark and which groups' read_committed consumers wait)."""
+    rows = [r for r in f.rows("transactions") or [] if r["severity"] in ("warning", "critical")]
+    rows.sort(key=lambda r: (SEVERITY_RANK[r["severity"]], r["topic"], r["partition"]))
+    return [
+        Problem(
+            r["severity"],
+            f"{'Hanging transaction' if r['hanging'] else 'Open transaction'} on {r['topic']}-{r['partition']}",
+            str(r["problem"]),
+            str(r["action"]),
+            r.get("start_time"),
+            "transactions",
+        )
+        for r in rows
+    ]
 
 
 def _controller(f: Findings) -> list[Problem]:
