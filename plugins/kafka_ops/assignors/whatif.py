@@ -92,11 +92,13 @@ class MemberToday:
 
 @dataclass(frozen=True, slots=True)
 class GroupToday:
-    """A Stable consumer group as collected: its assignor (selected protocol) and members."""
+    """A Stable consumer group as collected: its assignor (selected protocol) and members.
+    `protocol` consumer: a group of the consumer protocol (KIP-848), assigned by the broker."""
 
     group_id: str
     assignor: str
     members: tuple[MemberToday, ...]
+    protocol: Protocol = CLASSIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,7 +217,9 @@ def what_if(
         results = bridge.assign_many(layout, jobs) if jobs else []
         for g, result in zip(ready, results, strict=True):
             outcomes.append(_outcome(g, name, result, lags.get(g.group_id, {})))
-    outcomes.extend(_server_outcomes(bridge, layout, ready, decoded, lags, topic_ids=topic_ids or {}))
+    upgraded = [(g, as_consumer_group(g, decoded[g.group_id])) for g in ready]
+    server, _ = server_outcomes(bridge, layout, upgraded, lags, topic_ids=topic_ids or {})
+    outcomes.extend(server)
     for g in ready:
         mine = [o for o in outcomes if o.group_id == g.group_id]
         verdicts[g.group_id] = verdict_of(
@@ -271,39 +275,46 @@ def as_consumer_group(g: GroupToday, members: Sequence[Member]) -> ConsumerGroup
     )
 
 
-def _server_outcomes(
+def server_outcomes(
     bridge: AssignorBridge,
     layout: ClusterLayout,
-    groups: Sequence[GroupToday],
-    decoded: Mapping[str, tuple[Member, ...]],
+    jobs: Sequence[tuple[GroupToday, ConsumerGroupInput]],
     lags: Mapping[str, Mapping[TopicPartition, int]],
     *,
     topic_ids: Mapping[str, str],
-) -> list[Outcome]:
-    """What the consumer protocol's server-side assignors would give each group. Without Kafka 4's
-    jars (or when the JVM refuses the batch) each group gets an error row; the client-side rows stand."""
+) -> tuple[list[Outcome], dict[tuple[str, str], ServerAssignResult | AssignFailure]]:
+    """What the consumer protocol's server-side assignors would give each group (`jobs`: the group
+    as collected, and as the coordinator would hold it), and their raw results by (group, assignor).
+    Without Kafka 4's jars (or when the JVM refuses the batch) each group gets an error row; the
+    client-side rows stand."""
     out: list[Outcome] = []
+    raw: dict[tuple[str, str], ServerAssignResult | AssignFailure] = {}
     for name in SERVER_ASSIGNORS:
-        jobs = [(as_consumer_group(g, decoded[g.group_id]), name) for g in groups]
         results: Sequence[ServerAssignResult | AssignFailure]
         try:
-            results = bridge.server_assign_many(layout, jobs, topic_ids=topic_ids) if jobs else []
+            results = (
+                bridge.server_assign_many(layout, [(c, name) for _, c in jobs], topic_ids=topic_ids) if jobs else []
+            )
         except AssignorBridgeError as e:
-            results = [AssignFailure(g.group_id, name, f"server-side assignors unavailable: {e}") for g in groups]
-        for g, result in zip(groups, results, strict=True):
+            results = [AssignFailure(g.group_id, name, f"server-side assignors unavailable: {e}") for g, _ in jobs]
+        for (g, _), result in zip(jobs, results, strict=True):
+            raw[g.group_id, name] = result
             out.append(_server_outcome(g, name, result, lags.get(g.group_id, {})))
-    return out
+    return out, raw
 
 
 def _server_outcome(
     g: GroupToday, name: str, result: ServerAssignResult | AssignFailure, lags: Mapping[TopicPartition, int]
 ) -> Outcome:
+    current = g.protocol == CONSUMER and g.assignor == name
     if isinstance(result, AssignFailure):
-        return Outcome(g.group_id, name, False, None, None, None, None, result.message, CONSUMER)
+        return Outcome(g.group_id, name, current, None, None, None, None, result.message, CONSUMER)
     today = {m.member_id: m.assignment for m in g.members}
     after = {m: tuple(result.assignment.get(m, ())) for m in today}
     revoked = sum(len(set(today[m]) - set(after[m])) for m in today)
-    return Outcome(g.group_id, name, False, spread_of(after, lags), moved(today, after), None, revoked, None, CONSUMER)
+    return Outcome(
+        g.group_id, name, current, spread_of(after, lags), moved(today, after), None, revoked, None, CONSUMER
+    )
 
 
 def _outcome(
@@ -321,7 +332,7 @@ def _outcome(
 def verdict_of(
     g: GroupToday,
     outcomes: Sequence[Outcome],
-    prediction: AssignResult | AssignFailure | None,
+    prediction: AssignResult | ServerAssignResult | AssignFailure | None,
     lags: Mapping[TopicPartition, int],
     min_improvement: int,
 ) -> Verdict:
@@ -330,7 +341,7 @@ def verdict_of(
     now = spread_of(today, lags)
     matches: bool | None = None
     moves: int | None = None
-    if isinstance(prediction, AssignResult):
+    if isinstance(prediction, (AssignResult, ServerAssignResult)):
         predicted = {m: tuple(prediction.assignment.get(m, ())) for m in today}
         moves = moved(today, predicted)
         matches = all(sorted(predicted[m]) == sorted(today[m]) for m in today)
@@ -364,7 +375,12 @@ def verdict_of(
         f"{now.spread} -> {best.spread.spread}, lag spread {now.lag_spread:,} -> {best.spread.lag_spread:,}; "
         f"{best.moved_partitions} partitions change owner"
     )
-    if best.protocol == CONSUMER:
+    if best.protocol == CONSUMER and g.protocol == CONSUMER:
+        reason += (
+            f"; set group.remote.assignor={best.assignor} on the consumers (a rolling restart; the broker's "
+            "group.consumer.assignors must list it)"
+        )
+    elif best.protocol == CONSUMER:
         reason += "; " + MIGRATION_STEPS.format(assignor=best.assignor)
     elif best.assignor == "cooperative-sticky" and g.assignor in {"range", "roundrobin", "sticky"}:
         reason += " (upgrade in two rolling bounces, KIP-429: first list both assignors, then drop the old one)"

@@ -6,6 +6,11 @@ assignors through a JVM (`kafka_ops.assignors.whatif`, `kafka_ops.assignors`). T
 (replicas, broker racks, for rack-aware assignment) comes from the latest ZooKeeper snapshot at
 or before the group collection, else from the group collection's end offsets (no racks).
 
+A Stable group already on the consumer protocol (`group_type` consumer) gets the server-side
+assignors only (`assignors.consumer_whatif`): its members sent no JoinGroup metadata and the
+broker, not a client, assigns it; its own assignor is the prediction, a switch a change of
+`group.remote.assignor`. A member subscribed by regex leaves the group with an error instead.
+
 Findings:
 
 * `assignor_whatif`, one row per group and assignor: the client's (`range`, `roundrobin`,
@@ -39,7 +44,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
-from kafka_ops.assignors import AssignorBridge, ClusterLayout
+from kafka_ops.assignors import AssignorBridge, ClusterLayout, ConsumerMember
+from kafka_ops.assignors.consumer_whatif import ConsumerProtocolGroup, what_if_consumer_groups
 from kafka_ops.assignors.whatif import GroupToday, MemberToday, Outcome, Verdict, what_if
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
@@ -99,6 +105,44 @@ def groups_today(groups: DataFrame, members: DataFrame, context: Context) -> lis
     ]
 
 
+def consumer_protocol_groups_today(
+    groups: DataFrame, members: DataFrame, context: Context
+) -> list[ConsumerProtocolGroup]:
+    """The latest collection's Stable groups of the consumer protocol (KIP-848) with their members
+    as the broker keeps them: subscribed topics (or regex), rack, current assignment."""
+    if "subscribed_topics" not in members.columns:  # a collection without consumer-protocol columns
+        return []
+    stable = latest(groups, context).where((F.col("state") == STABLE) & (F.col("group_type") == CONSUMER))
+    rows = (
+        latest(members, context)
+        .join(stable.select("group_id", "assignor"), "group_id")
+        .select(
+            "group_id", "assignor", "member_id", "group_instance_id", "rack", "subscribed_topics",
+            "subscribed_regex", "assigned_partitions",
+        )
+        .collect()
+    )  # fmt: skip
+    by_group: dict[str, list[Any]] = defaultdict(list)
+    for r in rows:
+        by_group[r["group_id"]].append(r)
+    out = []
+    for group_id, found in sorted(by_group.items()):
+        found.sort(key=lambda r: r["member_id"])
+        members_now = tuple(
+            ConsumerMember(
+                r["member_id"],
+                tuple(r["subscribed_topics"] or ()),
+                tuple((p["topic"], p["partition"]) for p in r["assigned_partitions"] or ()),
+                r["group_instance_id"],
+                r["rack"],
+            )
+            for r in found
+        )
+        regex = tuple(r["member_id"] for r in found if r["subscribed_regex"])
+        out.append(ConsumerProtocolGroup(group_id, found[0]["assignor"] or "", members_now, regex))
+    return out
+
+
 def layout(brokers: DataFrame, partitions: DataFrame, end_offsets: DataFrame, context: Context) -> ClusterLayout:
     """Replicas and racks from the newest ZooKeeper snapshot; partition counts from end offsets
     for topics it does not have."""
@@ -141,28 +185,30 @@ def lags_today(offsets: DataFrame, context: Context) -> dict[str, dict[tuple[str
 def detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     spark = inputs["group_members"].sparkSession
     groups = groups_today(inputs["consumer_groups"], inputs["group_members"], context)
+    consumer_groups = consumer_protocol_groups_today(inputs["consumer_groups"], inputs["group_members"], context)
     outcomes: list[Outcome] = []
     verdicts: list[Verdict] = []
     error = None
-    if groups:
+    if groups or consumer_groups:
         cluster = layout(inputs["brokers"], inputs["partitions"], inputs["partition_end_offsets"], context)
         lags = lags_today(inputs["group_offsets"], context)
+        ids = topic_ids(inputs["partitions"])
+        improvement = int(context.thresholds.skew_spread)
         try:
             with AssignorBridge() as bridge:
-                outcomes, verdicts = what_if(
-                    bridge,
-                    cluster,
-                    groups,
-                    lags,
-                    int(context.thresholds.skew_spread),
-                    topic_ids=topic_ids(inputs["partitions"]),
+                outcomes, verdicts = what_if(bridge, cluster, groups, lags, improvement, topic_ids=ids)
+                # the broker assigns these: its own assignors only, never a client's
+                more, judged = what_if_consumer_groups(
+                    bridge, cluster, consumer_groups, lags, improvement, topic_ids=ids
                 )
+                outcomes, verdicts = outcomes + more, verdicts + judged
         except KafkaOpsError as e:  # no JVM here: say so per group, keep the other findings
             error = f"what-if unavailable: {e}"
     sid = context.snapshot_id
     whatif_rows = [_whatif_row(sid, o) for o in outcomes]
     if error is not None:
-        verdict_rows = [_unavailable_row(sid, g, error) for g in groups]
+        everyone: list[GroupToday | ConsumerProtocolGroup] = [*groups, *consumer_groups]
+        verdict_rows = [_unavailable_row(sid, g, error) for g in everyone]
     else:
         verdict_rows = [_verdict_row(sid, v) for v in verdicts]
     return {
@@ -220,7 +266,7 @@ def _verdict_row(sid: str, v: Verdict) -> tuple[Any, ...]:
     )
 
 
-def _unavailable_row(sid: str, g: GroupToday, error: str) -> tuple[Any, ...]:
+def _unavailable_row(sid: str, g: GroupToday | ConsumerProtocolGroup, error: str) -> tuple[Any, ...]:
     return (
         sid,
         g.group_id,

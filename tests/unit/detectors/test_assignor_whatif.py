@@ -1,6 +1,7 @@
 """The assignor what-if detector end to end on lake-shaped frames: a classic group gets a row per
 client assignor and per server-side assignor of the consumer protocol (KIP-848), told apart by
-`protocol`; a consumer-protocol group gets none (its members sent no JoinGroup metadata)."""
+`protocol`; a consumer-protocol group gets the server-side ones only (its members sent no
+JoinGroup metadata for a client assignor to read)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from kafka_ops.detectors.assignor_whatif import DETECTOR, topic_ids
 from tests.unit.detectors.frames import AT, BROKERS
 from tests.unit.detectors.group_frames import GROUPS, MEMBERS, OFFSETS, context, frame, group, member, offset
 
-WHATIF_MEMBERS = MEMBERS + ", subscription binary"
+WHATIF_MEMBERS = (
+    MEMBERS + ", subscription binary, rack string, subscribed_topics array<string>, subscribed_regex string"
+)
 END_OFFSETS = "snapshot_id string, captured_at timestamp, topic string, partition int, end_offset long"
 PARTITIONS = (
     "snapshot_id string, captured_at timestamp, topic string, topic_id string, partition int, replicas array<int>"
@@ -28,8 +31,8 @@ IDS = {"a": "Tpc-A4s3VTwiI5CTbEp6PA", "b": "Tpc-B4s3VTwiI5CTbEp6PA", "c": "Tpc-C
 
 def test_a_classic_group_gets_both_protocols_rows(spark: SparkSession) -> None:
     sub = encode_subscription(Subscription(TOPICS, None, (), 4, None, 3))
-    members = [(*member("billing", m, tps), sub) for m, tps in TODAY.items()]
-    members.append((*member("new", "n0", [("a", 0)]), None))
+    members = [(*member("billing", m, tps), sub, None, None, None) for m, tps in TODAY.items()]
+    members.append((*member("new", "n0", [("a", 0)]), None, "r1", ["a"], None))
     inputs = {
         "consumer_groups": frame(
             spark,
@@ -62,11 +65,12 @@ def test_a_classic_group_gets_both_protocols_rows(spark: SparkSession) -> None:
     assert uniform["error"] is None and not uniform["is_current"]
     assert rows[("consumer", "range")]["max_partitions"] == 6
     assert rows[("classic", "range")]["is_current"]
-    assert {r["group_id"] for r in found["assignor_whatif"].collect()} == {"billing"}
+    # the consumer-protocol group: the broker's assignors only, its own (uniform) the current one
+    new = {(r["protocol"], r["assignor"]): r for r in found["assignor_whatif"].collect() if r["group_id"] == "new"}
+    assert sorted(new) == [("consumer", "range"), ("consumer", "uniform")]
+    assert new[("consumer", "uniform")]["is_current"] and new[("consumer", "uniform")]["max_partitions"] == 4
 
-    (rec,) = found["assignor_recommendations"].collect()
-    assert (rec["group_id"], rec["recommended"], rec["recommended_protocol"]) == (
-        "billing",
-        "cooperative-sticky",
-        "classic",
-    )
+    recs = {r["group_id"]: r for r in found["assignor_recommendations"].collect()}
+    billing = recs["billing"]
+    assert (billing["recommended"], billing["recommended_protocol"]) == ("cooperative-sticky", "classic")
+    assert (recs["new"]["recommended"], recs["new"]["error"], recs["new"]["members"]) == (None, None, 1)
