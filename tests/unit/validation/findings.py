@@ -89,6 +89,14 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("status", pa.string()), ("committed_offset", pa.int64()), ("end_offset", pa.int64()), ("lag", pa.int64()),
         ("last_commit_at", TS), ("severity", pa.string()),
     ]),
+    "transactions": pa.schema([
+        ("snapshot_id", pa.string()), ("transactional_id", pa.string()), ("producer_id", pa.int64()),
+        ("producer_epoch", pa.int32()), ("state", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+        ("start_time", TS), ("age_seconds", pa.float64()), ("timeout_ms", pa.int64()), ("start_offset", pa.int64()),
+        ("hanging", pa.bool_()), ("overdue", pa.bool_()), ("end_offset", pa.int64()),
+        ("last_stable_offset", pa.int64()), ("groups", pa.list_(pa.string())), ("problem", pa.string()),
+        ("action", pa.string()), ("severity", pa.string()),
+    ]),
 }  # fmt: skip
 
 

@@ -410,3 +410,39 @@ def test_a_finalized_migration_still_read_from_zookeeper_is_a_warning(lake: Lake
     report = run_gates(lake, "c1", "s1")
     assert [r.name for r in report.failed()] == ["snapshots_read_live_metadata"]
     assert gate(report, "snapshots_read_live_metadata").action == 'set this cluster\'s metadata_source to "kraft"'
+
+
+def _transaction(partition: int, severity: str, *, hanging: bool = False, age: float | None = 600.0) -> dict[str, Any]:
+    problem = f"transaction tx-{partition} open on orders-{partition} since offset 40 for {age} s"
+    command = "kafka-transactions.sh --bootstrap-server k1:9092 abort --topic orders"
+    action = f"{command} --partition {partition} --start-offset 40"
+    return {"transactional_id": None if hanging else f"tx-{partition}", "producer_id": partition, "producer_epoch": 0,
+            "state": None if hanging else "Ongoing", "topic": "orders", "partition": partition,
+            "start_time": None if age is None else GROUPS_AT - timedelta(seconds=age), "age_seconds": age,
+            "timeout_ms": 60_000, "start_offset": 40, "hanging": hanging, "overdue": False, "end_offset": 100,
+            "last_stable_offset": 40, "groups": ["billing"], "problem": problem, "action": action,
+            "severity": severity}  # fmt: skip
+
+
+def test_hanging_and_long_open_transactions_alert_with_id_partition_age_and_command(lake: Lake) -> None:
+    publish_analysis(lake, "s1", healthy_zk())
+    tables = healthy_groups()
+    tables["transactions"] = [
+        _transaction(0, "critical", hanging=True, age=None),
+        _transaction(1, "warning"),
+        _transaction(2, "ok", age=3.0),
+    ]
+    publish_group_analysis(lake, "g1", tables)
+    report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    hanging, long_open = gate(report, "no_hanging_transactions"), gate(report, "no_long_open_transactions")
+    assert (hanging.severity, hanging.count, [r["partition"] for r in hanging.rows]) == ("critical", 1, [0])
+    assert hanging.action == _transaction(0, "critical")["action"] and hanging.since == GROUPS_AT
+    assert (long_open.severity, long_open.count, [r["partition"] for r in long_open.rows]) == ("warning", 1, [1])
+    assert long_open.since == GROUPS_AT - timedelta(seconds=600)
+    alerts = {a.key: a for a in gate_alerts(report, Links(), GROUPS_AT)}
+    alert = alerts["no_long_open_transactions"]
+    assert alert.title == "1 transaction open for long: read_committed consumers wait behind them"
+    assert [a.text for a in alert.affected] == [
+        "orders-1: transaction tx-1 open on orders-1 since offset 40 for 600.0 s"
+    ]
+    assert "--start-offset 40" in alert.action
