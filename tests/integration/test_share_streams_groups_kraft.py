@@ -170,3 +170,32 @@ def test_a_streams_group_is_described_as_kafka_streams_groups_describes_it(
     assert g.state == "Stable" and len(g.members) == 1
     # GROUP TOPIC PARTITION OFFSET-LAG
     assert {int(r[2]): int(r[3]) for r in table if r[1] == STREAMS_IN} == lags == {p: MORE for p in range(PARTITIONS)}
+
+
+def test_a_joining_streams_instance_is_seen_reconciling_until_the_tasks_are_handed_over(
+    healthy_kraft_sandbox: KRaftSandbox, clients: dict[str, Any], tmp_path: Path
+) -> None:
+    cluster = healthy_kraft_sandbox
+    clients["app"].resume()
+    seen: list[ConsumerGroup] = []
+
+    def settled() -> bool:
+        g = group(collect(cluster), APP)
+        seen.append(g)
+        return len(g.members) == 2 and g.reconciling_members == 0 and all(m.tasks and m.tasks.active for m in g.members)
+
+    with JavaStreamsApp(
+        cluster.bootstrap_servers, APP, [STREAMS_IN], STREAMS_OUT, client_id="second", log_dir=tmp_path
+    ):
+        cluster.wait_for(settled, 90, f"{APP} settled on two instances")
+    # the first instance holds every task until its next heartbeat tells it to give some up: meanwhile
+    # the newcomer's target holds tasks it does not have yet
+    moving = [g for g in seen if g.reconciling_members]
+    assert moving, [(g.state, [(m.tasks, m.target_tasks) for m in g.members]) for g in seen]
+    assert all(g.state == "Reconciling" for g in moving)
+    m = next(m for m in moving[0].members if m.reconciling)
+    assert m.tasks != m.target_tasks
+    final = seen[-1]
+    held = sorted(t for m in final.members if m.tasks for t in m.tasks.active)
+    assert held == [("0", p) for p in range(PARTITIONS)]  # each task on exactly one instance
+    assert final.state == "Stable" and all(m.assignment == m.target_assignment for m in final.members)
