@@ -9,6 +9,9 @@
      assignors must take partitions from members that keep them, and cooperative-sticky settles
      over its follow-up rebalance (rounds and moved partitions reported);
    - racks: fresh, with member racks (KIP-881 rack-aware paths).
+   And the consumer protocol's server-side assignors (KIP-848; Kafka 4.4's group coordinator
+   `uniform` and `range`, in the same JVM): fresh, and owned (the group had the assignor's own
+   assignment, then 100 members left and 200 joined, each keeping what it held).
 2. Kafka's sticky scale tests (`AbstractStickyAssignorTest`, 3.9), their exact sizes and flow
    (assign; every consumer but the first rejoins with what it got; assign again), for both
    StickyAssignorTest and CooperativeStickyAssignorTest, each against its JUnit `@Timeout`:
@@ -33,9 +36,12 @@ from _timing import best_of
 
 from kafka_ops.assignors import (
     ASSIGNORS,
+    SERVER_ASSIGNORS,
     AssignorBridge,
     AssignorName,
     ClusterLayout,
+    ConsumerGroupInput,
+    ConsumerMember,
     GroupInput,
     KafkaTestHooks,
     Member,
@@ -91,6 +97,40 @@ def whatif(
             f"  {assignor:<19} fresh {seconds:6.3f}s (assign {result.assign_seconds:.3f}s)"
             f" | owned {owned_s:6.3f}s (assign {owned.assign_seconds:.3f}s, {len(owned.rounds)} round(s),"
             f" {moved} partitions moved) | racks {racks_s:6.3f}s (assign {racked_result.assign_seconds:.3f}s)"
+        )
+    return figures
+
+
+def server_whatif(
+    bridge: AssignorBridge, members: int, topics: int, partitions: int, runs: int
+) -> dict[str, dict[str, object]]:
+    """The server-side assignors on the same group: fresh, then after 100 left and 200 joined."""
+    cluster = whatif_cluster(topics, partitions)
+    names = tuple(cluster.topics)
+    fresh = ConsumerGroupInput(tuple(ConsumerMember(f"member-{i:04d}", names) for i in range(members)), "what-if")
+    figures: dict[str, dict[str, object]] = {}
+    for assignor in SERVER_ASSIGNORS:
+        seconds, result = best_of(runs, partial(bridge.server_assign, fresh, cluster, assignor))
+        previous = result.assignment
+        stay = [f"member-{i:04d}" for i in range(min(100, members), members)]
+        joined = [f"joined-{i:04d}" for i in range(min(200, members))]
+        changed = ConsumerGroupInput(
+            tuple(ConsumerMember(m, names, tuple(previous.get(m, ()))) for m in stay)
+            + tuple(ConsumerMember(m, names) for m in joined),
+            "owned",
+        )
+        owned_s, owned = best_of(runs, partial(bridge.server_assign, changed, cluster, assignor))
+        moved = sum(1 for m, parts in owned.assignment.items() for tp in parts if tp not in set(previous.get(m, ())))
+        figures[assignor] = {
+            "fresh_seconds": round(seconds, 3),
+            "fresh_assign_seconds": round(result.assign_seconds, 3),
+            "owned_seconds": round(owned_s, 3),
+            "owned_assign_seconds": round(owned.assign_seconds, 3),
+            "owned_moved_partitions": moved,
+        }
+        log(
+            f"  server {assignor:<12} fresh {seconds:6.3f}s (assign {result.assign_seconds:.3f}s)"
+            f" | owned {owned_s:6.3f}s (assign {owned.assign_seconds:.3f}s, {moved} partitions moved)"
         )
     return figures
 
@@ -302,11 +342,14 @@ def main() -> None:
         size = f"{args.members} members, {args.topics} topics x {args.partitions} partitions"
         log(f"what-if: {size} (best of {args.runs})")
         what = whatif(bridge, args.members, args.topics, args.partitions, args.runs)
+        log("the consumer protocol's server-side assignors (Kafka 4.4 group coordinator):")
+        server = server_whatif(bridge, args.members, args.topics, args.partitions, args.runs)
         scale: dict[str, dict[str, object]] = {}
         if not args.skip_scale:
             log("Kafka's sticky scale tests (exact sizes), against their JUnit @Timeout:")
             scale = kafka_scale(bridge, args.scale_runs, args.scale_only)
         version = bridge.kafka_clients_version
+        coordinator = bridge.group_coordinator_version
     worst = max((float(str(f["ratio"])) for f in scale.values()), default=0.0)
     print(
         json.dumps(
@@ -316,6 +359,8 @@ def main() -> None:
                 "members": args.members,
                 "partitions": args.topics * args.partitions,
                 "whatif": what,
+                "group_coordinator": coordinator,
+                "server_whatif": server,
                 "kafka_scale": scale,
                 "worst_ratio": round(worst, 3),
                 "targets": {"ratio": 1.0},

@@ -39,8 +39,8 @@ TOYS: dict[str, Toy] = {
     ),
     "group_collection": Toy(
         ("--groups", "5", "--live-groups", "1", "--runs", "1"),
-        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio", "targets"),
-        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio"),
+        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio", "exact_lag_rows", "targets"),
+        ("groups", "group_partitions", "seconds", "baseline_seconds", "ratio", "exact_lag_rows"),
         (pytest.mark.integration,),
     ),
     "health_analysis": Toy(
@@ -50,8 +50,8 @@ TOYS: dict[str, Toy] = {
     ),
     "assignor_whatif": Toy(
         ("--members", "20", "--topics", "3", "--partitions", "10", "--runs", "1", "--scale-only", "LeavingAndRandom"),
-        ("kafka_clients", "members", "partitions", "whatif", "kafka_scale", "worst_ratio", "targets"),
-        ("whatif", "kafka_scale"),
+        ("kafka_clients", "members", "partitions", "whatif", "server_whatif", "kafka_scale", "worst_ratio", "targets"),
+        ("whatif", "server_whatif", "kafka_scale"),
     ),
     "remediation_planning": Toy(
         ("--partitions", "2000", "--topics", "50", "--brokers", "12", "--runs", "1"),
