@@ -1,6 +1,6 @@
 """What would Kafka's other assignors give this group? A what-if on the group's real members.
 
-For each Stable consumer group, two questions, both answered by kafka-clients' own assignors
+For each Stable classic consumer group, these questions, answered by Kafka's own assignors
 (`kafka_ops.assignors`, through a JVM):
 
 * **Prediction**: run the group's own assignor on exactly the JoinGroup metadata its members
@@ -12,6 +12,12 @@ For each Stable consumer group, two questions, both answered by kafka-clients' o
   the same members would get if they rejoined with that assignor while holding today's
   assignment (`Member.rejoining`: what kafka-clients 3.9 sends), settled through a cooperative
   group's follow-up rebalances. Rack-aware where members and replicas have racks.
+* **Consumer protocol** (KIP-848): what the group coordinator's own `uniform` and `range`
+  (Kafka 4.4's server-side assignors, same JVM) would give the same members after an online
+  upgrade to `group.protocol=consumer`: each member's subscribed topics and rack from its
+  subscription, its current assignment today's (the coordinator turns a classic group's
+  assignment into the consumer group's target assignment, which the assignors keep where they
+  can). Outcome rows carry `protocol` ("classic" or "consumer"): both protocols have a `range`.
 
 A switch is recommended only when materially better than today: partitions-per-member spread
 (max - min) lower by at least `min_improvement`, or the lag spread between members at most half
