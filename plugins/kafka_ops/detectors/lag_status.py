@@ -15,6 +15,12 @@ commit time. The adaptation:
   collapse into one commit, timestamped with the capture time at which that offset was first
   observed and carrying the lag of that first observation.
 * "now" is the latest collection's capture time; the current lag is the latest sample's lag.
+* A share group (KIP-932) commits nothing; its rows carry the broker's lag and a share-partition
+  start offset instead. Its position is taken as `end_offset - lag` (all but `lag` records
+  acknowledged): it moves when the group acknowledges, is at the head when the lag is 0, and is
+  what `committed_offset` holds in its findings. The start offset would not do: it trails the
+  acknowledgements (Kafka 4.4 persists it lazily) and stays below the head while everything is
+  acknowledged.
 
 The rules, exactly as `../shared/REFERENCE.md` states them (Burrow's current evaluator, where STOP
 is checked first, with the corrections made there), first match wins:
@@ -105,6 +111,10 @@ def windows(offsets: DataFrame, context: Context) -> DataFrame:
     sample from this one on gets back to the offset before it), `commit_lag_fell` (on a new commit:
     its lag is below the previous commit's) and `at_head` (this sample's end offset is <= the current
     committed offset: Burrow's "recent lag zero")."""
+    if "start_offset" in offsets.columns:  # frames from before share groups were collected lack it
+        share = F.col("start_offset").isNotNull() & F.col("committed_offset").isNull()
+        position = F.when(share, F.col("end_offset") - F.col("lag")).otherwise(F.col("committed_offset"))
+        offsets = offsets.withColumn("committed_offset", position)
     samples = offsets.where(F.col("committed_offset").isNotNull() & F.col("lag").isNotNull())
     current = latest(samples, context).select(*KEY)
     newest_first = Window.partitionBy(*KEY).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))

@@ -319,3 +319,29 @@ def test_only_the_latest_zookeeper_snapshot_counts(spark: SparkSession) -> None:
     removed = [quota("clients/app-1", 1024, snapshot="z1", minutes=5), quota("clients/x", 1, snapshot="z2")]
     status, rate, _, cause = quota_of(spark, removed)
     assert (status, rate) == ("WARN", None) and "quota" not in cause
+
+
+def share_history(group_id: str, series: list[tuple[float, int, int]]) -> list[Row]:
+    """A share group's rows: (minutes before now, end offset, the broker's lag), start offset 0, no commit."""
+    return [
+        (f"m{minutes:g}", minutes_ago(minutes), group_id, "t", 0, None, end, lag, False, False, False, 0)
+        for minutes, end, lag in series
+    ]
+
+
+def test_a_share_group_is_rated_on_what_it_acknowledged(spark: SparkSession) -> None:
+    # "q" acknowledged nothing for 30 minutes while records arrived; "done" acknowledges everything
+    stuck = share_history("q", [(40, 201, 101), (30, 250, 50), (20, 300, 100), (10, 350, 150), (0, 400, 200)])
+    done = share_history("done", [(40, 201, 0), (30, 250, 0), (20, 300, 0), (10, 350, 0), (0, 400, 0)])
+    inputs = {
+        "group_offsets": frame(spark, OFFSETS + ", start_offset long", stuck + done),
+        "group_members": frame(spark, MEMBERS, []),
+        "consumer_groups": frame(spark, GROUPS, [group("q", "Empty", "", 0), group("done", "Empty", "", 0)]),
+        "quotas": frame(spark, QUOTAS, []),
+        "snapshots": frame(spark, SNAPSHOTS, []),
+    }
+    partitions = DETECTOR.detect(inputs, context())["lag_status_partitions"]
+    expect(spark, partitions.select("group_id", "status", "committed_offset", "lag"), [
+        ("q", "STOP", 200, 200),  # its position (end - lag) has been 200 since 30 minutes ago
+        ("done", "OK", 400, 0),
+    ])  # fmt: skip
