@@ -121,39 +121,53 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
         r"1 partition STOP: no new commit for \d+ s while lag grew to [\d,]+", str(groups["stopped"]["cause"])
     )
 
-    # time lag: the committed offset was the end offset somewhere between two collections
+    # time lag: the first unconsumed record (at the committed offset) was produced in the burst that
+    # first moved the end offset past it, after the collection before that burst (if any)
     times = rows("lag_time_partitions")
     assert times["ok"]["method"] == "caught_up" and times["ok"]["lag_seconds"] == 0
     now = snap.captured_at
     for role in ("stopped", "paused", "slow"):
         c = committed[role]
-        before = max((t for end, t in bursts if end <= c), default=bursts[0][1])
-        after = min(t for end, t in bursts if end >= c)
+        before = max((t for end, t in bursts if end <= c), default=None)
+        after = min(t for end, t in bursts if end > c)
         seconds = times[role]["lag_seconds"]
         assert isinstance(seconds, float)
         tolerance = 0.5
-        assert (now - after).total_seconds() - tolerance <= seconds <= (now - before).total_seconds() + tolerance, role
+        assert (now - after).total_seconds() - tolerance <= seconds, role
+        assert before is None or seconds <= (now - before).total_seconds() + tolerance, role
 
-    # how each figure was obtained: interpolated inside the history (the figures checked above),
-    # extrapolated below its oldest point, a lower bound on the idle topic, exact when caught up
-    oldest_end = bursts[0][0]
-    methods = {role: "interpolated" if committed[role] >= oldest_end else "extrapolated"
-               for role in ("slow", "stopped", "paused", "rewound")}  # fmt: skip
-    assert {role: times[role]["method"] for role in methods} == methods
-    assert times["idle"]["method"] == "lower_bound"
+    # every lagging partition's figure is exact: the time of its first unconsumed record
+    lagging = ("slow", "stopped", "paused", "rewound", "idle")
+    assert {role: times[role]["method"] for role in lagging} == dict.fromkeys(lagging, "exact")
     first_collection = bursts[0][1]
     idle_seconds = times["idle"]["lag_seconds"]
     assert isinstance(idle_seconds, float)
-    assert abs(idle_seconds - (now - first_collection).total_seconds()) <= 0.5  # its message is older still
+    assert idle_seconds >= (now - first_collection).total_seconds()  # its message is older still
     lag_groups = rows("lag_time_groups")
     assert {role: r["max_lag_method"] for role, r in lag_groups.items()} == {
-        "ok": "caught_up", "idle": "lower_bound", **methods
+        "ok": "caught_up", **dict.fromkeys(lagging, "exact")
     }  # fmt: skip
-    assert lag_groups["idle"]["max_is_lower_bound"] is True
 
-    # the same group, its committed offset now below a 3-point history: extrapolated
+    # the fallback where no record time was read, on the same window: how each figure was obtained:
+    # interpolated inside the history, extrapolated below its oldest point, a lower bound on the
+    # idle topic, exact when caught up
     window = {t: read_history(spark, lake.root, t, "sandbox", since=bursts[0][1], until=now)
               for t in lag_time.DETECTOR.tables}  # fmt: skip
+    window["group_offsets"] = window["group_offsets"].drop("record_timestamp")
+    context = Context("sandbox", snap.snapshot_id, now, Thresholds())
+    fallback = lag_time.DETECTOR.detect(window, context)["lag_time_partitions"].collect()
+    estimated = {str(r["group_id"])[len(f"lag-{run}-") :]: r for r in fallback
+                 if str(r["group_id"]).startswith(f"lag-{run}-")}  # fmt: skip
+    oldest_end = bursts[0][0]
+    methods = {role: "interpolated" if committed[role] >= oldest_end else "extrapolated"
+               for role in ("slow", "stopped", "paused", "rewound")}  # fmt: skip
+    assert {role: estimated[role]["method"] for role in methods} == methods
+    assert estimated["idle"]["method"] == "lower_bound"
+    idle_bound = estimated["idle"]["lag_seconds"]
+    assert isinstance(idle_bound, float)
+    assert abs(idle_bound - (now - first_collection).total_seconds()) <= 0.5
+
+    # the same group, its committed offset now below a 3-point history: extrapolated
     short = Context("sandbox", snap.snapshot_id, now, Thresholds(lag_time_points=3))
     found = lag_time.DETECTOR.detect(window, short)["lag_time_partitions"].collect()
     below = {str(r["group_id"])[len(f"lag-{run}-") :]: r["method"] for r in found
@@ -161,8 +175,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
     assert committed["stopped"] < bursts[-3][0] and below["stopped"] == "extrapolated"
     assert below["ok"] == "caught_up" and below["idle"] == "lower_bound"
 
-    # and `kafka-ops findings` says which figures are estimates
+    # and `kafka-ops findings` says how each figure was obtained
     text = render_findings(lake, "sandbox")
-    assert re.search(rf"group lag-{run}-idle: ≥ [\d,]+ s behind on {idle}-0", text), text
-    marked = rf"~[\d,]+ s \({methods['slow']}\) behind on {topic['slow']}-0"
-    assert re.search(rf"group lag-{run}-slow: {marked}", text), text
+    assert re.search(rf"group lag-{run}-idle: [\d,]+ s \(exact\) behind on {idle}-0", text), text
+    assert re.search(rf"group lag-{run}-slow: [\d,]+ s \(exact\) behind on {topic['slow']}-0", text), text

@@ -38,12 +38,15 @@ def _wait_end(admin: KafkaAdminClient, tp: TopicPartition, end: int) -> None:
 
 def test_first_record_times(healthy_kraft_sandbox: KRaftSandbox) -> None:
     servers, run = healthy_kraft_sandbox.bootstrap_servers, uuid.uuid4().hex[:6]
-    topic, appended = f"rt-{run}", f"rt-{run}-append"
+    topic, appended, big = f"rt-{run}", f"rt-{run}-append", f"rt-{run}-big"
     admin = KafkaAdminClient(bootstrap_servers=servers, **FAST)
     try:
+        broker = admin.describe_cluster()["brokers"][0]["broker_id"]
         admin.create_topics(
             [
                 NewTopic(topic, 3, 1),
+                # two partitions on one leader, whose first batch is larger than both shares together
+                NewTopic(big, replica_assignments={0: [broker], 1: [broker]}),
                 NewTopic(appended, 1, 1, topic_configs={"message.timestamp.type": "LogAppendTime"}),
             ]
         )
@@ -62,6 +65,8 @@ def test_first_record_times(healthy_kraft_sandbox: KRaftSandbox) -> None:
         _send(producer, topic, 0, [T0 + 200_000])
         # partition 1: one batch of 50 records of 100 bytes, larger than the first fetch's share
         _send(producer, topic, 1, [T0 + i for i in range(50)], size=100)
+        _send(producer, big, 0, [T0 + i for i in range(100)], size=100)
+        _send(producer, big, 1, [T0 + i for i in range(50)], size=100)
         # partition 2: records 0-9, then 0-4 deleted by retention
         _send(producer, topic, 2, [T0 + i for i in range(10)])
         before = time.time() * 1000
@@ -74,6 +79,7 @@ def test_first_record_times(healthy_kraft_sandbox: KRaftSandbox) -> None:
             [
                 (topic, 0, 0), (topic, 0, 5), (topic, 0, 5), (topic, 0, 10), (topic, 0, 12),
                 (topic, 0, 11), (topic, 0, 13), (topic, 1, 30), (topic, 2, 1), (topic, 2, 7), (appended, 0, 3),
+                (big, 0, 60), (big, 1, 20),
             ],
         )  # fmt: skip
     finally:
@@ -87,6 +93,8 @@ def test_first_record_times(healthy_kraft_sandbox: KRaftSandbox) -> None:
     assert times[(topic, 0, 13)] == RecordTime(13, T0 + 200_000, CREATE_TIME)
     assert times[(topic, 1, 30)] == RecordTime(30, T0 + 30, CREATE_TIME)  # cut, fetched whole
     assert times[(topic, 2, 7)] == RecordTime(7, T0 + 7, CREATE_TIME)
+    assert times[(big, 0, 60)] == RecordTime(60, T0 + 60, CREATE_TIME)
+    assert times[(big, 1, 20)] == RecordTime(20, T0 + 20, CREATE_TIME)
     assert (topic, 2, 1) not in times
     assert [p for p in read.problems if f"{topic}-2 at offsets [1]" in p and "log start" in p], read.problems
     append = times[(appended, 0, 3)]

@@ -150,7 +150,9 @@ def _fetch(
         replica_id=-1,
         max_wait_ms=0,
         min_bytes=0,
-        max_bytes=sum(pending[tp].fetch_bytes for tp in tps),
+        # the first partition with data is answered with a whole batch whatever its limit: room for
+        # that, or the broker sends the partitions after it nothing
+        max_bytes=sum(pending[tp].fetch_bytes for tp in tps) + MAX_BATCH_BYTES,
         isolation_level=READ_UNCOMMITTED,
         session_id=0,
         session_epoch=-1,  # no fetch session: a one-off full fetch
@@ -206,8 +208,8 @@ def _resolve(tp: TopicPartition, state: _Pending, data: bytes, result: RecordTim
         if not state.offsets:
             return
     if len(state.offsets) == before:
-        # nothing readable from here: a batch larger than asked, or no data (the end moved back)
-        state.fetch_bytes = state.fetch_bytes * 64 if data else MAX_BATCH_BYTES + 1
+        # nothing readable from here (markers only, or no data sent): ask for more, up to a limit
+        state.fetch_bytes *= 64
 
 
 _Record = tuple[int, int, TimestampType]
