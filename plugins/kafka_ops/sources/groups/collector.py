@@ -8,7 +8,10 @@ API of that type, `sources.groups.types`: DescribeGroups for classic groups,
 ConsumerGroupDescribe for consumer-protocol ones, ShareGroupDescribe and StreamsGroupDescribe)
 and one OffsetFetch (v8+: many groups per request; DescribeShareGroupOffsets for share groups,
 which commit none) per coordinator; one Metadata for the referenced topics; one ListOffsets per partition
-leader. A batch that fails
+leader. Then exact lag and transactions: one small Fetch per leader per round (at most 3) for the first
+unconsumed record of every lagging partition (`record_times`); one read_committed ListOffsets per leader,
+one ListTransactions per broker, one DescribeTransactions per coordinator with open transactions and one
+DescribeProducers per leader (`transactions`). A batch that fails
 is retried group by group so one bad group becomes a `GroupIssue`, not a crash; a cluster
 that cannot be reached at all raises `KafkaUnreachable`.
 """
