@@ -1,5 +1,5 @@
-"""The group collection's groups by type (classic, consumer, ...) and its consumer-protocol groups
-with members still reconciling (assignment not yet the broker's target), from `consumer_groups`."""
+"""The group collection's groups by type (classic, consumer, share, streams) and its groups (consumer
+protocol, streams) with members still reconciling (assignment not yet the broker's target), from `consumer_groups`."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ _COLUMNS = ("group_id", "group_type", "state", "group_epoch", "assignment_epoch"
 @dataclass(frozen=True)
 class GroupTypes:
     """`types`: group id → type; `counts`: e.g. "classic 3, consumer 2"; `reconciling`: the table of
-    consumer-protocol groups with a member still reconciling."""
+    consumer-protocol and streams groups with a member still reconciling."""
 
     types: dict[str, str] = field(default_factory=dict)
     counts: str = ""
@@ -44,7 +44,7 @@ def group_types(lake: Lake, cluster: str, groups: Collected | None, top_rows: in
         key=lambda r: (-r["reconciling_member_count"], r["group_id"]),
     )
     table = OffenderTable(
-        title="Consumer-protocol groups still reconciling",
+        title="Groups with members still reconciling (consumer protocol, streams)",
         source="consumer_groups",
         columns=("Group", "Type", "State", "Group epoch", "Assignment epoch", "Reconciling members", "Members"),
         rows=tuple(
@@ -60,6 +60,6 @@ def group_types(lake: Lake, cluster: str, groups: Collected | None, top_rows: in
             for r in moving[:top_rows]
         ),
         total=len(moving),
-        none="every member of every consumer-protocol group holds its target assignment",
+        none="every member of every consumer-protocol and streams group holds its target assignment",
     )
     return GroupTypes(types, counts, table)
