@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import pytest
 
-from kafka_ops.assignors import AssignorBridge, ClusterLayout
+from kafka_ops.assignors import AssignorBridge, AssignorBridgeError, ClusterLayout
 from kafka_ops.assignors.protocol import Subscription, encode_subscription
 from kafka_ops.assignors.whatif import (
     MIGRATION_STEPS,
@@ -153,3 +153,22 @@ def test_the_consumer_protocol_is_not_recommended_when_only_as_good() -> None:
     outcomes = [_outcome("range", "classic", Spread(1, 2, 0), 0), _outcome("uniform", "consumer", Spread(1, 2, 0), 0)]
     verdict = verdict_of(group, outcomes, None, {}, 2)
     assert verdict.recommended is None and verdict.recommended_protocol is None
+
+
+def test_without_kafka4s_jars_the_client_side_rows_stand(
+    bridge: AssignorBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No Kafka 4 group coordinator to load (no Maven on a fresh machine, say): each server-side
+    assignor gets an error row saying why; the client assignors' rows and the verdict stand."""
+
+    def unavailable(*args: object, **kwargs: object) -> None:
+        raise AssignorBridgeError("cannot build the server-side assignors (Kafka 4 group coordinator): no mvn")
+
+    monkeypatch.setattr(bridge, "server_assign_many", unavailable)
+    group = GroupToday("billing", "range", tuple(member(m, tps) for m, tps in RANGE_TODAY.items()))
+    outcomes, (verdict,) = what_if(bridge, ClusterLayout.of_partition_counts(dict.fromkeys(TOPICS, 4)), [group], {})
+    server = [o for o in outcomes if o.protocol == "consumer"]
+    assert [o.assignor for o in server] == ["uniform", "range"]
+    assert all(o.spread is None and o.error and "unavailable" in o.error and "no mvn" in o.error for o in server)
+    assert len([o for o in outcomes if o.protocol == "classic" and o.error is None]) == 4
+    assert verdict.recommended == "cooperative-sticky" and verdict.error is None
