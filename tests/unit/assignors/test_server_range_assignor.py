@@ -9,6 +9,10 @@ Each test is named after the Java test it transcribes. Kafka's test draws its to
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import pytest
 
 from kafka_ops.assignors import (
@@ -329,3 +333,21 @@ def test_an_unknown_assignor_fails_that_group_only(bridge: AssignorBridge) -> No
     bad, ok = bridge.server_assign_many(cluster, [(good, "sticky"), (good, "range")])  # type: ignore[list-item]
     assert "unknown server-side assignor 'sticky'" in getattr(bad, "message", "")
     assert getattr(ok, "assignment", None) == {"a": (("t1", 0),)}
+
+
+# ---------------------------------------------------------------- the bridge's JVM
+
+
+def test_a_restarted_jvm_loads_the_server_side_assignors_again() -> None:
+    """The server-side assignors live in the JVM's own class loader: a JVM that died (killed here)
+    is restarted on the next request, and they are loaded into the new one."""
+    cluster = ClusterLayout.of_partition_counts({"t1": 2})
+    group = _group(ConsumerMember("a", ("t1",)))
+    with AssignorBridge() as own:
+        assert own.server_assign(group, cluster, "range").assignment == {"a": (("t1", 0), ("t1", 1))}
+        first = own.pid
+        assert first is not None and own.group_coordinator_version == "4.4.0"
+        os.kill(first, signal.SIGKILL)
+        time.sleep(1)  # dead before the next request, which then finds it gone and starts another
+        assert own.server_assign(group, cluster, "uniform").assignment == {"a": (("t1", 0), ("t1", 1))}
+        assert own.pid not in (None, first)
