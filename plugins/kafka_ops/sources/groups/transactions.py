@@ -10,6 +10,10 @@ LSO and silently stalls every read_committed consumer behind it.
 Round trips: one ListOffsets (read_committed) per leader; one ListTransactions per broker, one
 DescribeTransactions per coordinator with open transactions, one DescribeProducers per leader of
 the groups' partitions and those transactions'. A failure is a `problem`, never the snapshot's end.
+
+Hanging is judged on one collection: the leaders are asked before the coordinators, so a transaction
+that starts meanwhile is not taken for one, but one that completes between the two reads (its markers
+not yet written) is, for that collection only.
 """
 
 from __future__ import annotations
@@ -49,10 +53,14 @@ def read_transactions(admin: KafkaAdminClient, partitions: Iterable[TopicPartiti
     asked = sorted(set(partitions))
     if asked:
         found.stable_offsets = _stable_offsets(admin, asked, found.problems)
+    # the leaders first: a transaction they hold open began before the coordinators are asked, so a
+    # coordinator that does not list it as ongoing is not merely late to hear of a new one
+    producers = _producers(admin, asked, found.problems)
     described, listed = _open_transactions(admin, found.problems)
     in_transactions = {(tp.topic, tp.partition) for d in described.values() for tp in d.topic_partitions}
-    producers = _producers(admin, sorted(set(asked) | in_transactions), found.problems)
+    producers |= _producers(admin, sorted(in_transactions - set(asked)), found.problems)
     covered: set[tuple[int, TopicPartition]] = set()
+    asked_set = set(asked)
     for txn_id, d in sorted(described.items()):
         start = (
             datetime.fromtimestamp(d.transaction_start_time_ms / 1000, UTC)
@@ -69,7 +77,7 @@ def read_transactions(admin: KafkaAdminClient, partitions: Iterable[TopicPartiti
             )  # fmt: skip
     for tp, open_here in sorted(producers.items()):
         for producer_id, (epoch, start_offset) in sorted(open_here.items()):
-            if (producer_id, tp) in covered:
+            if (producer_id, tp) in covered or tp not in asked_set:
                 continue
             known: tuple[str | None, str | None] = listed.get(producer_id, (None, None))
             known_id, state = known
