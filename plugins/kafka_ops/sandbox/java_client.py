@@ -1,9 +1,9 @@
 """A real Java Kafka client of ours run as a child process, driven line by line.
 
-The sandbox's Kafka 4 clients (`SandboxShareConsumer.java`, `SandboxStreamsApp.java`) share one
-shape: `key=value` arguments, commands on stdin, one JSON event per line on stdout. This class
-runs one against Kafka 4's jars, folds its events into state with `on_event`, and lets tests wait
-for that state.
+The sandbox's Java clients (`SandboxConsumer.java`, `SandboxShareConsumer.java`,
+`SandboxStreamsApp.java`) share one shape: `key=value` arguments, commands on stdin, one JSON event
+per line on stdout. This class runs one (against Kafka 4's jars unless told otherwise), folds its
+events into state with `on_event`, and lets tests wait for that state.
 """
 
 from __future__ import annotations
@@ -20,26 +20,37 @@ from typing import IO, Any, Self
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jvm import compile_java, java_command
-from kafka_ops.sandbox.jars import ensure_kafka4_jars
 
 log = logging.getLogger(__name__)
 
 LOG4J2 = Path(__file__).with_name("log4j2-client.properties")
+LOG4J = Path(__file__).with_name("log4j.properties")
+"""Kafka 3.9's clients log through log4j 1 (`log4j.properties`), Kafka 4's through log4j2: both to
+stderr, since stdout carries the events."""
 
 
 class JavaClient:
-    """One client process: `main_class` from `source`, compiled once against Kafka 4's jars."""
+    """One client process: `main_class` from `source`, compiled once against `jars`: Kafka 4's
+    folder (`ensure_kafka4_jars()`), or None for the 3.9 sandbox's."""
 
     def __init__(
-        self, source: Path, main_class: str, name: str, args: Mapping[str, str | None], log_dir: Path | None = None
+        self,
+        source: Path,
+        main_class: str,
+        name: str,
+        args: Mapping[str, str | None],
+        log_dir: Path | None = None,
+        *,
+        jars: Path | None = None,
+        heap: str = "160m",
     ) -> None:
-        jars = ensure_kafka4_jars()
+        logging_flag = f"-Dlog4j.configuration=file:{LOG4J}" if jars is None else f"-Dlog4j2.configurationFile={LOG4J2}"
         command = java_command(
             compile_java([source], jars=jars),
             main_class,
             *(f"{k}={v}" for k, v in args.items() if v is not None),
-            heap="160m",
-            jvm_flags=["-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={LOG4J2}"],
+            heap=heap,
+            jvm_flags=["-XX:TieredStopAtLevel=1", logging_flag],
             jars=jars,
         )
         self.name = name

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+from kafka_ops.sandbox.jars import ensure_kafka4_jars
 from kafka_ops.sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxShareConsumer.java")
@@ -44,7 +45,7 @@ class JavaShareConsumer(JavaClient):
             "client": client_id,
             "rack": rack,
         }
-        super().__init__(SOURCE, "SandboxShareConsumer", client_id or group, args, log_dir)
+        super().__init__(SOURCE, "SandboxShareConsumer", client_id or group, args, log_dir, jars=ensure_kafka4_jars())
 
     def on_event(self, event: dict[str, Any]) -> None:
         if event["event"] == "consumed":

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.sandbox.jars import var_dir
+from kafka_ops.sandbox.jars import ensure_kafka4_jars, var_dir
 from kafka_ops.sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxStreamsApp.java")
@@ -52,7 +52,7 @@ class JavaStreamsApp(JavaClient):
             "state": str(self.state_dir),
             "client": client_id,
         }
-        super().__init__(SOURCE, "SandboxStreamsApp", client_id or app, args, log_dir)
+        super().__init__(SOURCE, "SandboxStreamsApp", client_id or app, args, log_dir, jars=ensure_kafka4_jars())
 
     def on_event(self, event: dict[str, Any]) -> None:
         if event["event"] == "state":
