@@ -1,6 +1,3 @@
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -56,8 +53,8 @@ public final class SandboxConsumer {
 
     private SandboxConsumer(Map<String, String> args) {
         Properties props = new Properties();
-        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, required(args, "bootstrap"));
-        props.put(ConsumerConfig.GROUP_ID_CONFIG, required(args, "group"));
+        props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, SandboxLines.required(args, "bootstrap"));
+        props.put(ConsumerConfig.GROUP_ID_CONFIG, SandboxLines.required(args, "group"));
         if (args.getOrDefault("protocol", "classic").equals("consumer")) {
             // literal keys: the same source compiles against Kafka 3.9's client
             props.put("group.protocol", "consumer");
@@ -65,7 +62,7 @@ public final class SandboxConsumer {
                 props.put("group.remote.assignor", args.get("remote"));
             }
         } else {
-            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(required(args, "assignor")));
+            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignor(SandboxLines.required(args, "assignor")));
             props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "10000");
             props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000");
         }
@@ -85,7 +82,7 @@ public final class SandboxConsumer {
         }
         rate = Double.parseDouble(args.getOrDefault("rate", "0"));
         consumer = new KafkaConsumer<>(props);
-        List<String> topics = Arrays.asList(required(args, "topics").split(","));
+        List<String> topics = Arrays.asList(SandboxLines.required(args, "topics").split(","));
         consumer.subscribe(topics, new ConsumerRebalanceListener() {
             @Override
             public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
@@ -98,14 +95,6 @@ public final class SandboxConsumer {
                 reportAssignment(true);
             }
         });
-    }
-
-    private static String required(Map<String, String> args, String key) {
-        String value = args.get(key);
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException("missing argument " + key + "=...");
-        }
-        return value;
     }
 
     private static String assignor(String name) {
@@ -130,29 +119,8 @@ public final class SandboxConsumer {
         String now = assignmentJson();
         if (always || !now.equals(reported)) {
             reported = now;
-            print("assigned", now);
+            SandboxLines.print("assigned", now);
         }
-    }
-
-    private static synchronized void print(String event, String body) {
-        System.out.println("{\"event\":\"" + event + "\"" + (body.isEmpty() ? "" : "," + body) + "}");
-        System.out.flush();
-    }
-
-    private void readCommands() {
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    commands.add(line.trim());
-                }
-            } catch (Exception e) {
-                // stdin closed: treated as exit below
-            }
-            commands.add("exit");
-        });
-        reader.setDaemon(true);
-        reader.start();
     }
 
     /** Returns false when the consumer should leave. */
@@ -178,10 +146,10 @@ public final class SandboxConsumer {
                 consumer.seek(tp, offset);
                 Map<TopicPartition, OffsetAndMetadata> rewound = Map.of(tp, new OffsetAndMetadata(offset));
                 consumer.commitSync(rewound);
-                print("committed", offsetsJson(rewound));
+                SandboxLines.print("committed", offsetsJson(rewound));
                 break;
             default:
-                print("error", "\"message\":\"unknown command: " + words[0] + "\"");
+                SandboxLines.print("error", "\"message\":\"unknown command: " + words[0] + "\"");
         }
         return true;
     }
@@ -196,7 +164,7 @@ public final class SandboxConsumer {
     }
 
     private void run() throws InterruptedException {
-        readCommands();
+        SandboxLines.readCommands(commands);
         try {
             while (true) {
                 String command;
@@ -225,23 +193,15 @@ public final class SandboxConsumer {
                     }
                 }
                 consumer.commitSync(next);
-                print("committed", offsetsJson(next));
+                SandboxLines.print("committed", offsetsJson(next));
             }
         } finally {
             consumer.close(Duration.ofSeconds(10));
-            print("exit", "");
+            SandboxLines.print("exit", "");
         }
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> args = new HashMap<>();
-        for (String arg : argv) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("arguments are key=value, got " + arg);
-            }
-            args.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        new SandboxConsumer(args).run();
+        new SandboxConsumer(SandboxLines.arguments(argv)).run();
     }
 }

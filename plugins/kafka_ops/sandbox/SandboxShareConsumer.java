@@ -1,6 +1,3 @@
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -42,8 +39,8 @@ public final class SandboxShareConsumer {
     private boolean stopped;
 
     private SandboxShareConsumer(Map<String, String> args) throws Exception {
-        String bootstrap = required(args, "bootstrap");
-        String group = required(args, "group");
+        String bootstrap = SandboxLines.required(args, "bootstrap");
+        String group = SandboxLines.required(args, "group");
         if (args.containsKey("reset")) {
             setOffsetReset(bootstrap, group, args.get("reset"));
         }
@@ -60,7 +57,7 @@ public final class SandboxShareConsumer {
             props.put(ConsumerConfig.CLIENT_RACK_CONFIG, args.get("rack"));
         }
         consumer = new KafkaShareConsumer<>(props);
-        consumer.subscribe(Arrays.asList(required(args, "topics").split(",")));
+        consumer.subscribe(Arrays.asList(SandboxLines.required(args, "topics").split(",")));
     }
 
     /** The share group's start for partitions it has never read: a group config, not a client one. */
@@ -72,35 +69,6 @@ public final class SandboxShareConsumer {
             AlterConfigOp set = new AlterConfigOp(new ConfigEntry("share.auto.offset.reset", reset), AlterConfigOp.OpType.SET);
             admin.incrementalAlterConfigs(Map.of(resource, List.of(set))).all().get();
         }
-    }
-
-    private static String required(Map<String, String> args, String key) {
-        String value = args.get(key);
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException("missing argument " + key + "=...");
-        }
-        return value;
-    }
-
-    private static synchronized void print(String event, String body) {
-        System.out.println("{\"event\":\"" + event + "\"" + (body.isEmpty() ? "" : "," + body) + "}");
-        System.out.flush();
-    }
-
-    private void readCommands() {
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    commands.add(line.trim());
-                }
-            } catch (Exception e) {
-                // stdin closed: treated as exit below
-            }
-            commands.add("exit");
-        });
-        reader.setDaemon(true);
-        reader.start();
     }
 
     /** Returns false when the consumer should leave. */
@@ -115,13 +83,13 @@ public final class SandboxShareConsumer {
                 stopped = false;
                 break;
             default:
-                print("error", "\"message\":\"unknown command: " + command + "\"");
+                SandboxLines.print("error", "\"message\":\"unknown command: " + command + "\"");
         }
         return true;
     }
 
     private void run() throws InterruptedException {
-        readCommands();
+        SandboxLines.readCommands(commands);
         try {
             while (true) {
                 String command;
@@ -148,23 +116,15 @@ public final class SandboxShareConsumer {
                 List<String> parts = new ArrayList<>();
                 next.forEach((tp, offset) -> parts.add("[\"" + tp + "," + offset + "]"));
                 parts.sort(null);
-                print("consumed", "\"offsets\":[" + String.join(",", parts) + "]");
+                SandboxLines.print("consumed", "\"offsets\":[" + String.join(",", parts) + "]");
             }
         } finally {
             consumer.close(Duration.ofSeconds(10));
-            print("exit", "");
+            SandboxLines.print("exit", "");
         }
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> args = new HashMap<>();
-        for (String arg : argv) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("arguments are key=value, got " + arg);
-            }
-            args.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        new SandboxShareConsumer(args).run();
+        new SandboxShareConsumer(SandboxLines.arguments(argv)).run();
     }
 }

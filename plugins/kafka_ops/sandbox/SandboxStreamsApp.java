@@ -1,10 +1,6 @@
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -41,10 +37,10 @@ public final class SandboxStreamsApp {
 
     private SandboxStreamsApp(Map<String, String> args) {
         Properties props = new Properties();
-        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, required(args, "bootstrap"));
-        props.put(StreamsConfig.APPLICATION_ID_CONFIG, required(args, "app"));
+        props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, SandboxLines.required(args, "bootstrap"));
+        props.put(StreamsConfig.APPLICATION_ID_CONFIG, SandboxLines.required(args, "app"));
         props.put(StreamsConfig.GROUP_PROTOCOL_CONFIG, "streams");
-        props.put(StreamsConfig.STATE_DIR_CONFIG, required(args, "state"));
+        props.put(StreamsConfig.STATE_DIR_CONFIG, SandboxLines.required(args, "state"));
         props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "100");
         props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, "1");
         props.put(StreamsConfig.DEFAULT_KEY_SERDE_CLASS_CONFIG, Serdes.ByteArraySerde.class.getName());
@@ -54,40 +50,11 @@ public final class SandboxStreamsApp {
             props.put(StreamsConfig.CLIENT_ID_CONFIG, args.get("client"));
         }
         StreamsBuilder builder = new StreamsBuilder();
-        builder.<byte[], byte[]>stream(Arrays.asList(required(args, "input").split(",")))
+        builder.<byte[], byte[]>stream(Arrays.asList(SandboxLines.required(args, "input").split(",")))
                 .mapValues(value -> value)
-                .to(required(args, "output"));
+                .to(SandboxLines.required(args, "output"));
         streams = new KafkaStreams(builder.build(), props);
-        streams.setStateListener((now, before) -> print("state", "\"state\":\"" + now + "\""));
-    }
-
-    private static String required(Map<String, String> args, String key) {
-        String value = args.get(key);
-        if (value == null || value.isEmpty()) {
-            throw new IllegalArgumentException("missing argument " + key + "=...");
-        }
-        return value;
-    }
-
-    private static synchronized void print(String event, String body) {
-        System.out.println("{\"event\":\"" + event + "\"" + (body.isEmpty() ? "" : "," + body) + "}");
-        System.out.flush();
-    }
-
-    private void readCommands() {
-        Thread reader = new Thread(() -> {
-            try (BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = in.readLine()) != null) {
-                    commands.add(line.trim());
-                }
-            } catch (Exception e) {
-                // stdin closed: treated as exit below
-            }
-            commands.add("exit");
-        });
-        reader.setDaemon(true);
-        reader.start();
+        streams.setStateListener((now, before) -> SandboxLines.print("state", "\"state\":\"" + now + "\""));
     }
 
     private String tasksJson() {
@@ -107,7 +74,7 @@ public final class SandboxStreamsApp {
     }
 
     private void run() throws InterruptedException {
-        readCommands();
+        SandboxLines.readCommands(commands);
         streams.start();
         String reported = "";
         try {
@@ -117,34 +84,26 @@ public final class SandboxStreamsApp {
                     break;
                 } else if ("pause".equals(command)) {
                     streams.pause();
-                    print("paused", "\"paused\":" + streams.isPaused());
+                    SandboxLines.print("paused", "\"paused\":" + streams.isPaused());
                 } else if ("resume".equals(command)) {
                     streams.resume();
-                    print("paused", "\"paused\":" + streams.isPaused());
+                    SandboxLines.print("paused", "\"paused\":" + streams.isPaused());
                 } else if (command != null) {
-                    print("error", "\"message\":\"unknown command: " + command + "\"");
+                    SandboxLines.print("error", "\"message\":\"unknown command: " + command + "\"");
                 }
                 String tasks = tasksJson();
                 if (!tasks.equals(reported)) {
                     reported = tasks;
-                    print("tasks", tasks);
+                    SandboxLines.print("tasks", tasks);
                 }
             }
         } finally {
             streams.close(Duration.ofSeconds(10));
-            print("exit", "");
+            SandboxLines.print("exit", "");
         }
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> args = new HashMap<>();
-        for (String arg : argv) {
-            int eq = arg.indexOf('=');
-            if (eq < 1) {
-                throw new IllegalArgumentException("arguments are key=value, got " + arg);
-            }
-            args.put(arg.substring(0, eq), arg.substring(eq + 1));
-        }
-        new SandboxStreamsApp(args).run();
+        new SandboxStreamsApp(SandboxLines.arguments(argv)).run();
     }
 }

@@ -23,6 +23,8 @@ from kafka_ops.jvm import compile_java, java_command
 
 log = logging.getLogger(__name__)
 
+LINES = Path(__file__).with_name("SandboxLines.java")
+"""The line protocol's Java side, compiled with every client."""
 LOG4J2 = Path(__file__).with_name("log4j2-client.properties")
 LOG4J = Path(__file__).with_name("log4j.properties")
 """Kafka 3.9's clients log through log4j 1 (`log4j.properties`), Kafka 4's through log4j2: both to
@@ -46,7 +48,7 @@ class JavaClient:
     ) -> None:
         logging_flag = f"-Dlog4j.configuration=file:{LOG4J}" if jars is None else f"-Dlog4j2.configurationFile={LOG4J2}"
         command = java_command(
-            compile_java([source], jars=jars),
+            compile_java([source, LINES], jars=jars),
             main_class,
             *(f"{k}={v}" for k, v in args.items() if v is not None),
             heap=heap,
