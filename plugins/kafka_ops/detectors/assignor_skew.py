@@ -1,8 +1,11 @@
 """How evenly each consumer group's assignor spread partitions (and lag) over its members, now.
 
 Statistics only, from the latest collection: every group whose latest state is Stable, whose
-protocol type is `consumer` and that has at least two members (`group_members` rows). A member's
-lag is the sum of the known lags (`group_offsets`) of the partitions assigned to it.
+protocol type is `consumer` (classic consumer groups and consumer-protocol ones), `streams` (a
+member's partitions: its active tasks' input partitions) or `share` (a member's partitions: those
+the broker lets it fetch from, which several members may share), and that has at least two members
+(`group_members` rows). A member's lag is the sum of the known lags (`group_offsets`) of the
+partitions assigned to it.
 
 The range assignor's signature. Range deals each topic on its own: its C subscribed members, in
 the assignors' member order (static members first by group.instance.id, then the rest by
@@ -12,7 +15,8 @@ so the signature assumes every member subscribes to every topic the group consum
 when, for every such topic, the members' partition counts in that order never go up and differ
 by at most one (range-shaped), at least one topic is split unevenly, and the piling-up makes the
 spread (max - min partitions per member) at least 2. Unequal subscriptions (a member holding none
-of a topic others hold several partitions of) never carry the signature.
+of a topic others hold several partitions of) never carry the signature, nor do share groups
+(their partitions are shared out, not dealt).
 
 Findings table `assignor_skew_groups`: snapshot_id, group_id, assignor, members, partitions
 (assigned), min_partitions, max_partitions, mean_partitions (per member), spread (max - min),
@@ -37,7 +41,10 @@ from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 
 STABLE = "Stable"
-CONSUMER = "consumer"
+SHARE = "share"
+PROTOCOL_TYPES = ("consumer", "streams", SHARE)
+"""Groups whose members hold partitions: classic and consumer-protocol consumer groups (both
+`consumer`), streams groups, share groups."""
 
 
 def _member_order() -> list[Column]:
@@ -46,11 +53,11 @@ def _member_order() -> list[Column]:
 
 
 def candidate_members(members: DataFrame, groups: DataFrame, context: Context) -> DataFrame:
-    """The latest members of the groups this detector looks at, with the group's assignor."""
+    """The latest members of the groups this detector looks at, with the group's assignor and protocol type."""
     eligible = (
         latest(groups, context)
-        .where((F.col("state") == STABLE) & (F.col("protocol_type") == CONSUMER))
-        .select("group_id", "assignor")
+        .where((F.col("state") == STABLE) & F.col("protocol_type").isin(*PROTOCOL_TYPES))
+        .select("group_id", "assignor", "protocol_type")
     )
     rows = latest(members, context).join(eligible, "group_id")
     return rows.withColumn("size", F.count("*").over(Window.partitionBy("group_id"))).where(F.col("size") >= 2)
@@ -67,9 +74,9 @@ def member_loads(members: DataFrame, offsets: DataFrame, context: Context) -> Da
         .groupBy("group_id", "member_id")
         .agg(F.count("topic").cast("int").alias("partitions"), F.coalesce(F.sum("lag"), F.lit(0)).alias("lag"))
     )
-    return members.select("group_id", "member_id", "group_instance_id", "client_id", "host", "assignor").join(
-        loads, ["group_id", "member_id"]
-    )
+    return members.select(
+        "group_id", "member_id", "group_instance_id", "client_id", "host", "assignor", "protocol_type"
+    ).join(loads, ["group_id", "member_id"])
 
 
 def range_shaped_topics(members: DataFrame) -> DataFrame:
@@ -130,7 +137,7 @@ def detect_skew(
     threshold = context.thresholds.skew_spread
     candidates = candidate_members(members, groups, context)
     loads = member_loads(candidates, offsets, context)
-    stats = loads.groupBy("group_id", "assignor").agg(
+    stats = loads.groupBy("group_id", "assignor", "protocol_type").agg(
         F.count("*").cast("int").alias("members"),
         F.sum("partitions").cast("int").alias("partitions"),
         F.min("partitions").alias("min_partitions"),
@@ -146,7 +153,8 @@ def detect_skew(
         .withColumn("skewed", spread >= threshold)
         .withColumn(
             "range_signature",
-            F.coalesce(F.col("range_shaped") & (F.col("uneven") >= 1) & (spread >= 2), F.lit(False)),
+            F.coalesce(F.col("range_shaped") & (F.col("uneven") >= 1) & (spread >= 2), F.lit(False))
+            & (F.col("protocol_type") != SHARE),
         )
     )
     snapshot_id = F.lit(context.snapshot_id).alias("snapshot_id")

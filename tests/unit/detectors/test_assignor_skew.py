@@ -161,3 +161,23 @@ def test_empty_input(spark: SparkSession) -> None:
     for found in (found_groups, per_member):
         assert {"snapshot_id", "severity"} <= set(found.columns)
         assert not {"cluster", "dt"} & set(found.columns)
+
+
+def test_streams_and_share_groups_are_measured_too(spark: SparkSession) -> None:
+    # the textbook range layout in a streams group (active tasks' input partitions) and in a share group:
+    # both skewed; only the streams group, whose partitions are dealt, can carry range's signature
+    ranged = {
+        "c-1": [(t, p) for t in "abc" for p in (0, 1)],
+        "c-2": [(t, 2) for t in "abc"],
+        "c-3": [(t, 3) for t in "abc"],
+    }
+    groups = [
+        ("m0", AT, "app", "Stable", "streams", "sticky", 3, "streams"),
+        ("m0", AT, "shared", "Stable", "share", "simple", 3, "share"),
+    ]
+    members = [member(g, m, tps) for g in ("app", "shared") for m, tps in ranged.items()]
+    found, _ = detect(spark, groups, members, [])
+    expect(spark, found.select("group_id", "assignor", "spread", "range_signature", "skewed"), [
+        ("app", "sticky", 3, True, True),
+        ("shared", "simple", 3, False, True),
+    ])  # fmt: skip
