@@ -131,6 +131,18 @@ def test_a_share_group_is_described_as_kafka_share_groups_describes_it(
     # GROUP TOPIC PARTITION START-OFFSET LAG
     assert {int(r[2]): (int(r[3]), int(r[4])) for r in table} == offsets
     assert {p: lag for p, (_, lag) in offsets.items()} == {p: MORE for p in range(PARTITIONS)}
+    # Kafka 4.4 may leave the start offset behind the acknowledged records (0, with records 0-9
+    # acknowledged and 10-14 not: lag 5 < end 15 - start 0, seen on every run so far): then the record at
+    # the start offset is not the oldest unacknowledged one and the collection claims no exact lag in
+    # seconds; once the start offset has caught up (lag = end - start), its record's time is exact
+    snap = collect(cluster)
+    for o in (o for o in snap.offsets if o.group_id == SHARE_GROUP):
+        assert o.start_offset is not None and o.end_offset is not None and o.lag is not None
+        time = snap.record_times.get((SHARE_TOPIC, o.partition, o.start_offset))
+        if o.lag < o.end_offset - o.start_offset:
+            assert (o.position, time) == (None, None), o
+        else:
+            assert o.position == o.start_offset == FIRST and time is not None and time.offset == FIRST, o
 
 
 def test_a_streams_group_is_described_as_kafka_streams_groups_describes_it(

@@ -299,3 +299,14 @@ def test_a_coordinator_that_never_loads_fails_the_collection(monkeypatch: pytest
     monkeypatch.setattr(groups_collector, "RETRY_BACKOFF_S", 0.0)
     with pytest.raises(CollectionFailed, match="cannot list the consumer groups of Kafka at k1:9092"):
         collect_from(LoadingCoordinator(loading=groups_collector.RETRIES))
+
+
+def test_a_rows_position_is_its_commit_or_an_exact_share_start_offset() -> None:
+    def row(committed: int | None, start: int | None, lag: int | None, end: int | None = 15) -> GroupOffset:
+        return GroupOffset("g", "t", 0, committed, None, end, lag, start_offset=start)
+
+    assert row(7, None, 8).position == 7
+    # a share group: the start offset is the oldest unacknowledged record only when all above it are
+    assert row(None, 10, 5).position == 10
+    assert row(None, 0, 5).position is None  # the start offset trails acknowledgements
+    assert row(None, 0, None).position is None and row(None, None, 5).position is None

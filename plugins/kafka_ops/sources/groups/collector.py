@@ -222,9 +222,7 @@ class _Run:
             group = described.get(group_id)
             assigned = group.assigned if group is not None else set()
             offsets += offset_rows(group_id, committed.get(group_id, {}), assigned, existing, end_offsets)
-        lagging = [
-            (o.topic, o.partition, o.committed_offset) for o in offsets if o.lag and o.committed_offset is not None
-        ]
+        lagging = [(o.topic, o.partition, o.position) for o in offsets if o.lag and o.position is not None]
         times = first_record_times(self.admin, lagging)
         transactions = read_transactions(self.admin, end_offsets)
         problems = [("record_times", p) for p in times.problems] + [("transactions", p) for p in transactions.problems]

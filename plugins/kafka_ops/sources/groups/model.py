@@ -142,6 +142,22 @@ class GroupOffset:
     topic_deleted: bool = False
     start_offset: int | None = None
 
+    @property
+    def position(self) -> int | None:
+        """The first record the group has not consumed, whose time is the exact lag in seconds: the
+        committed offset; for a share group the start offset, but only when every record from it on is
+        unacknowledged (the broker's lag is end - start): the start offset trails acknowledgements (on
+        Kafka 4.4 it stayed at 0 with ten records acknowledged and five not), and then the oldest
+        unacknowledged record is somewhere above it. None when unknown."""
+        if self.committed_offset is not None:
+            return self.committed_offset
+        whole = (
+            self.start_offset is not None
+            and self.end_offset is not None
+            and self.lag == self.end_offset - self.start_offset
+        )
+        return self.start_offset if whole else None
+
 
 @dataclass(frozen=True, slots=True)
 class GroupIssue:

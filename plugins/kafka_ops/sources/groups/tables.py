@@ -70,9 +70,7 @@ def group_batch(snap: GroupSnapshot) -> Batch:
 
 
 def _record_time(snap: GroupSnapshot, o: GroupOffset) -> dict[str, Any]:
-    found = (
-        snap.record_times.get((o.topic, o.partition, o.committed_offset)) if o.committed_offset is not None else None
-    )
+    found = snap.record_times.get((o.topic, o.partition, o.position)) if o.position is not None else None
     if found is None:
         return {"record_timestamp": None, "record_timestamp_type": None}
     at = datetime.fromtimestamp(found.timestamp_ms / 1000, UTC)
