@@ -31,7 +31,6 @@ A partition that cannot be read (no leader, an error) is a `problem`; the others
 
 from __future__ import annotations
 
-import logging
 import struct
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
@@ -42,11 +41,8 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError, OffsetOutOfRangeError, for_code
 from kafka.protocol.consumer import FetchRequest
 from kafka.record import MemoryRecords
-from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_ops.sources.groups.model import RecordTime, TimestampType, TopicPartition
-
-log = logging.getLogger(__name__)
 
 CREATE_TIME: Final = "CreateTime"
 LOG_APPEND_TIME: Final = "LogAppendTime"
@@ -103,16 +99,11 @@ def first_record_times(admin: KafkaAdminClient, positions: Iterable[Position]) -
 
 async def _read(admin: KafkaAdminClient, pending: dict[TopicPartition, _Pending], result: RecordTimes) -> None:
     try:
-        leaders = await admin._async_get_leader_for_partitions([KafkaTopicPartition(t, p) for t, p in pending])
+        metadata = await admin._get_cluster_metadata({t for t, _ in pending})
     except KafkaError as e:
         result.problems.append(f"cannot find the leaders of {len(pending)} partitions: {type(e).__name__}: {e}")
         return
-    led: dict[int, list[TopicPartition]] = {}
-    for leader, tps in leaders.items():
-        if leader < 0:
-            result.problems += [f"{t}-{p}: no leader, first record time unknown" for t, p in sorted(tps)]
-            continue
-        led[leader] = sorted((tp.topic, tp.partition) for tp in tps)
+    led = _leaders(metadata, pending, result)
     for _ in range(MAX_ROUNDS):
         rounds = {leader: [tp for tp in tps if tp in pending] for leader, tps in led.items()}
         rounds = {leader: tps for leader, tps in rounds.items() if tps}
@@ -130,7 +121,32 @@ async def _read(admin: KafkaAdminClient, pending: dict[TopicPartition, _Pending]
                 continue
             _take(answer, pending, result)
     for (topic, partition), left in sorted(pending.items()):
-        log.info("%s-%s: no record time for offsets %s after %s fetches", topic, partition, left.offsets, MAX_ROUNDS)
+        result.problems.append(
+            f"{topic}-{partition}: no record time for offsets {left.offsets} after {MAX_ROUNDS} fetches"
+        )
+
+
+def _leaders(
+    metadata: dict[str, Any], pending: dict[TopicPartition, _Pending], result: RecordTimes
+) -> dict[int, list[TopicPartition]]:
+    """Each leader's pending partitions, from a Metadata answer. A partition without a leader, or gone
+    from the cluster (its topic deleted since the offsets were read), is a problem of its own and
+    leaves `pending`: the others are still read."""
+    leader_of = {
+        (t["name"], p["partition_index"]): p["leader_id"]
+        for t in metadata.get("topics", ())
+        for p in t.get("partitions", ())
+    }
+    led: dict[int, list[TopicPartition]] = defaultdict(list)
+    for tp in sorted(pending):
+        leader = leader_of.get(tp)
+        if leader is None or leader < 0:
+            why = "no leader" if leader is not None else "not in the cluster's metadata (deleted?)"
+            result.problems.append(f"{tp[0]}-{tp[1]}: {why}, first record time unknown")
+            del pending[tp]
+            continue
+        led[leader].append(tp)
+    return dict(led)
 
 
 def _fetch(
