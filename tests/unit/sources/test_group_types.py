@@ -16,7 +16,8 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 from kafka_ops.sources.groups import collector as groups_collector
 from kafka_ops.sources.groups import types as group_types
 from kafka_ops.sources.groups.collector import GroupCollector
-from kafka_ops.sources.groups.consumer import _retriable_error, decode_group
+from kafka_ops.sources.groups.consumer import decode_group
+from kafka_ops.sources.groups.coordinated import raise_if_retriable
 from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupMember, GroupSnapshot, ShareOffset
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeResponse
@@ -126,12 +127,16 @@ def test_a_retriable_error_is_raised_for_a_retry_and_a_moved_coordinator_forgott
     (moved, loading, fine) = on_the_wire(
         group("g", [], error=16), group("h", [], error=14, message="loading"), group("i", [])
     )
+
+    def check(raw: Any) -> None:
+        raise_if_retriable(admin, raw.group_id, raw.error_code, raw.error_message)
+
     with pytest.raises(NotCoordinatorError, match="group g"):
-        _retriable_error(admin, moved)
+        check(moved)
     assert cached == {(CoordinatorType.GROUP, "h"): 3}
     with pytest.raises(CoordinatorLoadInProgressError, match="group h: loading"):
-        _retriable_error(admin, loading)
-    _retriable_error(admin, fine)
+        check(loading)
+    check(fine)
 
 
 @pytest.mark.parametrize(

@@ -3,18 +3,17 @@
 DescribeGroups cannot describe them: Kafka 4.4 answers it with GROUP_ID_NOT_FOUND ("Group g is
 not a classic group.") and state `Dead`. The request is `kafka_ops.sources.messages.groups`'
 (Kafka's own schema on kafka-python's machinery), sent like kafka-python's own DescribeGroups:
-FindCoordinator for the batch (batched, cached), then one request per coordinator.
+FindCoordinator for the batch (batched, cached), then one request per coordinator
+(`coordinated.send_per_coordinator`).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
-import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
-from kafka.protocol.metadata import CoordinatorType
 
+from kafka_ops.sources.groups.coordinated import error_text, raise_if_retriable, send_per_coordinator
 from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
 
@@ -25,34 +24,16 @@ def describe_consumer(admin: KafkaAdminClient, group_ids: list[str]) -> Describe
     """Describe `group_ids`, all consumer-protocol groups. A group answered with an error of its
     own becomes an issue; a retriable one (its coordinator loading or moved) is raised so the
     collector retries the batch."""
-    responses: list[ConsumerGroupDescribeResponse] = admin._manager.run(_send, admin, group_ids)
+    responses: list[ConsumerGroupDescribeResponse] = send_per_coordinator(
+        admin, group_ids, lambda ids: ConsumerGroupDescribeRequest(group_ids=ids, include_authorized_operations=False)
+    )
     described = Described()
     for response in responses:
         for raw in response.groups:
-            _retriable_error(admin, raw)
+            raise_if_retriable(admin, raw.group_id, raw.error_code, raw.error_message)
         for raw in response.groups:
             decode_group(raw, described)
     return described
-
-
-async def _send(admin: KafkaAdminClient, group_ids: list[str]) -> list[ConsumerGroupDescribeResponse]:
-    by_coordinator: dict[Any, list[str]] = defaultdict(list)
-    for group_id, node_id in (await admin._find_coordinator_ids(group_ids)).items():
-        by_coordinator[node_id].append(group_id)
-    responses = []
-    for node_id, ids in by_coordinator.items():
-        request = ConsumerGroupDescribeRequest(group_ids=ids, include_authorized_operations=False)
-        responses.append(await admin._manager.send(request, node_id=node_id))
-    return responses
-
-
-def _retriable_error(admin: KafkaAdminClient, raw: Any) -> None:
-    error = Errors.for_code(raw.error_code)
-    if not error.retriable:
-        return
-    if error is Errors.NotCoordinatorError:  # ask FindCoordinator again on the retry
-        admin._manager.cluster._coordinators.pop((CoordinatorType.GROUP, raw.group_id), None)
-    raise error(f"group {raw.group_id}: {raw.error_message or error.message}")
 
 
 def decode_group(raw: Any, described: Described) -> None:
@@ -60,9 +41,7 @@ def decode_group(raw: Any, described: Described) -> None:
     an issue when the coordinator answered it with an error."""
     group_id = raw.group_id
     if raw.error_code:
-        error = Errors.for_code(raw.error_code)
-        problem = f"{error.__name__}: {raw.error_message or error.message}"
-        described.issues.append(GroupIssue(group_id, "describe", problem))
+        described.issues.append(GroupIssue(group_id, "describe", error_text(raw.error_code, raw.error_message)))
         return
     members = []
     for m in raw.members:
