@@ -13,9 +13,9 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.coordinated import error_text, raise_if_retriable, send_per_coordinator
+from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text
 from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
-from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse
+from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest
 
 PROTOCOL_TYPE = "consumer"  # what ListGroups reports for these groups
 
@@ -24,16 +24,7 @@ def describe_consumer(admin: KafkaAdminClient, group_ids: list[str]) -> Describe
     """Describe `group_ids`, all consumer-protocol groups. A group answered with an error of its
     own becomes an issue; a retriable one (its coordinator loading or moved) is raised so the
     collector retries the batch."""
-    responses: list[ConsumerGroupDescribeResponse] = send_per_coordinator(
-        admin, group_ids, lambda ids: ConsumerGroupDescribeRequest(group_ids=ids, include_authorized_operations=False)
-    )
-    described = Described()
-    for response in responses:
-        for raw in response.groups:
-            raise_if_retriable(admin, raw.group_id, raw.error_code, raw.error_message)
-        for raw in response.groups:
-            decode_group(raw, described)
-    return described
+    return describe_per_coordinator(admin, group_ids, ConsumerGroupDescribeRequest, decode_group)
 
 
 def decode_group(raw: Any, described: Described) -> None:

@@ -1,8 +1,8 @@
 """Send a group API to each group's coordinator, as kafka-python sends its own DescribeGroups.
 
-Kafka 4's describe APIs of share and streams groups (and DescribeShareGroupOffsets) go to the
-group coordinator like DescribeGroups: one FindCoordinator for the batch (batched, cached), then
-one request per coordinator for its groups.
+Kafka 4's describe APIs of consumer-protocol, share and streams groups (and
+DescribeShareGroupOffsets) go to the group coordinator like DescribeGroups: one FindCoordinator
+for the batch (batched, cached), then one request per coordinator for its groups.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import Any
 import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
+
+from kafka_ops.sources.groups.model import Described
 
 
 def send_per_coordinator(admin: KafkaAdminClient, group_ids: list[str], build: Callable[[list[str]], Any]) -> list[Any]:
@@ -44,3 +46,25 @@ def error_text(error_code: int, message: str | None) -> str:
     """`GroupIdNotFoundError: Group g is not a streams group.`: the error's name and the broker's words."""
     error = Errors.for_code(error_code)
     return f"{error.__name__}: {message or error.message}"
+
+
+def describe_per_coordinator(
+    admin: KafkaAdminClient,
+    group_ids: list[str],
+    request: Callable[..., Any],
+    decode: Callable[[Any, Described], None],
+) -> Described:
+    """Describe `group_ids` with a Kafka 4 describe API (`request(group_ids=...,
+    include_authorized_operations=False)` per coordinator), each answered group through
+    `decode(raw, described)`. A group's retriable error is raised first, so the collector retries
+    the batch; any other error of its own is `decode`'s to record as an issue."""
+    responses = send_per_coordinator(
+        admin, group_ids, lambda ids: request(group_ids=ids, include_authorized_operations=False)
+    )
+    described = Described()
+    for response in responses:
+        for raw in response.groups:
+            raise_if_retriable(admin, raw.group_id, raw.error_code, raw.error_message)
+        for raw in response.groups:
+            decode(raw, described)
+    return described

@@ -13,7 +13,12 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.coordinated import error_text, raise_if_retriable, send_per_coordinator
+from kafka_ops.sources.groups.coordinated import (
+    describe_per_coordinator,
+    error_text,
+    raise_if_retriable,
+    send_per_coordinator,
+)
 from kafka_ops.sources.groups.model import (
     ConsumerGroup,
     Described,
@@ -31,16 +36,7 @@ _Group = DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
 def describe_share(admin: KafkaAdminClient, group_ids: list[str]) -> Described:
     """Describe `group_ids`, all share groups: one ShareGroupDescribe per coordinator. A group answered
     with an error of its own becomes an issue; a retriable one is raised so the collector retries."""
-    responses = send_per_coordinator(
-        admin, group_ids, lambda ids: ShareGroupDescribeRequest(group_ids=ids, include_authorized_operations=False)
-    )
-    described = Described()
-    for response in responses:
-        for raw in response.groups:
-            raise_if_retriable(admin, raw.group_id, raw.error_code, raw.error_message)
-        for raw in response.groups:
-            decode_group(raw, described)
-    return described
+    return describe_per_coordinator(admin, group_ids, ShareGroupDescribeRequest, decode_group)
 
 
 def decode_group(raw: Any, described: Described) -> None:
