@@ -3,7 +3,9 @@ close it, and turn kafka-python's errors into ours (never a crash that looks lik
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
@@ -31,17 +33,35 @@ class AdminFactory(Protocol):
 def with_admin(factory: AdminFactory, doing: str, work: Callable[[KafkaAdminClient, str], T]) -> T:
     """`work(admin, where)` on a fresh client, closed after. Raises `KafkaUnreachable` when no broker
     answers (at bootstrap, or lost while `doing`), `CollectionFailed` for any other Kafka error that
-    escapes `work`; a narrower failure `work` records itself."""
+    escapes `work`; a narrower failure `work` records itself. Runs with the garbage collector paused
+    (`gc_paused`)."""
     where = factory.bootstrap_servers
     try:
         admin = factory()
     except KafkaError as e:
         raise KafkaUnreachable(f"cannot reach Kafka at {where}: {type(e).__name__}: {e}") from e
     try:
-        return work(admin, where)
+        with gc_paused():
+            return work(admin, where)
     except UNREACHABLE as e:
         raise KafkaUnreachable(f"lost Kafka at {where} while {doing}: {type(e).__name__}: {e}") from e
     except KafkaError as e:
         raise CollectionFailed(f"{doing} at Kafka {where} failed: {type(e).__name__}: {e}") from e
     finally:
         admin.close()
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a collection decodes its answers: tens of thousands
+    of small response objects (a 10,000-partition snapshot's pages and topic configs), none of them
+    cyclic garbage, which the collector would otherwise walk again and again. Measured on the KRaft
+    sandbox: a third of the snapshot's time. Back on afterwards, if it was on; what was allocated is
+    freed by reference counting as usual."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
