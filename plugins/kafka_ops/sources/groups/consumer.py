@@ -13,8 +13,8 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text
-from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
+from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text, named_partitions
+from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest
 
 PROTOCOL_TYPE = "consumer"  # what ListGroups reports for these groups
@@ -43,13 +43,13 @@ def decode_group(raw: Any, described: Described) -> None:
                 group_instance_id=m.instance_id,
                 client_id=m.client_id,
                 host=m.client_host,
-                assignment=_partitions(group_id, where, "assignment", m.assignment, described.issues),
+                assignment=named_partitions(group_id, where, "assignment", m.assignment, described.issues),
                 member_epoch=m.member_epoch,
                 rack=m.rack_id,
                 subscribed_topics=tuple(sorted(m.subscribed_topic_names or ())),
                 # Kafka 4.4 sends "" rather than null when the member subscribed by names
                 subscribed_regex=m.subscribed_topic_regex or None,
-                target_assignment=_partitions(
+                target_assignment=named_partitions(
                     group_id, where, "target assignment", m.target_assignment, described.issues
                 ),
             )
@@ -65,18 +65,3 @@ def decode_group(raw: Any, described: Described) -> None:
         group_epoch=raw.group_epoch,
         assignment_epoch=raw.assignment_epoch,
     )
-
-
-def _partitions(group_id: str, where: str, what: str, raw: Any, issues: list[GroupIssue]) -> tuple[TopicPartition, ...]:
-    """The (topic, partition)s of an `Assignment`, sorted. The broker names each topic id it knows;
-    a partition of a topic id it could not name (the topic just deleted) is left out, as an issue."""
-    partitions = []
-    for topic in raw.topic_partitions if raw is not None else ():
-        if not topic.topic_name:
-            problem = (
-                f"{where}: {what} holds partitions {list(topic.partitions)} of topic id {topic.topic_id} with no name"
-            )
-            issues.append(GroupIssue(group_id, "assignment", problem))
-            continue
-        partitions += [(topic.topic_name, p) for p in topic.partitions]
-    return tuple(sorted(partitions))

@@ -15,7 +15,7 @@ import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
-from kafka_ops.sources.groups.model import Described
+from kafka_ops.sources.groups.model import Described, GroupIssue, TopicPartition
 
 
 def send_per_coordinator(admin: KafkaAdminClient, group_ids: list[str], build: Callable[[list[str]], Any]) -> list[Any]:
@@ -68,3 +68,21 @@ def describe_per_coordinator(
         for raw in response.groups:
             decode(raw, described)
     return described
+
+
+def named_partitions(
+    group_id: str, where: str, what: str, raw: Any, issues: list[GroupIssue]
+) -> tuple[TopicPartition, ...]:
+    """The (topic, partition)s of a Kafka 4 `Assignment` (`raw`, possibly None), sorted. The broker
+    names each topic id it knows; a partition of a topic id it could not name (the topic just
+    deleted) is left out, as an issue naming `where` (e.g. the member) and `what` (e.g. "assignment")."""
+    partitions = []
+    for topic in raw.topic_partitions if raw is not None else ():
+        if not topic.topic_name:
+            problem = (
+                f"{where}: {what} holds partitions {list(topic.partitions)} of topic id {topic.topic_id} with no name"
+            )
+            issues.append(GroupIssue(group_id, "assignment", problem))
+            continue
+        partitions += [(topic.topic_name, p) for p in topic.partitions]
+    return tuple(sorted(partitions))

@@ -16,6 +16,7 @@ from kafka.admin import KafkaAdminClient
 from kafka_ops.sources.groups.coordinated import (
     describe_per_coordinator,
     error_text,
+    named_partitions,
     raise_if_retriable,
     send_per_coordinator,
 )
@@ -51,7 +52,9 @@ def decode_group(raw: Any, described: Described) -> None:
             group_instance_id=None,  # share groups have no static members
             client_id=m.client_id,
             host=m.client_host,
-            assignment=_partitions(group_id, m.member_id, m.assignment, described.issues),
+            assignment=named_partitions(
+                group_id, f"member {m.member_id}", "assignment", m.assignment, described.issues
+            ),
             member_epoch=m.member_epoch,
             rack=m.rack_id,
             subscribed_topics=tuple(sorted(m.subscribed_topic_names or ())),
@@ -69,20 +72,6 @@ def decode_group(raw: Any, described: Described) -> None:
         group_epoch=raw.group_epoch,
         assignment_epoch=raw.assignment_epoch,
     )
-
-
-def _partitions(group_id: str, member_id: str, raw: Any, issues: list[GroupIssue]) -> tuple[TopicPartition, ...]:
-    partitions = []
-    for topic in raw.topic_partitions if raw is not None else ():
-        if not topic.topic_name:  # a topic id the broker could not name: just deleted
-            held = list(topic.partitions)
-            problem = (
-                f"member {member_id}: assignment holds partitions {held} of topic id {topic.topic_id} with no name"
-            )
-            issues.append(GroupIssue(group_id, "assignment", problem))
-            continue
-        partitions += [(topic.topic_name, p) for p in topic.partitions]
-    return tuple(sorted(partitions))
 
 
 def share_offsets(
