@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
@@ -409,13 +410,22 @@ class SandboxCluster:
         (self._home() / "state.json").write_text(json.dumps(state, indent=2))
 
 
-def attach(root: Path) -> SandboxCluster:
-    """Rebuild a handle on a cluster started by another process (the CLI's `up`)."""
+def read_state(root: Path, what: str, mode: str | None = None) -> dict[str, Any]:
+    """The `state.json` a sandbox started by another process left in `root` (`what` names the kind
+    of sandbox in errors); with `mode`, it must be that mode's (`kraft`, `migration`)."""
     state_file = root / "state.json"
     try:
-        state = json.loads(state_file.read_text())
+        state: dict[str, Any] = json.loads(state_file.read_text())
     except FileNotFoundError as e:
-        raise SandboxError(f"no sandbox state at {state_file}: is a sandbox up?") from e
+        raise SandboxError(f"no sandbox state at {state_file}: is a {what} up?") from e
+    if mode is not None and state.get("mode") != mode:
+        raise SandboxError(f"the sandbox in {root} is not a {what} (mode {state.get('mode', 'zk')!r})")
+    return state
+
+
+def attach(root: Path) -> SandboxCluster:
+    """Rebuild a handle on a cluster started by another process (the CLI's `up`)."""
+    state = read_state(root, "sandbox")
     cluster = SandboxCluster(
         root=Path(state["root"]),
         chroot=state["chroot"],

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
-from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port
+from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
 from kafka_ops.sandbox.jars import ensure_kafka4_jars, var_dir
 
 if TYPE_CHECKING:
@@ -427,13 +427,7 @@ class KRaftSandbox:
 
 def attach_kraft(root: Path) -> KRaftSandbox:
     """Rebuild a handle on a KRaft sandbox started by another process (the CLI's `up --mode kraft`)."""
-    state_file = root / "state.json"
-    try:
-        state = json.loads(state_file.read_text())
-    except FileNotFoundError as e:
-        raise SandboxError(f"no sandbox state at {state_file}: is a KRaft sandbox up?") from e
-    if state.get("mode") != "kraft":
-        raise SandboxError(f"the sandbox in {root} is not a KRaft sandbox (mode {state.get('mode', 'zk')!r})")
+    state = read_state(root, "KRaft sandbox", "kraft")
     cluster = KRaftSandbox(
         root=Path(state["root"]),
         cluster_id=state["cluster_id"],

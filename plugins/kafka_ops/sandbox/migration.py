@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError, ZooKeeperUnreachable
-from kafka_ops.sandbox.cluster import SandboxCluster, _Node, free_port
+from kafka_ops.sandbox.cluster import SandboxCluster, _Node, free_port, read_state
 from kafka_ops.sandbox.jars import ensure_jars
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 
@@ -235,13 +235,7 @@ class MigrationSandbox(SandboxCluster):
 
 def attach_migration(root: Path) -> MigrationSandbox:
     """Rebuild a handle on a migration sandbox started by another process (the CLI's `up --mode migration`)."""
-    state_file = root / "state.json"
-    try:
-        state = json.loads(state_file.read_text())
-    except FileNotFoundError as e:
-        raise SandboxError(f"no sandbox state at {state_file}: is a migration sandbox up?") from e
-    if state.get("mode") != "migration":
-        raise SandboxError(f"the sandbox in {root} is not a migration sandbox (mode {state.get('mode', 'zk')!r})")
+    state = read_state(root, "migration sandbox", "migration")
     cluster = MigrationSandbox(
         root=Path(state["root"]),
         chroot=state["chroot"],
