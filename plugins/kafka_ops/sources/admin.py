@@ -4,9 +4,9 @@ close it, and turn kafka-python's errors into ours (never a crash that looks lik
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from kafka.errors import KafkaConnectionError, KafkaError, KafkaTimeoutError
 
@@ -49,6 +49,19 @@ def with_admin(factory: AdminFactory, doing: str, work: Callable[[KafkaAdminClie
         raise CollectionFailed(f"{doing} at Kafka {where} failed: {type(e).__name__}: {e}") from e
     finally:
         admin.close()
+
+
+async def settled(pending: Iterable[Any]) -> list[Any]:
+    """Await requests already in flight (kafka-python futures), in order: each one's answer, or the
+    Kafka or connection error it failed with in its place, so one failed request costs only its own
+    part of a collection."""
+    answers: list[Any] = []
+    for future in pending:
+        try:
+            answers.append(await future)
+        except (KafkaError, *UNREACHABLE) as e:
+            answers.append(e)
+    return answers
 
 
 @contextmanager

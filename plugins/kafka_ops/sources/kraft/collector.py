@@ -39,7 +39,7 @@ from kafka_ops.snapshot.model import (
     TopicAssignment,
     new_snapshot_id,
 )
-from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
+from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, settled, with_admin
 from kafka_ops.sources.kraft import extras
 
 log = logging.getLogger(__name__)
@@ -234,13 +234,7 @@ class _Run:
             cursor = page.next_cursor
             if cursor is None:
                 break
-        answers: list[Any] = []
-        for pending in configs:
-            try:
-                answers.append(await pending)
-            except (KafkaError, *UNREACHABLE) as e:
-                answers.append(e)
-        return pages, answers
+        return pages, await settled(configs)
 
     @staticmethod
     def _freshest_broker(snap: ClusterSnapshot, attempt: int) -> int | None:

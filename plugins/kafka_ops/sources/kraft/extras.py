@@ -41,6 +41,7 @@ from kafka_ops.snapshot.model import (
     FeatureZnode,
     QuotaConfig,
 )
+from kafka_ops.sources.admin import settled
 
 DEFAULT_ENTITY = "<default>"
 CORDONED_LOG_DIRS = "cordoned.log.dirs"
@@ -131,13 +132,7 @@ async def _broker_configs(admin: KafkaAdminClient, broker_ids: list[int]) -> dic
     pending[""] = admin._manager.send(
         admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
     )
-    answers: dict[str, Any] = {}
-    for name, future in pending.items():
-        try:
-            answers[name] = await future
-        except (KafkaError, OSError) as e:
-            answers[name] = e
-    return answers
+    return dict(zip(pending, await settled(pending.values()), strict=True))
 
 
 def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
