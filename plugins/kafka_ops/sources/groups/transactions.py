@@ -11,9 +11,10 @@ Round trips: one ListOffsets (read_committed) per leader; one ListTransactions p
 DescribeTransactions per coordinator with open transactions, one DescribeProducers per leader of
 the groups' partitions and those transactions'. A failure is a `problem`, never the snapshot's end.
 
-Hanging is judged on one collection: the leaders are asked before the coordinators, so a transaction
-that starts meanwhile is not taken for one, but one that completes between the two reads (its markers
-not yet written) is, for that collection only.
+The leaders are asked before the coordinators, so a transaction that starts meanwhile is not taken for
+a hanging one, but one that completes between the two reads (its markers not yet written) is, for that
+collection only: `detectors.transactions` calls a transaction hanging only when two collections in a
+row see it so.
 """
 
 from __future__ import annotations
@@ -117,13 +118,13 @@ def _open_transactions(
     listed = {t.producer_id: (t.transactional_id, str(t.state.value)) for t in listings}
     open_ids = sorted({t.transactional_id for t in listings if t.state not in CLOSED})
     described: dict[str, TransactionDescription] = {}
-    for batch in [open_ids] if open_ids else []:
+    if open_ids:
         try:
-            described.update(admin.describe_transactions(batch))
+            described.update(admin.describe_transactions(open_ids))
         except UNREACHABLE:
             raise
         except KafkaError:  # one id gone since the listing fails the request: ask one by one
-            for txn_id in batch:
+            for txn_id in open_ids:
                 try:
                     described.update(admin.describe_transactions([txn_id]))
                 except KafkaError as e:
