@@ -40,9 +40,11 @@ the latest collection ("now" = its capture time):
   high on the sandbox).
 
 A share group (KIP-932) commits no offset: c is its share-partition start offset
-(`group_offsets.start_offset`), the oldest record it has not acknowledged, so its figure is that
-record's age; with the broker's lag 0 (every record acknowledged, some above the start offset one
-by one) it is `caught_up`.
+(`group_offsets.start_offset`). Every record below it is acknowledged, so the oldest unacknowledged
+record is at or above it: the figure is that record's age (`exact`) when the collection could tell
+that nothing above the start offset is acknowledged yet (the broker's lag is end - start:
+`GroupOffset.position`), else an estimate on the start offset, which can only overstate (Kafka 4.4
+lets the start offset trail acknowledgements); with the broker's lag 0 it is `caught_up`.
 
 Every reader prints a figure with its method (`analysis.lag_estimates.time_behind`): only
 `caught_up` is a plain figure.
