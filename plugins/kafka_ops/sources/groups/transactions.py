@@ -9,7 +9,8 @@ LSO and silently stalls every read_committed consumer behind it.
 
 Round trips: one ListOffsets (read_committed) per leader; one ListTransactions per broker, one
 DescribeTransactions per coordinator with open transactions, one DescribeProducers per leader of
-the groups' partitions and those transactions'. A failure is a `problem`, never the snapshot's end.
+the groups' partitions an open transaction pins (LSO below the high watermark) and of those
+transactions' partitions. A failure is a `problem`, never the snapshot's end.
 
 The leaders are asked before the coordinators, so a transaction that starts meanwhile is not taken for
 a hanging one, but one that completes between the two reads (its markers not yet written) is, for that
@@ -19,7 +20,7 @@ row see it so.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -46,22 +47,25 @@ class Transactions:
     problems: list[str] = field(default_factory=list)
 
 
-def read_transactions(admin: KafkaAdminClient, partitions: Iterable[TopicPartition]) -> Transactions:
-    """The LSO of each of `partitions` (which must have a leader) and every open transaction of
-    the cluster, with its start offset on each of its partitions; leaders of `partitions` are
-    also asked for transactions no coordinator knows (hanging)."""
+def read_transactions(admin: KafkaAdminClient, end_offsets: Mapping[TopicPartition, int]) -> Transactions:
+    """The LSO of each partition of `end_offsets` (partition -> high watermark; each must have a
+    leader) and every open transaction of the cluster, with its start offset on each of its
+    partitions. The leaders of the partitions an open transaction pins (LSO below the high
+    watermark, or LSO unknown) are also asked for transactions no coordinator knows (hanging): a
+    partition whose LSO is its high watermark has no transaction with records open on it."""
     found = Transactions()
-    asked = sorted(set(partitions))
+    asked = sorted(end_offsets)
     if asked:
         found.stable_offsets = _stable_offsets(admin, asked, found.problems)
+    pinned = [tp for tp in asked if found.stable_offsets.get(tp, -1) < end_offsets[tp]]
     # the leaders first: a transaction they hold open began before the coordinators are asked, so a
     # coordinator that does not list it as ongoing is not merely late to hear of a new one
-    producers = _producers(admin, asked, found.problems)
+    producers = _producers(admin, pinned, found.problems)
     described, listed = _open_transactions(admin, found.problems)
     in_transactions = {(tp.topic, tp.partition) for d in described.values() for tp in d.topic_partitions}
-    producers |= _producers(admin, sorted(in_transactions - set(asked)), found.problems)
+    producers |= _producers(admin, sorted(in_transactions - set(pinned)), found.problems)
     covered: set[tuple[int, TopicPartition]] = set()
-    asked_set = set(asked)
+    pinned_set = set(pinned)
     for txn_id, d in sorted(described.items()):
         start = (
             datetime.fromtimestamp(d.transaction_start_time_ms / 1000, UTC)
@@ -78,7 +82,7 @@ def read_transactions(admin: KafkaAdminClient, partitions: Iterable[TopicPartiti
             )  # fmt: skip
     for tp, open_here in sorted(producers.items()):
         for producer_id, (epoch, start_offset) in sorted(open_here.items()):
-            if (producer_id, tp) in covered or tp not in asked_set:
+            if (producer_id, tp) in covered or tp not in pinned_set:
                 continue
             known: tuple[str | None, str | None] = listed.get(producer_id, (None, None))
             known_id, state = known
