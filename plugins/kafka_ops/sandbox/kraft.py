@@ -372,8 +372,7 @@ class KRaftSandbox:
                         *self._java(node, "128m"),
                         "kafka.tools.StorageTool",
                         "format",
-                        "--cluster-id",
-                        self.cluster_id,
+                        f"--cluster-id={self.cluster_id}",  # one word: an id may start with "-" (base64url)
                         "--config",
                         str(node.config),
                     ],

@@ -201,8 +201,7 @@ class MigrationSandbox(SandboxCluster):
             self._classpath,
             "kafka.tools.StorageTool",
             "format",
-            "--cluster-id",
-            cluster_id,
+            f"--cluster-id={cluster_id}",  # one word: an id may start with "-" (base64url), not an option
             "--config",
             str(node.config),
         ]
