@@ -21,6 +21,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     cordoned_brokers = [4]          # brokers the planners never add a replica to (they keep theirs)
     [clusters.thresholds]           # optional, see analysis.thresholds
     stuck_reassignment_minutes = 120
+    [clusters.capacity]             # optional, see kafka_ops.capacities
+    disk_bytes = 2_000_000_000_000
 
 With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
 connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.kafka_types import INT32_MAX, finite_number
 from kafka_ops.lake.names import check_name
@@ -74,6 +77,9 @@ class ClusterConfig:
     groups_exclude: str | None = None
     """Skip consumer groups whose id fully matches this regex."""
     thresholds: Thresholds = field(default_factory=Thresholds)
+    capacity: Capacities = field(default_factory=Capacities)
+    """Brokers' disk and network capacities and the planner's hard limits (`[clusters.capacity]`,
+    see `kafka_ops.capacities`)."""
     alert_conn_ids: tuple[str, ...] = ()
     """Airflow connections of this cluster's alert sinks (Slack, PagerDuty, e-mail, log file; see
     `alerting.registry`). Empty: the log sink only, so alerts still leave a trail."""
@@ -263,6 +269,7 @@ def _from_file(path: Path) -> Settings:
         if not isinstance(thresholds, dict):
             raise ConfigError(f"{where}.thresholds: expected a table of threshold = number")
         entry["thresholds"] = Thresholds.from_mapping(thresholds, f"{where}.thresholds")
+        entry["capacity"] = Capacities.from_mapping(entry.pop("capacity", {}), f"{where}.capacity")
         clusters.append(ClusterConfig(**entry))
     names = [c.name for c in clusters]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -245,6 +245,31 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         "version levels; one row with feature null when none is finalized; no row without a /feature znode. "
         "On kraft: ApiVersions' finalized features, status null (KRaft always versions features).",
     ),
+    "log_dirs": _schema(
+        pa.field("broker_id", pa.int32(), nullable=False),
+        pa.field("log_dir", pa.string(), nullable=False),
+        pa.field("error", pa.string()),
+        pa.field("total_bytes", pa.int64()),
+        pa.field("usable_bytes", pa.int64()),
+        doc="DescribeLogDirs of every serving broker (the Admin API, on both kinds of cluster): one row per "
+        "log dir. error: the broker's error for the dir (e.g. KAFKA_STORAGE_ERROR for an offline dir), null "
+        "when healthy. total_bytes / usable_bytes: the dir's volume size and free bytes (KIP-827, brokers "
+        "3.3+); null where the broker does not report them. A broker that did not answer has no row and a "
+        "collection issue.",
+    ),
+    "replica_sizes": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("broker_id", pa.int32(), nullable=False),
+        pa.field("log_dir", pa.string(), nullable=False),
+        pa.field("size_bytes", pa.int64(), nullable=False),
+        pa.field("offset_lag", pa.int64()),
+        pa.field("is_future", pa.bool_()),
+        doc="DescribeLogDirs: every replica's size on disk, per broker and log dir. offset_lag: how far the "
+        "replica's log end is behind the high watermark (future replicas: behind the current one); "
+        "is_future: a replica being moved between log dirs (AlterReplicaLogDirs), counted on both dirs "
+        "while it moves.",
+    ),
 }
 
 COMMIT_TABLE = "snapshots"

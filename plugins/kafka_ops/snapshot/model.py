@@ -151,6 +151,30 @@ class LogDirEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class LogDir:
+    """One log dir of a broker (DescribeLogDirs); total/usable bytes are None where not reported."""
+
+    broker_id: int
+    path: str
+    error: str | None = None
+    total_bytes: int | None = None
+    usable_bytes: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaSize:
+    """One replica's size on disk in one log dir of a broker (DescribeLogDirs)."""
+
+    topic: str
+    partition: int
+    broker_id: int
+    log_dir: str
+    size_bytes: int
+    offset_lag: int | None = None
+    is_future: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ReassignmentRequest:
     """One partition of `/admin/reassign_partitions`: the requested target replicas."""
 
@@ -307,6 +331,10 @@ class ClusterSnapshot:
     feature: FeatureZnode | None = None
     config_changes: list[ConfigChange] = field(default_factory=list)
     issues: list[CollectionIssue] = field(default_factory=list)
+    log_dirs: list[LogDir] = field(default_factory=list)
+    """Every serving broker's log dirs (DescribeLogDirs); empty when they were not collected."""
+    replica_sizes: list[ReplicaSize] = field(default_factory=list)
+    """Every replica's size on disk, per broker and log dir (DescribeLogDirs)."""
     source: str = "zookeeper"
     bootstrap_servers: str | None = None
     quorum: Quorum | None = None

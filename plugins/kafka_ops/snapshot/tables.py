@@ -62,6 +62,8 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
         "fenced_brokers": _fenced_brokers,
         "migration": _migration,
         "migration_divergences": _divergences,
+        "log_dirs": _log_dirs,
+        "replica_sizes": _replica_sizes,
     }
     tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
@@ -152,6 +154,17 @@ def _quorum(s: ClusterSnapshot) -> dict[str, list[Any]]:
 def _fenced_brokers(s: ClusterSnapshot) -> dict[str, list[Any]]:
     rows = [(b.broker_id, b.host, b.port, b.rack) for b in sorted(s.fenced_brokers.values(), key=lambda b: b.broker_id)]
     return _rows(["broker_id", "host", "port", "rack"], rows)
+
+
+def _log_dirs(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    rows = [(d.broker_id, d.path, d.error, d.total_bytes, d.usable_bytes) for d in s.log_dirs]
+    return _rows(["broker_id", "log_dir", "error", "total_bytes", "usable_bytes"], rows)
+
+
+def _replica_sizes(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    """Column by column: a large cluster has a million replicas."""
+    names = ["topic", "partition", "broker_id", "log_dir", "size_bytes", "offset_lag", "is_future"]
+    return {name: [getattr(r, name) for r in s.replica_sizes] for name in names}
 
 
 def _migration(s: ClusterSnapshot) -> dict[str, list[Any]]:
