@@ -92,7 +92,7 @@ class Capacities:
         brokers_raw = values.get("brokers", {})
         if not isinstance(brokers_raw, Mapping):
             raise ConfigError(f"{where}.brokers: expected tables [{where}.brokers.<broker id>]")
-        brokers = []
+        brokers: list[tuple[int, BrokerCapacity]] = []
         for key, own in brokers_raw.items():
             if not (isinstance(key, str) and key.isdigit() and int(key) <= INT32_MAX):
                 raise ConfigError(f"{where}.brokers: {key!r} is not a broker id (a whole number from 0 to {INT32_MAX})")
