@@ -198,13 +198,15 @@ def test_the_zookeeper_back_end_is_refused_for_a_kraft_cluster() -> None:
         backend_for(config, zookeeper=None, admin_factory=None)
 
 
-def test_a_broker_kafka_cordons_gets_no_new_replica(healthy_kraft_sandbox: KRaftSandbox) -> None:
+def test_a_broker_kafka_cordons_gets_no_new_replica(healthy_kraft_sandbox: KRaftSandbox, lake: Lake) -> None:
     """`cordoned.log.dirs=*` set on broker 3 through the Admin API (IncrementalAlterConfigs; dynamic on 4.4):
     the snapshot records broker 3 as cordoned, Kafka itself places a new topic around it, and a
-    replication-factor plan adds no replica to it while its own replica stays where it is."""
+    replication-factor plan adds no replica to it while its own replica stays where it is. A plan made
+    before the cordon is refused at run time, and nothing is written."""
     cluster = healthy_kraft_sandbox
     topic = "kr_cordon"
-    create(cluster, topic, {0: [1], 1: [2], 2: [3], 3: [1], 4: [2], 5: [3]})
+    assignment = {0: [1], 1: [2], 2: [3], 3: [1], 4: [2], 5: [3]}
+    create(cluster, topic, assignment)
     cordon = ConfigResource(ConfigResourceType.BROKER, "3", {"cordoned.log.dirs": "*"})
     uncordon = ConfigResource(ConfigResourceType.BROKER, "3", {"cordoned.log.dirs": (AlterConfigOp.DELETE, None)})
     with cluster.admin() as admin:
@@ -224,7 +226,14 @@ def test_a_broker_kafka_cordons_gets_no_new_replica(healthy_kraft_sandbox: KRaft
         assert {m.partition: m.target[0] for m in plan.reassignments if 3 in m.target} == {2: 3, 5: 3}
         # the same snapshot without Kafka's cordon puts two new replicas on broker 3
         uncordoned = replace(snap, brokers={b: replace(x, cordoned=False) for b, x in snap.brokers.items()})
-        assert sum(3 in m.added for m in plan_replication_factor(uncordoned, [topic], 2).reassignments) == 2
+        before = plan_replication_factor(uncordoned, [topic], 2)
+        assert sum(3 in m.added for m in before.reassignments) == 2
+        lake.publish(snapshot_batch(uncordoned))  # the plan's base: a snapshot from before the cordon
+        with pytest.raises(
+            RemediationRefused, match=r"refused \(target brokers not cordoned\): .*broker\(s\) \[3\] by Kafka"
+        ):
+            run(cluster, before, lake)
+        assert snapshot(cluster).topics[topic].partitions == {p: tuple(r) for p, r in assignment.items()}
         with pytest.raises(PlanError, match=r"^cordoned_brokers: kr_cordon-0 holds \[1, 2\] and needs another"):
             plan_replication_factor(snap, [topic], 3)
     finally:

@@ -440,6 +440,7 @@ class _Run:
                 allow_offline=self.options.allow_offline,
                 now_ms=now_ms,
                 leaders=seen,
+                cordoned_brokers=self.config.cordoned_brokers,
             )
         except RemediationRefused as e:
             self.audit.record("refuse", "refused", detail=str(e))

@@ -29,7 +29,11 @@ executor records the refusal in the audit table and writes nothing to the cluste
    operator who ran the plan's own file); for an election, the partition's first replica must
    still be the preferred leader the plan elects;
 9. every broker that still has to receive a replica is registered (a replica on a dead broker
-   never joins the ISR, and the batch would hang).
+   never joins the ISR, and the batch would hang);
+10. no broker that still has to receive a replica is cordoned now: by the cluster's
+    `cordoned_brokers` setting as it reads at run time, or by Kafka itself (KIP-1066, the live
+    snapshot's `Broker.cordoned`). A plan made before the cordon, a rollback returning replicas to
+    a broker cordoned since, or a resumed run would otherwise place what the cordon forbids.
 """
 
 from __future__ import annotations
@@ -312,6 +316,24 @@ def check_targets_registered(plan: Plan, live: ClusterSnapshot) -> None:
         )
 
 
+def check_targets_not_cordoned(plan: Plan, live: ClusterSnapshot, cordoned_brokers: Sequence[int]) -> None:
+    """Check 10. `cordoned_brokers`: the cluster's setting as read now."""
+    moving = in_flight(live)
+    pending = [m for m in plan.reassignments if classify(m, live, moving) != "target"]
+    receiving = {b for m in pending for b in m.added}
+    by_setting = sorted(receiving & set(cordoned_brokers))
+    by_kafka = sorted(b for b in receiving if (broker := live.brokers.get(b)) is not None and broker.cordoned)
+    if by_setting or by_kafka:
+        found = [f"broker(s) {by_setting} by the cluster's cordoned_brokers setting"] if by_setting else []
+        found += [f"broker(s) {by_kafka} by Kafka (cordoned.log.dirs)"] if by_kafka else []
+        raise RemediationRefused(
+            plan.plan_id,
+            "target brokers not cordoned",
+            f"the plan would add replicas to cordoned brokers: {' and '.join(found)}; lift the cordon, or make a "
+            "new plan (planners never place on a cordoned broker)",
+        )
+
+
 def check_live(
     plan: Plan,
     live: ClusterSnapshot,
@@ -321,10 +343,13 @@ def check_live(
     allow_offline: bool,
     now_ms: int,
     leaders: Sequence[LeaderSeen] = (),
+    cordoned_brokers: Sequence[int] = (),
 ) -> None:
-    """Checks 5-9 on a fresh, full read of the cluster; `leaders`: on KRaft, `leaders_seen`."""
+    """Checks 5-10 on a fresh, full read of the cluster; `leaders`: on KRaft, `leaders_seen`;
+    `cordoned_brokers`: the cluster's setting."""
     check_controller_stable(plan, live, controller_quiet_s, now_ms, leaders)
     check_no_offline(plan, live, allow_offline)
     check_nothing_else_in_flight(plan, live, reported_in_flight)
     check_base(plan, live)
     check_targets_registered(plan, live)
+    check_targets_not_cordoned(plan, live, cordoned_brokers)

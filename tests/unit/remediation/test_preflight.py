@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -165,6 +166,26 @@ def test_a_target_broker_that_left_is_refused() -> None:
     with refused("target brokers registered", "broker(s) [3] would receive replicas but are not registered "
                  "(registered: [1, 2]); start them or make a new plan"):  # fmt: skip
         live_checks(snap, allow_offline=True)
+
+
+def test_a_target_broker_cordoned_since_the_plan_is_refused_by_setting_or_by_kafka() -> None:
+    targets = sorted({b for m in PLAN.reassignments for b in m.added})
+    with refused("target brokers not cordoned", f"cordoned brokers: broker(s) [{targets[0]}] by the cluster's "
+                 "cordoned_brokers setting; lift the cordon, or make a new plan"):  # fmt: skip
+        check_live(PLAN, live(), reported_in_flight={}, controller_quiet_s=300, allow_offline=False, now_ms=LATER,
+                   cordoned_brokers=(targets[0],))  # fmt: skip
+    snap = live()
+    snap.brokers[targets[-1]] = replace(snap.brokers[targets[-1]], cordoned=True)
+    with refused("target brokers not cordoned", f"broker(s) [{targets[-1]}] by Kafka (cordoned.log.dirs)"):
+        live_checks(snap)
+
+
+def test_a_cordoned_broker_that_already_has_its_replica_does_not_stop_a_resumed_run() -> None:
+    snap = live()
+    for m in PLAN.reassignments:
+        assign(snap, m.topic, m.partition, m.target)
+    check_live(PLAN, snap, reported_in_flight={}, controller_quiet_s=300, allow_offline=False, now_ms=LATER,
+               cordoned_brokers=(1, 2, 3))  # fmt: skip
 
 
 def test_an_election_whose_preferred_replica_changed_is_refused() -> None:
