@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any, TypedDict
 
+from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings
@@ -73,6 +74,21 @@ def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) 
         cluster = settings.cluster(target["cluster"])
         args = ["--lake", settings.lake_root, "--cluster", target["cluster"],
                 "--thresholds", json.dumps(asdict(cluster.thresholds)),
-                "--min-insync-replicas-default", str(cluster.min_insync_replicas_default)]  # fmt: skip
+                "--min-insync-replicas-default", str(cluster.min_insync_replicas_default),
+                "--capacity", json.dumps(capacity_table(cluster.capacity))]  # fmt: skip
         out.append(args + (["--snapshot-id", batch] if batch else []))
     return out
+
+
+def capacity_table(capacity: Capacities) -> dict[str, Any]:
+    """`capacity` as the `[clusters.capacity]` table it was read from (what the jobs' --capacity parses)."""
+
+    def figures(broker: BrokerCapacity) -> dict[str, Any]:
+        return {f.name: value for f in fields(broker) if (value := getattr(broker, f.name)) is not None}
+
+    table: dict[str, Any] = {**figures(capacity.default), "max_disk_share": capacity.max_disk_share}
+    if capacity.max_replicas_per_broker is not None:
+        table["max_replicas_per_broker"] = capacity.max_replicas_per_broker
+    if capacity.brokers:
+        table["brokers"] = {str(broker_id): figures(own) for broker_id, own in capacity.brokers}
+    return table

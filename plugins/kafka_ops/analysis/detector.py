@@ -8,11 +8,12 @@ files or looks at the clock: "now" is the capture time of the latest snapshot (`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.capacities import Capacities
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -33,6 +34,8 @@ class Context:
     min_insync_replicas_default: int = 1
     """The brokers' static `min.insync.replicas` (server.properties), which ZooKeeper does not hold:
     the cluster's setting, assumed wherever no dynamic config or topic override sets min ISR."""
+    capacity: Capacities = field(default_factory=Capacities)
+    """The brokers' disk and network capacities (`[clusters.capacity]`); None figures are unknown."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from kafka_ops.analysis.detector import Detector
-from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_thresholds
+from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_capacity, parse_thresholds
 from kafka_ops.errors import KafkaOpsError
 
 
@@ -37,12 +37,13 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
         return 2
     try:
         thresholds = parse_thresholds(args.thresholds)
+        capacity = parse_capacity(args.capacity)
         spark = build_session(f"kafka-ops {prog}: {args.cluster}")
         try:
             detectors = [registry[n] for n in names]
             result = analyse(
                 spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id,
-                min_insync_replicas_default=args.min_insync_replicas_default,
+                min_insync_replicas_default=args.min_insync_replicas_default, capacity=capacity,
             )  # fmt: skip
         finally:
             spark.stop()

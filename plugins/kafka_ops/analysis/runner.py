@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Batch, Lake
@@ -88,6 +89,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the brokers' static min.insync.replicas (server.properties), assumed where no dynamic "
         "or topic config sets it (default: 1, Kafka's)",
     )
+    parser.add_argument(
+        "--capacity",
+        default="{}",
+        help="JSON object of the cluster's [clusters.capacity] settings (disk and network per broker), e.g. "
+        '\'{"disk_bytes": 2000000000000, "brokers": {"4": {"disk_bytes": 4000000000000}}}\'',
+    )
 
 
 def analyse(
@@ -100,16 +107,19 @@ def analyse(
     snapshot_id: str | None = None,
     analysed_at: datetime | None = None,
     min_insync_replicas_default: int = 1,
+    capacity: Capacities | None = None,
 ) -> AnalysisResult:
     """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish;
-    `min_insync_replicas_default` is the cluster's setting of that name (see `Context`)."""
+    `min_insync_replicas_default` and `capacity` are the cluster's settings of those names (see `Context`)."""
     sources = sorted({d.source for d in detectors})
     if len(sources) != 1:
         raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
     source = sources[0]
     lake = Lake(lake_root)
     context = _context(lake, cluster, snapshot_id, thresholds, source)
-    context = replace(context, min_insync_replicas_default=min_insync_replicas_default)
+    context = replace(
+        context, min_insync_replicas_default=min_insync_replicas_default, capacity=capacity or Capacities()
+    )
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     tables = sorted({t for d in detectors for t in d.tables})
     until = context.captured_at
@@ -192,6 +202,15 @@ def _commit_row(
             "findings": [json.dumps(counts, sort_keys=True)],
         }
     )
+
+
+def parse_capacity(text: str) -> Capacities:
+    """--capacity: the `[clusters.capacity]` table as JSON (broker ids as string keys, as in TOML)."""
+    try:
+        values = json.loads(text)
+    except ValueError as e:
+        raise ConfigError(f"--capacity is not a JSON object: {e}") from e
+    return Capacities.from_mapping(values, "--capacity")
 
 
 def parse_thresholds(text: str) -> Thresholds:

@@ -71,6 +71,36 @@ class Thresholds:
     """assignor_skew: a group whose members' partition counts differ by this much or more
     (max - min) is skewed."""
 
+    load_window_hours: float = 1.0
+    """load: partition byte rates are measured over the snapshots of this many last hours (at most
+    `history_hours`); disk growth (days to full) is fitted over the whole history."""
+    disk_days_warning: float = 14.0
+    """load: a broker or log dir that fills up within this many days at its current growth is a warning."""
+    disk_days_critical: float = 3.0
+    """load: ... and within this many days, critical."""
+    disk_share_critical: float = 0.95
+    """load: a broker's disk or a log dir's volume fuller than this share is critical (fuller than the
+    cluster's `capacity.max_disk_share`, default 0.8, is a warning)."""
+    disk_skew_ratio: float = 1.5
+    """load: a broker whose disk use (its used share when every broker's capacity is known, else its
+    bytes) is more than this times the brokers' mean is skewed; a log dir likewise against its broker's
+    other dirs."""
+    disk_skew_min_bytes: float = 1e9
+    """load: disk skew is judged only when the cluster (or broker, for its log dirs) holds at least this
+    many bytes: on a nearly empty cluster a ratio means nothing."""
+    hot_partition_factor: float = 5.0
+    """load: a partition whose bytes-in is more than this times its topic's median partition (topics of 2
+    partitions or more) or the cluster's median partition is hot..."""
+    hot_partition_min_bytes_per_s: float = 1048576.0
+    """load: ... when it takes at least this many bytes per second."""
+    hot_broker_factor: float = 2.0
+    """load: a broker whose bytes-in or bytes-out is more than this times the brokers' mean is hot..."""
+    hot_broker_min_bytes_per_s: float = 1048576.0
+    """load: ... when it is at least this many bytes per second."""
+    network_hot_share: float = 0.8
+    """load: a broker whose bytes-in or bytes-out reaches this share of its network capacity (when the
+    cluster's `[clusters.capacity]` sets one) is hot, whatever the other brokers do."""
+
     @classmethod
     def from_mapping(cls, values: dict[str, Any], where: str) -> Thresholds:
         """Defaults overridden by `values`; unknown keys and non-positive numbers are refused

@@ -5,9 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from kafka_ops.airflow.analysis_arguments import Target, analysis_targets, spark_arguments
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
+from kafka_ops.analysis.runner import parse_capacity
 from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.capacities import Capacities
+from kafka_ops.errors import ConfigError
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -79,3 +84,22 @@ def test_the_static_min_isr_of_each_cluster_reaches_its_job() -> None:
     found = [Target(cluster="west", zookeeper=True, snapshot_id=None, groups=False, group_snapshot_id=None)]
     (args,) = spark_arguments(config, found, "snapshots")
     assert args[args.index("--min-insync-replicas-default") + 1] == "2"
+
+
+def test_the_capacities_of_each_cluster_reach_its_job_unchanged() -> None:
+    capacity = Capacities.from_mapping(
+        {"disk_bytes": 2_000, "network_in_bytes_per_s": 125.5, "max_disk_share": 0.7,
+         "brokers": {"4": {"disk_bytes": 4_000}, "2": {"network_out_bytes_per_s": 9.0}}},
+        "test",
+    )  # fmt: skip
+    config = Settings(clusters=(ClusterConfig(name="west", capacity=capacity),), lake_root="/lake")
+    found = [Target(cluster="west", zookeeper=True, snapshot_id=None, groups=False, group_snapshot_id=None)]
+    (args,) = spark_arguments(config, found, "snapshots")
+    assert parse_capacity(args[args.index("--capacity") + 1]) == capacity
+
+
+def test_a_capacity_argument_that_is_not_a_table_is_refused_by_name() -> None:
+    with pytest.raises(ConfigError, match=r"--capacity is not a JSON object"):
+        parse_capacity("{disk")
+    with pytest.raises(ConfigError, match=r"--capacity: 'disk_bytes' must be a whole number"):
+        parse_capacity('{"disk_bytes": -1}')
