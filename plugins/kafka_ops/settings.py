@@ -24,8 +24,13 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     [clusters.capacity]             # optional, see kafka_ops.capacities
     disk_bytes = 2_000_000_000_000
 
+    [web]                           # optional, the api-server plugin (see WebSettings)
+    metrics_profile = "kafka-lag-exporter"
+    metrics_max_age_minutes = 30
+
 With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
-connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`).
+connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`), and
+`$KAFKA_OPS_METRICS_PROFILE` overrides `[web] metrics_profile`.
 """
 
 from __future__ import annotations
@@ -33,10 +38,10 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
@@ -51,6 +56,8 @@ RemediationBackend = Literal["admin_api", "zookeeper"]
 REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
 MetadataSource = Literal["auto", "zookeeper", "kraft"]
 METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
+MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter"]
+METRICS_PROFILES: tuple[str, ...] = get_args(MetricsProfile)
 
 
 @dataclass(frozen=True)
@@ -222,9 +229,36 @@ class ClusterConfig:
 
 
 @dataclass(frozen=True)
+class WebSettings:
+    """The api-server plugin's endpoints (`kafka_ops.web`): `[web]` in the settings file."""
+
+    metrics_profile: MetricsProfile = "kafka-lag-exporter"
+    """Whose metric names `/kafka-ops/metrics` uses besides its own `kafka_ops_*`: "kafka-lag-exporter",
+    "kminion" or "kafka_exporter" (drop-in for dashboards built on them)."""
+    metrics_max_age_minutes: float = 30.0
+    """A batch captured longer ago than this is stale: its figures are left out of the metrics (and
+    `kafka_ops_data_stale` says so) rather than shown as if they were current."""
+
+    def __post_init__(self) -> None:
+        if self.metrics_profile not in METRICS_PROFILES:
+            raise ConfigError(
+                f"[web] 'metrics_profile' must be one of {list(METRICS_PROFILES)}, got {self.metrics_profile!r}"
+            )
+        age = self.metrics_max_age_minutes
+        if not finite_number(age) or age <= 0:
+            raise ConfigError(f"[web] 'metrics_max_age_minutes' must be a positive number, got {age!r}")
+        object.__setattr__(self, "metrics_max_age_minutes", float(age))
+
+    @property
+    def metrics_max_age(self) -> timedelta:
+        return timedelta(minutes=self.metrics_max_age_minutes)
+
+
+@dataclass(frozen=True)
 class Settings:
     lake_root: str = DEFAULT_LAKE
     clusters: tuple[ClusterConfig, ...] = (ClusterConfig("default"),)
+    web: WebSettings = field(default_factory=WebSettings)
 
     def cluster(self, name: str) -> ClusterConfig:
         for cluster in self.clusters:
@@ -239,7 +273,13 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
     settings = _from_file(Path(source)) if source else Settings()
     lake = os.environ.get("KAFKA_OPS_LAKE")
     if lake:
-        settings = Settings(lake_root=lake, clusters=settings.clusters)
+        settings = replace(settings, lake_root=lake)
+    profile = os.environ.get("KAFKA_OPS_METRICS_PROFILE")
+    if profile:
+        try:
+            settings = replace(settings, web=replace(settings.web, metrics_profile=cast(MetricsProfile, profile)))
+        except ConfigError as e:
+            raise ConfigError(f"$KAFKA_OPS_METRICS_PROFILE: {e}") from None
     return settings
 
 
@@ -254,7 +294,7 @@ def _from_file(path: Path) -> Settings:
         raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise ConfigError(f"settings file {path} nests arrays or tables too deeply to be settings") from None
-    _reject_unknown(raw, {"lake_root", "clusters"}, f"{path}")
+    _reject_unknown(raw, {"lake_root", "clusters", "web"}, f"{path}")
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:
         raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
@@ -278,7 +318,17 @@ def _from_file(path: Path) -> Settings:
     lake_root = raw.get("lake_root", DEFAULT_LAKE)
     if not isinstance(lake_root, str) or not lake_root:
         raise ConfigError(f"{path}: 'lake_root' must be a path or URL")
-    return Settings(lake_root=lake_root, clusters=tuple(clusters))
+    return Settings(lake_root=lake_root, clusters=tuple(clusters), web=_web(raw.get("web", {}), path))
+
+
+def _web(raw: Any, path: Path) -> WebSettings:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: [web] must be a table of settings")
+    _reject_unknown(raw, {f.name for f in fields(WebSettings)}, f"{path}: [web]")
+    try:
+        return WebSettings(**raw)
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def _reject_unknown(raw: dict[str, Any], known: set[str], where: str) -> None:
