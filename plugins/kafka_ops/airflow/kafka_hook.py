@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from airflow.sdk import Connection
     from kafka.admin import KafkaAdminClient
 
+    from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
     from kafka_ops.snapshot.model import ClusterSnapshot
     from kafka_ops.sources.groups.model import GroupSnapshot
@@ -144,13 +145,15 @@ class KafkaAdminHook(BaseHook):
 
         return groups_to_lake(cluster, self.target(), lake, include, exclude)
 
-    def snapshot_to_lake(self, cluster: str, lake: Lake) -> tuple[ClusterSnapshot, dict[str, Any]]:
-        """Snapshot a KRaft cluster's metadata (Admin API and controller quorum) into `lake`.
-        Raises `KafkaUnreachable` when nothing can be read, `NotAKRaftCluster` when the brokers run
-        on ZooKeeper."""
+    def snapshot_to_lake(
+        self, cluster: str, lake: Lake, *, capacities: Capacities | None = None
+    ) -> tuple[ClusterSnapshot, dict[str, Any]]:
+        """Snapshot a KRaft cluster's metadata (Admin API and controller quorum, log dirs included) into
+        `lake`; its summary weighs disk use against `capacities`. Raises `KafkaUnreachable` when nothing
+        can be read, `NotAKRaftCluster` when the brokers run on ZooKeeper."""
         from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
-        return snapshot_to_lake(cluster, self.target(), lake)
+        return snapshot_to_lake(cluster, self.target(), lake, capacities=capacities)
 
     def test_connection(self) -> tuple[bool, str]:
         """Bootstrap, describe the cluster, close. Returns `(ok, message)`; never raises for a

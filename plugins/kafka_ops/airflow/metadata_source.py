@@ -3,6 +3,8 @@ at run time so one snapshot DAG serves a fleet of ZooKeeper and KRaft clusters u
 
 from __future__ import annotations
 
+import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Literal
 
 from airflow.sdk.bases.hook import BaseHook
@@ -11,7 +13,10 @@ from airflow.sdk.exceptions import AirflowNotFoundException
 if TYPE_CHECKING:
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+    from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
+
+log = logging.getLogger(__name__)
 
 Source = Literal["ZooKeeper", "KRaft"]
 
@@ -50,3 +55,18 @@ def migration_watch(controller_bootstrap_servers: str | None, kafka_conn_id: str
 
     factory = KafkaAdminHook(kafka_conn_id).target() if connection_exists(kafka_conn_id) else None
     return MigrationWatch(controller_bootstrap_servers, factory)
+
+
+def brokers_beside_zookeeper(kafka_conn_id: str) -> AdminFactory | None:
+    """The brokers a ZooKeeper snapshot reads its log dirs from: the cluster's Kafka connection with
+    its timeouts cut to a few seconds (`log_dirs.BESIDE_ZOOKEEPER_TIMEOUT_S`), so a Kafka outage costs
+    the snapshot that much and its load rows, never the snapshot. None (logged) when the cluster has
+    no Kafka connection."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415 - kafka-python only when used
+    from kafka_ops.sources import log_dirs  # noqa: PLC0415
+
+    if not connection_exists(kafka_conn_id):
+        log.warning("no connection %r: this ZooKeeper snapshot has no log dirs or replica sizes", kafka_conn_id)
+        return None
+    target = KafkaAdminHook(kafka_conn_id).target()
+    return replace(target, options=log_dirs.bounded(target.options))

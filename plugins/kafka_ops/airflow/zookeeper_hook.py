@@ -39,8 +39,10 @@ from kafka_ops.sources.zookeeper.session import TlsOptions
 if TYPE_CHECKING:
     from airflow.sdk import Connection
 
+    from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
     from kafka_ops.snapshot.model import ClusterSnapshot
+    from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
 
 DEFAULT_PORT = 2181
@@ -133,18 +135,26 @@ class ZooKeeperHook(BaseHook):
         return self._target
 
     def snapshot_to_lake(
-        self, cluster: str, lake: Lake, migration: MigrationWatch | None = None
+        self,
+        cluster: str,
+        lake: Lake,
+        migration: MigrationWatch | None = None,
+        brokers: AdminFactory | None = None,
+        *,
+        capacities: Capacities | None = None,
     ) -> tuple[ClusterSnapshot, dict[str, Any]]:
         """Collect `cluster`'s snapshot and publish it to `lake` atomically; a cluster migrating to
-        KRaft is also watched from `migration`'s side (its controllers, its brokers' KRaft metadata).
+        KRaft is also watched from `migration`'s side (its controllers, its brokers' KRaft metadata),
+        and the brokers' log dirs and replica sizes are read through `brokers` (the cluster's Kafka
+        connection; an outage there is a collection issue, see `sources.log_dirs.collect_beside`).
 
-        Returns the snapshot and its small summary. Raises `CollectionFailed` (nothing is
-        published then) when the cluster cannot be seen at all, and `ConfigError` when the
-        connection is invalid.
+        Returns the snapshot and its small summary (disk use against `capacities`). Raises
+        `CollectionFailed` (nothing is published then) when the cluster cannot be seen at all, and
+        `ConfigError` when the connection is invalid.
         """
         from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
-        return snapshot_to_lake(cluster, self.target(), lake, migration)
+        return snapshot_to_lake(cluster, self.target(), lake, migration, brokers, capacities=capacities)
 
     def test_connection(self) -> tuple[bool, str]:
         """Open a session, check that the chroot holds Kafka's `/brokers`, close.

@@ -6,9 +6,11 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kafka_ops.capacities import Capacities
 from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch, summary
+from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import AdminFactory
 from kafka_ops.sources.groups.collector import GroupCollector
 from kafka_ops.sources.groups.model import GroupSnapshot
@@ -21,31 +23,44 @@ log = logging.getLogger(__name__)
 
 
 def collect_metadata(
-    cluster: str, target: ZooKeeperTarget | AdminFactory, migration: MigrationWatch | None = None
+    cluster: str,
+    target: ZooKeeperTarget | AdminFactory,
+    migration: MigrationWatch | None = None,
+    brokers: AdminFactory | None = None,
 ) -> ClusterSnapshot:
     """One snapshot from the source `target` names: a ZooKeeper ensemble (`ZooKeeperTarget`), or a
-    KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum).
-    A ZooKeeper cluster that is migrating to KRaft is also watched from `migration`'s side."""
+    KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum,
+    log dirs included). A ZooKeeper cluster that is migrating to KRaft is also watched from
+    `migration`'s side, and its brokers' log dirs are read through `brokers` (its Kafka connection,
+    bounded in time: see `log_dirs.collect_beside`; a Kafka outage is an issue, never a failure)."""
     if isinstance(target, ZooKeeperTarget):
         snap = ZooKeeperCollector(cluster, target).collect()
         if migration is not None:
             watch(snap, migration)
+        if brokers is not None:
+            log_dirs.collect_beside(snap, brokers)
         return snap
     return KRaftCollector(cluster, target).collect()
 
 
 def snapshot_to_lake(
-    cluster: str, target: ZooKeeperTarget | AdminFactory, lake: Lake, migration: MigrationWatch | None = None
+    cluster: str,
+    target: ZooKeeperTarget | AdminFactory,
+    lake: Lake,
+    migration: MigrationWatch | None = None,
+    brokers: AdminFactory | None = None,
+    *,
+    capacities: Capacities | None = None,
 ) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """Collect (from ZooKeeper or a KRaft cluster, see `collect_metadata`), publish atomically, and
-    return the snapshot with its summary.
+    return the snapshot with its summary (disk use per broker against `capacities` where set).
 
     Raises `CollectionFailed` when the cluster cannot be seen at all: nothing is published
     then, so a crashed collection never looks like a healthy cluster.
     """
-    snap = collect_metadata(cluster, target, migration)
+    snap = collect_metadata(cluster, target, migration, brokers)
     lake.publish(snapshot_batch(snap))
-    info = summary(snap)
+    info = summary(snap, capacities)
     log.info(
         "published %s snapshot %s of %s: %s partitions, %s under-replicated, %s issues",
         snap.source, snap.snapshot_id, cluster, info["partitions"], info["under_replicated"], info["issues"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_ops import __version__
+from kafka_ops.capacities import Capacities
 from kafka_ops.lake.schema import SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch
 from kafka_ops.snapshot.model import ClusterSnapshot
@@ -273,8 +275,9 @@ def _issues(s: ClusterSnapshot) -> dict[str, list[Any]]:
     return _rows(["path", "kind", "problem"], [(i.path, i.kind, i.problem) for i in s.issues])
 
 
-def summary(snap: ClusterSnapshot) -> dict[str, Any]:
-    """The headline figures an operator reads first (also the XCom payload: no data)."""
+def summary(snap: ClusterSnapshot, capacities: Capacities | None = None) -> dict[str, Any]:
+    """The headline figures an operator reads first (also the XCom payload: no data). Disk: see
+    `_disk_summary`."""
     return {
         "cluster": snap.cluster,
         "snapshot_id": snap.snapshot_id,
@@ -300,7 +303,30 @@ def summary(snap: ClusterSnapshot) -> dict[str, Any]:
         "metadata_version": snap.metadata_version,
         "quorum_lagging": _lagging_replicas(snap),
         "migration": _migration_summary(snap),
+        **_disk_summary(snap, capacities),
     }
+
+
+def _disk_summary(snap: ClusterSnapshot, capacities: Capacities | None) -> dict[str, Any]:
+    """`disk_bytes`: every replica's size on disk, summed (None when no log dir was described);
+    `disk_used_share`: per broker id (a string), its replicas' bytes over its disk capacity, from
+    `capacities` where set, else the sum of its log dirs' volume sizes where every one is known."""
+    if not snap.log_dirs:
+        return {"disk_bytes": None, "disk_used_share": {}}
+    used: dict[int, int] = defaultdict(int)
+    for r in snap.replica_sizes:
+        used[r.broker_id] += r.size_bytes
+    volumes: dict[int, list[int | None]] = defaultdict(list)
+    for d in snap.log_dirs:
+        volumes[d.broker_id].append(d.total_bytes)
+    shares = {}
+    for broker, totals in sorted(volumes.items()):
+        capacity = capacities.of(broker).disk_bytes if capacities is not None else None
+        if capacity is None and None not in totals:
+            capacity = sum(t for t in totals if t is not None)
+        if capacity:
+            shares[str(broker)] = round(used[broker] / capacity, 4)
+    return {"disk_bytes": sum(used.values()), "disk_used_share": shares}
 
 
 def _migration_summary(snap: ClusterSnapshot) -> dict[str, Any] | None:
@@ -339,6 +365,10 @@ def render_summary(info: dict[str, Any], examples: list[str] | None = None) -> s
         f"  ACLs           {info['acls']} on {info['acl_resources']} resources",
         f"  errors         {info['issues']} {'requests failed' if kraft else 'znodes could not be read'}",
     ]
+    if info.get("disk_bytes") is not None:
+        shares = "".join(f"  {b} {share:.1%}" for b, share in info["disk_used_share"].items())
+        used = f"; share of disk used{shares}" if shares else ""
+        lines.append(f"  disk           {info['disk_bytes']:,} bytes of replicas{used}")
     migration = info.get("migration")
     if migration:
         seen = {k: migration[k] for k in ("waiting_brokers", "kraft_brokers", "zookeeper_lag", "divergences")}

@@ -4,9 +4,10 @@ Fills the same `ClusterSnapshot` as the ZooKeeper source, from a handful of requ
 cluster's size: DescribeCluster (fenced brokers included), DescribeQuorum (the active controller
 and its epoch: never DescribeCluster's `controller_id`, which a KRaft broker fills with a random
 live broker), DescribeTopicPartitions in pages of `page_size` partitions (ISR, ELR, offline
-replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized features, and the
-quotas and ACL counts (`sources.kraft.extras`). A field the Admin API does not tell is None, never
-made up (see `snapshot.model`).
+replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized features, the
+quotas and ACL counts (`sources.kraft.extras`), and one DescribeLogDirs per broker (replica sizes and
+log dirs, `sources.log_dirs`: sent once the brokers are known, read after the rest). A field the
+Admin API does not tell is None, never made up (see `snapshot.model`).
 
 An API a broker does not support leaves its part of the snapshot empty with a `CollectionIssue`
 (kind `unsupported`) naming the request; a cluster that cannot be reached raises
@@ -39,6 +40,7 @@ from kafka_ops.snapshot.model import (
     TopicAssignment,
     new_snapshot_id,
 )
+from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, settled, with_admin
 from kafka_ops.sources.kraft import extras
 
@@ -111,6 +113,8 @@ class _Run:
         )
         self._core(lambda attempt: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused at once
         self._core(lambda attempt: self._cluster(snap))
+        # the log dirs are asked for now and read last: the brokers answer while the pages are walked
+        sizes = None if only is not None else log_dirs.send(self.admin, snap.brokers)
         self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
@@ -118,6 +122,7 @@ class _Run:
             self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
             self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
             self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
+            self._optional(snap, log_dirs.REQUEST, lambda: log_dirs.read(self.admin, snap, sizes))
         snap.completed_at = datetime.now(UTC)
         snap.requests = self.requests
         return snap
