@@ -110,8 +110,6 @@ def consumer_protocol_groups_today(
 ) -> list[ConsumerProtocolGroup]:
     """The latest collection's Stable groups of the consumer protocol (KIP-848) with their members
     as the broker keeps them: subscribed topics (or regex), rack, current assignment."""
-    if "subscribed_topics" not in members.columns:  # a collection without consumer-protocol columns
-        return []
     stable = latest(groups, context).where((F.col("state") == STABLE) & (F.col("group_type") == CONSUMER))
     rows = (
         latest(members, context)
@@ -165,8 +163,6 @@ def layout(brokers: DataFrame, partitions: DataFrame, end_offsets: DataFrame, co
 def topic_ids(partitions: DataFrame) -> dict[str, str]:
     """Kafka's topic ids in the newest snapshot, where it has them (the server-side assignors
     order topics by id in places; a topic without one gets an id fixed by its name)."""
-    if "topic_id" not in partitions.columns:
-        return {}
     newest = partitions.agg(F.max_by("snapshot_id", "captured_at")).first()
     if newest is None or newest[0] is None:
         return {}

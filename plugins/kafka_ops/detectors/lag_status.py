@@ -111,10 +111,9 @@ def windows(offsets: DataFrame, context: Context) -> DataFrame:
     sample from this one on gets back to the offset before it), `commit_lag_fell` (on a new commit:
     its lag is below the previous commit's) and `at_head` (this sample's end offset is <= the current
     committed offset: Burrow's "recent lag zero")."""
-    if "start_offset" in offsets.columns:  # frames from before share groups were collected lack it
-        share = F.col("start_offset").isNotNull() & F.col("committed_offset").isNull()
-        position = F.when(share, F.col("end_offset") - F.col("lag")).otherwise(F.col("committed_offset"))
-        offsets = offsets.withColumn("committed_offset", position)
+    share = F.col("start_offset").isNotNull() & F.col("committed_offset").isNull()
+    position = F.when(share, F.col("end_offset") - F.col("lag")).otherwise(F.col("committed_offset"))
+    offsets = offsets.withColumn("committed_offset", position)
     samples = offsets.where(F.col("committed_offset").isNotNull() & F.col("lag").isNotNull())
     current = latest(samples, context).select(*KEY)
     newest_first = Window.partitionBy(*KEY).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))

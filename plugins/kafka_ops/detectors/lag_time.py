@@ -147,14 +147,10 @@ def _severity(context: Context) -> Column:
 def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Context) -> DataFrame:
     """Pure: the window's group_offsets and partition_end_offsets → `lag_time_partitions`."""
     tables = lookup_tables(end_offsets, int(context.thresholds.lag_time_points))
-    if "start_offset" not in offsets.columns:  # a frame built before share groups were collected
-        offsets = offsets.withColumn("start_offset", F.lit(None).cast("long"))
     offsets = offsets.withColumn("committed_offset", F.coalesce("committed_offset", "start_offset"))
     c = F.col("committed_offset")
     # the newest pair of neighbours around c (structs compare by idx first)
     around = F.array_max(F.filter("pairs", lambda p: (p["l_o"] <= c) & (c <= p["r_o"])))
-    if "record_timestamp" not in offsets.columns:  # a frame built before the column existed
-        offsets = offsets.withColumn("record_timestamp", F.lit(None).cast("timestamp"))
     found = (
         latest(offsets, context)
         .join(tables, TP, "left")

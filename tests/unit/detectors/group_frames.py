@@ -1,5 +1,6 @@
 """Lake-shaped group tables for the group detectors' tests (see `kafka_ops.lake.schema.GROUP_TABLES`):
-only the columns the detectors use, typed as the lake stores them."""
+the columns the detectors use, typed as the lake stores them (group_offsets: every column that
+differs by group type, as `lake.spark.read_table` always gives them)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ MEMBERS = (
 OFFSETS = (
     "snapshot_id string, captured_at timestamp, group_id string, topic string, partition int, "
     "committed_offset long, end_offset long, lag long, no_commit boolean, committed_above_end boolean, "
-    "topic_deleted boolean"
+    "topic_deleted boolean, start_offset long, record_timestamp timestamp"
 )
 END_OFFSETS = "snapshot_id string, captured_at timestamp, topic string, partition int, end_offset long"
 QUOTAS = (
@@ -50,11 +51,17 @@ def context(thresholds: Thresholds | None = None) -> Context:
     return Context("c1", sid(0), AT, thresholds or Thresholds())
 
 
-def offset(group: str, topic: str, p: int, committed: int | None, end: int | None, minutes: float = 0) -> Row:
-    """A group_offsets row, lag and flags computed as `sources.groups.model.offset_rows` does."""
+def offset(
+    group: str, topic: str, p: int, committed: int | None, end: int | None, minutes: float = 0, *,
+    record_time: datetime | None = None,
+) -> Row:  # fmt: skip
+    """A group_offsets row, lag and flags computed as `sources.groups.model.offset_rows` does;
+    `record_time`: the first unconsumed record's timestamp, where it was read."""
     above = committed is not None and end is not None and committed > end
     lag = None if committed is None or end is None else max(end - committed, 0)
-    return (sid(minutes), minutes_ago(minutes), group, topic, p, committed, end, lag, committed is None, above, False)
+    no_commit = committed is None
+    return (sid(minutes), minutes_ago(minutes), group, topic, p, committed, end, lag, no_commit, above, False, None,
+            record_time)  # fmt: skip
 
 
 def group(

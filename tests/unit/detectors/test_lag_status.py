@@ -324,7 +324,7 @@ def test_only_the_latest_zookeeper_snapshot_counts(spark: SparkSession) -> None:
 def share_history(group_id: str, series: list[tuple[float, int, int]]) -> list[Row]:
     """A share group's rows: (minutes before now, end offset, the broker's lag), start offset 0, no commit."""
     return [
-        (f"m{minutes:g}", minutes_ago(minutes), group_id, "t", 0, None, end, lag, False, False, False, 0)
+        (f"m{minutes:g}", minutes_ago(minutes), group_id, "t", 0, None, end, lag, False, False, False, 0, None)
         for minutes, end, lag in series
     ]
 
@@ -334,7 +334,7 @@ def test_a_share_group_is_rated_on_what_it_acknowledged(spark: SparkSession) -> 
     stuck = share_history("q", [(40, 201, 101), (30, 250, 50), (20, 300, 100), (10, 350, 150), (0, 400, 200)])
     done = share_history("done", [(40, 201, 0), (30, 250, 0), (20, 300, 0), (10, 350, 0), (0, 400, 0)])
     inputs = {
-        "group_offsets": frame(spark, OFFSETS + ", start_offset long", stuck + done),
+        "group_offsets": frame(spark, OFFSETS, stuck + done),
         "group_members": frame(spark, MEMBERS, []),
         "consumer_groups": frame(spark, GROUPS, [group("q", "Empty", "", 0), group("done", "Empty", "", 0)]),
         "quotas": frame(spark, QUOTAS, []),

@@ -180,14 +180,13 @@ def test_empty_input(spark: SparkSession) -> None:
 
 def test_exact_from_the_first_unconsumed_record(spark: SparkSession) -> None:
     """A read record time beats the table: now - its timestamp; caught-up and unread rows keep theirs."""
-    schema = OFFSETS + ", record_timestamp timestamp"
     rows = [
-        (*offset("read", "t", 0, 3000, 5000), minutes_ago(40)),  # the table would say 15 minutes
-        (*offset("skewed", "t", 0, 3000, 5000), minutes_ago(-1)),  # a producer clock ahead: 0, not negative
-        (*offset("unread", "t", 0, 3000, 5000), None),
-        (*offset("at", "t", 0, 5000, 5000), None),
+        offset("read", "t", 0, 3000, 5000, record_time=minutes_ago(40)),  # the table would say 15 minutes
+        offset("skewed", "t", 0, 3000, 5000, record_time=minutes_ago(-1)),  # a producer clock ahead: 0, not negative
+        offset("unread", "t", 0, 3000, 5000),
+        offset("at", "t", 0, 5000, 5000),
     ]
-    inputs = {"group_offsets": frame(spark, schema, rows), "partition_end_offsets": frame(spark, END_OFFSETS, STEADY)}
+    inputs = {"group_offsets": frame(spark, OFFSETS, rows), "partition_end_offsets": frame(spark, END_OFFSETS, STEADY)}
     partitions = DETECTOR.detect(inputs, context())["lag_time_partitions"]
     expect(spark, partitions.select("group_id", "lag_seconds", "method", "severity"), [
         ("read", 2400.0, "exact", "critical"),
@@ -206,7 +205,7 @@ def test_a_share_group_is_timed_from_its_start_offset(spark: SparkSession) -> No
     # a share group commits nothing: its oldest unacknowledged record (the start offset) is timed
     share = ("m0", minutes_ago(0), "queue", "t", 0, None, 5000, 2000, False, False, False)
     done = ("m0", minutes_ago(0), "done", "t", 0, None, 5000, 0, False, False, False)
-    offsets = frame(spark, OFFSETS + ", start_offset long", [(*share, 3000), (*done, 4000)])
+    offsets = frame(spark, OFFSETS, [(*share, 3000, None), (*done, 4000, None)])
     found = DETECTOR.detect({"group_offsets": offsets, "partition_end_offsets": frame(spark, END_OFFSETS, STEADY)},
                             context())["lag_time_partitions"]  # fmt: skip
     expect(spark, found.select("group_id", "committed_offset", "lag_seconds", "method"), [
