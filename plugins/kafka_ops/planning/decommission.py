@@ -32,6 +32,9 @@ from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.load import ClusterLoad
+from kafka_ops.planning.load_balance import LoadBalancer
+from kafka_ops.planning.load_goals import with_goals
 from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cordoned
@@ -45,9 +48,11 @@ def plan_decommission(
     *,
     cordoned_brokers: Sequence[int] = (),
     partition_sizes: PartitionSizes | None = None,
+    load: ClusterLoad | None = None,
 ) -> Plan:
     """Plan moving every replica off `brokers`, onto brokers neither in `cordoned_brokers` (the
-    cluster's setting) nor cordoned by Kafka."""
+    cluster's setting) nor cordoned by Kafka. With a `load` that has replica sizes, each replica
+    goes where the disk fills least, under the hard goals (`load_balance.LoadBalancer.drain`)."""
     view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     leaving = set(check_broker_ids("brokers", brokers))
     holding = view.replica_counts()
@@ -71,6 +76,21 @@ def plan_decommission(
     layout = Layout(view)
     positions = rotation(view.order)
     left_behind = sum(len(leaving.intersection(view.assignment[tp])) for tp in blocked)
+    if load is not None and load.has_sizes:
+        balancer = LoadBalancer(view, layout, load, movable, participants=remaining, drained=leaving,
+                                standing=staying)  # fmt: skip
+        balancer.check_feasible()
+        balancer.drain()
+        on = sum(holding[b] for b in leaving)
+        counted = {
+            "replicas_on_brokers": on,
+            "replicas_left_behind": left_behind,
+            "lower_bound_moves": on - left_behind,
+        }
+        figures = {**counted, **balancer.figures(round(balancer.drained_bytes))}
+        request = {"brokers": sorted(leaving), "load_aware": True, **view.cordon_request()}
+        plan = build_plan("decommission", view, request, layout.targets(), skipped=skipped, figures=figures, load=load)
+        return with_goals(plan, view, load, remaining)
     for tp in movable:
         for old in [b for b in view.assignment[tp] if b in leaving]:
             new = _replacement(view, layout, tp, old, leaving=leaving, remaining=remaining, positions=positions)

@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.view import NO_LEADER, ClusterView
 from kafka_ops.snapshot.model import TopicPartition
 
@@ -114,6 +115,48 @@ class BrokerLoad:
     preferred_after: int
     leaders_before: int
     leaders_after: int
+    disk_capacity_bytes: int | None = None
+    """Load-aware plans only (None otherwise): the broker's disk capacity, where known."""
+    disk_bytes_before: int | None = None
+    """Bytes on the broker's disks: the sizes of the partitions it holds (`load.ClusterLoad`)."""
+    disk_bytes_after: int | None = None
+    bytes_in_before: float | None = None
+    """Inbound bytes/s: the byte rates into every partition it holds (0 without rates)."""
+    bytes_in_after: float | None = None
+    leader_bytes_in_before: float | None = None
+    """Bytes/s produced to the partitions it leads."""
+    leader_bytes_in_after: float | None = None
+
+    @property
+    def disk_share_before(self) -> float | None:
+        return _share(self.disk_bytes_before, self.disk_capacity_bytes)
+
+    @property
+    def disk_share_after(self) -> float | None:
+        return _share(self.disk_bytes_after, self.disk_capacity_bytes)
+
+
+def _share(used: int | None, capacity: int | None) -> float | None:
+    return None if used is None or not capacity else round(used / capacity, 6)
+
+
+GoalStatus = Literal["held", "violated", "unchecked", "met", "improved", "unchanged", "worse"]
+
+
+@dataclass(frozen=True, slots=True)
+class Goal:
+    """How a load-aware plan stands on one goal (hard: must hold; soft: spread before → after).
+
+    `broker` is set when the status is about one broker (a hard goal violated on it); `detail`
+    says what and why in words (e.g. which data was missing for an unchecked goal)."""
+
+    goal: str
+    hard: bool
+    status: GoalStatus
+    detail: str = ""
+    broker: int | None = None
+    before: float | None = None
+    after: float | None = None
 
 
 @dataclass(frozen=True)
@@ -131,6 +174,8 @@ class Plan:
     skipped: tuple[Skip, ...]
     brokers: tuple[BrokerLoad, ...]
     figures: Mapping[str, int | float | None] = field(default_factory=dict)
+    goals: tuple[Goal, ...] = ()
+    """Load-aware plans: every hard and soft goal's status (empty for count-based plans)."""
 
     @property
     def moves(self) -> int:
@@ -211,6 +256,7 @@ class Plan:
             "throttles": self.throttles(),
             "skipped": [{"topic": s.topic, "partition": s.partition, "reason": s.reason} for s in self.skipped],
             "brokers": [_load_row(b) for b in self.brokers],
+            "goals": [_goal_row(g) for g in self.goals],
         }
 
 
@@ -225,7 +271,14 @@ def _reassignment_file(rows: list[tuple[str, int, tuple[int, ...]]], log_dirs: b
 
 
 def _load_row(load: BrokerLoad) -> dict[str, Any]:
-    return {name: getattr(load, name) for name in BrokerLoad.__slots__}
+    row = {name: getattr(load, name) for name in BrokerLoad.__slots__}
+    if load.disk_bytes_before is not None:
+        row["disk_share_before"], row["disk_share_after"] = load.disk_share_before, load.disk_share_after
+    return row
+
+
+def _goal_row(goal: Goal) -> dict[str, Any]:
+    return {name: getattr(goal, name) for name in Goal.__slots__}
 
 
 def build_plan(
@@ -238,9 +291,12 @@ def build_plan(
     skipped: list[Skip] | None = None,
     figures: Mapping[str, int | float | None] | None = None,
     partition_sizes: PartitionSizes | None = None,
+    load: ClusterLoad | None = None,
+    goals: tuple[Goal, ...] = (),
 ) -> Plan:
-    """Assemble a plan from a planner's targets (partition → new replica list)."""
-    sizes = partition_sizes or {}
+    """Assemble a plan from a planner's targets (partition → new replica list); with `load`, the
+    per-broker bytes before and after and the moves' sizes come from it."""
+    sizes = partition_sizes or (load.sizes if load is not None else {})
     moves = tuple(
         Move(tp[0], tp[1], view.assignment[tp], targets[tp], sizes.get(tp))
         for tp in sorted(targets)
@@ -263,13 +319,17 @@ def build_plan(
         reassignments=moves,
         elections=chosen,
         skipped=skips,
-        brokers=broker_loads(view, moves, chosen),
+        brokers=broker_loads(view, moves, chosen, load),
         figures=dict(figures or {}),
+        goals=goals,
     )
 
 
-def broker_loads(view: ClusterView, moves: tuple[Move, ...], elections: tuple[Election, ...]) -> tuple[BrokerLoad, ...]:
-    """Per-broker counts before and after (see `BrokerLoad` for what "after" assumes)."""
+def broker_loads(
+    view: ClusterView, moves: tuple[Move, ...], elections: tuple[Election, ...], load: ClusterLoad | None = None
+) -> tuple[BrokerLoad, ...]:
+    """Per-broker counts (and with `load` bytes) before and after (see `BrokerLoad` for what
+    "after" assumes)."""
     replicas_before, preferred_before = view.replica_counts(), view.preferred_counts()
     leaders_before = view.leader_counts()
     replicas_after, preferred_after = Counter(replicas_before), Counter(preferred_before)
@@ -290,6 +350,7 @@ def broker_loads(view: ClusterView, moves: tuple[Move, ...], elections: tuple[El
     leaders_after.update(b for b in leader_of.values() if b != NO_LEADER)
     holding = {b for b, n in replicas_before.items() if n} | {b for b, n in replicas_after.items() if n}
     brokers = set(view.live) | holding
+    bytes_of = _bytes(view, moves, leader_of, load) if load is not None else {}
     return tuple(
         BrokerLoad(
             broker_id=b,
@@ -301,6 +362,35 @@ def broker_loads(view: ClusterView, moves: tuple[Move, ...], elections: tuple[El
             preferred_after=preferred_after[b],
             leaders_before=leaders_before[b],
             leaders_after=leaders_after[b],
+            **bytes_of.get(b, {}),
         )
         for b in sorted(brokers)
     )
+
+
+def _bytes(
+    view: ClusterView, moves: tuple[Move, ...], leader_after: Mapping[TopicPartition, int], load: ClusterLoad
+) -> dict[int, dict[str, Any]]:
+    """Per broker: disk bytes, inbound and leader bytes-in before and after the plan."""
+    after = dict(view.assignment)
+    after.update({(m.topic, m.partition): m.target for m in moves})
+    sums: dict[str, Counter[int]] = {}
+    for name, assignment, leaders in (("before", view.assignment, view.leaders), ("after", after, leader_after)):
+        disk, into, lead = Counter[int](), Counter[int](), Counter[int]()
+        for tp, replicas in assignment.items():
+            size, rate = load.sizes.get(tp, 0), load.bytes_in(tp)
+            for b in replicas:
+                disk[b] += size
+                if rate:
+                    into[b] += rate  # type: ignore[assignment]  # Counter of floats
+            if rate and tp in leaders:
+                lead[leaders[tp]] += rate  # type: ignore[assignment]
+        sums[f"disk_bytes_{name}"], sums[f"bytes_in_{name}"], sums[f"leader_bytes_in_{name}"] = disk, into, lead
+    brokers = set(view.live) | {b for r in after.values() for b in r} | {b for r in view.assignment.values() for b in r}
+    return {
+        b: {
+            "disk_capacity_bytes": load.disk_capacity.get(b),
+            **{k: (int(c[b]) if k.startswith("disk") else float(c[b])) for k, c in sums.items()},
+        }
+        for b in brokers
+    }

@@ -15,13 +15,20 @@ from typing import Any, TypeVar, cast, get_args
 
 from kafka_ops.errors import PlanFormatError
 from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, NO_LEADER, JsonReader, path_of, shown, whole_number
-from kafka_ops.planning.plan import BrokerLoad, Election, Move, Plan, PlanKind, Skip
+from kafka_ops.planning.plan import BrokerLoad, Election, Goal, GoalStatus, Move, Plan, PlanKind, Skip
 
 PLAN_KINDS: tuple[str, ...] = get_args(PlanKind)
 REPLICATION_FACTOR_MAX = 2**15 - 1
 """Kafka's replication factor is an int16 (CreateTopics)."""
 T = TypeVar("T")
-_BROKER_COUNTS = tuple(name for name in BrokerLoad.__slots__ if name not in ("broker_id", "rack", "registered"))
+_BROKER_BYTES = ("disk_capacity_bytes", "disk_bytes_before", "disk_bytes_after")
+_BROKER_RATES = ("bytes_in_before", "bytes_in_after", "leader_bytes_in_before", "leader_bytes_in_after")
+_BROKER_COUNTS = tuple(
+    name
+    for name in BrokerLoad.__slots__
+    if name not in ("broker_id", "rack", "registered", *_BROKER_BYTES, *_BROKER_RATES)
+)
+GOAL_STATUSES: tuple[str, ...] = get_args(GoalStatus)
 
 
 def plan_from_json(data: object, document: str = "plan JSON") -> Plan:
@@ -46,6 +53,9 @@ def plan_from_json(data: object, document: str = "plan JSON") -> Plan:
         skipped=_each(read, obj, "skipped", _skip),
         brokers=_each(read, obj, "brokers", _load),
         figures=_figures(read, read.field(obj, "figures", "")),
+        goals=tuple(
+            _goal(read, v, path_of("goals", i)) for i, v in enumerate(read.array(obj.get("goals", []), "goals"))
+        ),
     )
 
 
@@ -92,11 +102,44 @@ def _skip(read: JsonReader, value: object, path: str) -> Skip:
 def _load(read: JsonReader, value: object, path: str) -> BrokerLoad:
     b = read.mapping(value, path)
     counts = {name: read.count(read.field(b, name, path), path_of(path, name)) for name in _BROKER_COUNTS}
+    sizes = {name: _optional_number(read, b.get(name), path_of(path, name), whole=True) for name in _BROKER_BYTES}
+    rates = {name: _optional_number(read, b.get(name), path_of(path, name), whole=False) for name in _BROKER_RATES}
     return BrokerLoad(
         broker_id=read.broker_id(read.field(b, "broker_id", path), path_of(path, "broker_id")),
         rack=read.optional_text(read.field(b, "rack", path), path_of(path, "rack")),
         registered=read.boolean(read.field(b, "registered", path), path_of(path, "registered")),
         **counts,
+        **sizes,
+        **rates,
+    )
+
+
+def _optional_number(read: JsonReader, value: object, path: str, *, whole: bool) -> Any:
+    """A load figure of a load-aware plan (absent or null on count-based plans): bytes or bytes/s >= 0."""
+    if value is None:
+        return None
+    if whole:
+        return read.integer(value, path, 0, INT64_MAX, "bytes")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < float("inf"):
+        read.fail(path, f"expected a rate in bytes/s >= 0, got {shown(value)}")
+    return float(value)
+
+
+def _goal(read: JsonReader, value: object, path: str) -> Goal:
+    g = read.mapping(value, path)
+    broker = g.get("broker")
+    before, after = (read.json_value(g.get(k), path_of(path, k)) for k in ("before", "after"))
+    for key, number in (("before", before), ("after", after)):
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+            read.fail(path_of(path, key), f"expected a number or null, got {shown(number)}")
+    return Goal(
+        goal=read.text(read.field(g, "goal", path), path_of(path, "goal")),
+        hard=read.boolean(read.field(g, "hard", path), path_of(path, "hard")),
+        status=cast(GoalStatus, read.choice(read.field(g, "status", path), path_of(path, "status"), GOAL_STATUSES)),
+        detail=read.text(g.get("detail", ""), path_of(path, "detail"), empty=True),
+        broker=None if broker is None else read.broker_id(broker, path_of(path, "broker")),
+        before=before,
+        after=after,
     )
 
 

@@ -42,6 +42,9 @@ from kafka_ops.errors import PlanError
 from kafka_ops.planning.bounds import balanced_targets, count_lower_bound, lower_bound_moves, rack_limits
 from kafka_ops.planning.kafka_generate import generate_full_replacement, moves_between
 from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.load import ClusterLoad
+from kafka_ops.planning.load_balance import LoadBalancer
+from kafka_ops.planning.load_goals import with_goals
 from kafka_ops.planning.placement import required_racks
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cap, check_cordoned
@@ -59,10 +62,12 @@ def plan_replica_balance(
     max_moves: int | None = None,
     generate_seed: int | None = 0,
     partition_sizes: PartitionSizes | None = None,
+    load: ClusterLoad | None = None,
 ) -> Plan:
     """Plan the fewest moves to even replica counts; `exclude_brokers` are drained to zero,
     `cordoned_brokers` (the cluster's setting) and brokers Kafka cordons are left as they are.
-    `generate_seed` None skips the `--generate` comparison (it re-places every partition)."""
+    `generate_seed` None skips the `--generate` comparison (it re-places every partition).
+    With a `load` that has replica sizes, bytes are balanced instead (`load_balance`)."""
     view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     check_cap("max_moves", max_moves)
     if not view.live:
@@ -80,6 +85,9 @@ def plan_replica_balance(
 
     skipped, movable = _movable(view)
     layout = Layout(view)
+    if load is not None and load.has_sizes:
+        return _balance_bytes(view, layout, load, movable, skipped, brokers=brokers, drained=drained,
+                              max_moves=max_moves)  # fmt: skip
     fixed = Counter(b for tp, replicas in view.assignment.items() if tp not in movable for b in replicas)
     counts = {b: layout.count[b] for b in [*brokers, *drained]}
     limits = rack_limits(
@@ -114,6 +122,36 @@ def plan_replica_balance(
         "replica_balance", view, request, layout.targets(), skipped=skipped, figures=figures,
         partition_sizes=partition_sizes,
     )  # fmt: skip
+
+
+def _balance_bytes(
+    view: ClusterView,
+    layout: Layout,
+    load: ClusterLoad,
+    movable: set[TopicPartition],
+    skipped: list[Skip],
+    *,
+    brokers: list[int],
+    drained: set[int],
+    max_moves: int | None,
+) -> Plan:
+    standing = [*brokers, *(view.live & view.cordoned.keys() - drained)]
+    balancer = LoadBalancer(view, layout, load, movable, participants=brokers, drained=drained, standing=standing,
+                            max_moves=max_moves)  # fmt: skip
+    balancer.check_feasible()
+    bound = balancer.lower_bound_bytes()
+    balancer.drain()
+    balancer.balance()
+    figures: dict[str, int | float | None] = {
+        **balancer.figures(bound),
+        "moves_made": balancer.moves,
+        "max_moves_reached": int(max_moves is not None and balancer.moves >= max_moves),
+        "partitions_without_size": sum(1 for tp in view.assignment if tp not in load.sizes),
+    }
+    request = {"exclude_brokers": sorted(drained), "max_moves": max_moves, "load_aware": True,
+               **view.cordon_request()}  # fmt: skip
+    plan = build_plan("replica_balance", view, request, layout.targets(), skipped=skipped, figures=figures, load=load)
+    return with_goals(plan, view, load, brokers)
 
 
 def _check_excluded(view: ClusterView, exclude: Sequence[int]) -> set[int]:

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.load import DISK_CAPACITY, REPLICA_CAPACITY, ClusterLoad
+from kafka_ops.planning.load_goals import with_goals
 from kafka_ops.planning.placement import required_racks, rotation, spread
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cordoned, check_topics
@@ -45,9 +47,12 @@ def plan_replication_factor(
     *,
     cordoned_brokers: Sequence[int] = (),
     partition_sizes: PartitionSizes | None = None,
+    load: ClusterLoad | None = None,
 ) -> Plan:
     """Plan the change of every partition of `topics` to `replication_factor` replicas; no new
-    replica goes to `cordoned_brokers` (the cluster's setting) nor to a broker Kafka cordons."""
+    replica goes to `cordoned_brokers` (the cluster's setting) nor to a broker Kafka cordons.
+    With a `load` that has replica sizes, a new replica goes, among the brokers of a fresh rack, to
+    the one whose disk fills least, never past its disk limit or `max_replicas_per_broker`."""
     view = ClusterView(snapshot, check_cordoned(cordoned_brokers))
     rf = replication_factor
     if isinstance(rf, bool) or not isinstance(rf, int) or rf < 1:
@@ -60,6 +65,7 @@ def plan_replication_factor(
     names = check_topics(view, topics)
     layout = Layout(view)
     positions = rotation(view.order)
+    disk = _Disk(view, load) if load is not None and load.has_sizes else None
     skipped: list[Skip] = []
     added = removed = 0
     for topic in names:
@@ -71,20 +77,68 @@ def plan_replication_factor(
                 skipped.append(Skip(tp[0], tp[1], reason))
                 continue
             while len(layout.replicas[tp]) < rf:
-                layout.append(tp, _new_replica(view, layout, tp, positions))
+                new = _new_replica(view, layout, tp, positions, disk)
+                layout.append(tp, new)
+                if disk is not None:
+                    disk.add(tp, new)
                 added += 1
             while len(layout.replicas[tp]) > rf:
                 layout.remove(tp, _replica_to_drop(view, layout, tp, rf))
                 removed += 1
-    figures = {"replicas_added": added, "replicas_removed": removed, "lower_bound_moves": added}
+    figures: dict[str, int | float | None] = {
+        "replicas_added": added,
+        "replicas_removed": removed,
+        "lower_bound_moves": added,
+    }
     request = {"topics": names, "replication_factor": rf, **view.cordon_request()}
-    return build_plan(
-        "replication_factor", view, request, layout.targets(),
-        skipped=skipped, figures=figures, partition_sizes=partition_sizes,
-    )  # fmt: skip
+    if disk is None or load is None:
+        return build_plan(
+            "replication_factor", view, request, layout.targets(),
+            skipped=skipped, figures=figures, partition_sizes=partition_sizes,
+        )  # fmt: skip
+    bound = sum(
+        load.size(tp) * (rf - len(view.assignment[tp])) for tp in layout.targets() if len(view.assignment[tp]) < rf
+    )
+    bytes_moved = sum(load.size(tp) for tp, b in disk.added)
+    figures.update({"lower_bound_bytes": bound, "bytes_moved": bytes_moved,
+                    "bytes_over_lower_bound": round(bytes_moved / bound, 4) if bound else None})  # fmt: skip
+    plan = build_plan("replication_factor", view, {**request, "load_aware": True}, layout.targets(), skipped=skipped,
+                      figures=figures, load=load)  # fmt: skip
+    return with_goals(plan, view, load, view.placeable)
 
 
-def _new_replica(view: ClusterView, layout: Layout, tp: TopicPartition, positions: dict[int, int]) -> int:
+class _Disk:
+    """Bytes per broker as new replicas are added, and the hard limits a new one must keep."""
+
+    def __init__(self, view: ClusterView, load: ClusterLoad) -> None:
+        self.load = load
+        self.used: dict[int, float] = {}
+        for tp, replicas in view.assignment.items():
+            for b in replicas:
+                self.used[b] = self.used.get(b, 0.0) + load.size(tp)
+        self.added: list[tuple[TopicPartition, int]] = []
+
+    def add(self, tp: TopicPartition, broker: int) -> None:
+        self.used[broker] = self.used.get(broker, 0.0) + self.load.size(tp)
+        self.added.append((tp, broker))
+
+    def fits(self, tp: TopicPartition, broker: int, count: int) -> bool:
+        limit = self.load.disk_limit(broker)
+        most = self.load.max_replicas_per_broker
+        if most is not None and count >= most:
+            return False
+        return limit is None or self.used.get(broker, 0.0) + self.load.size(tp) <= limit
+
+    def fill(self, tp: TopicPartition, broker: int) -> float:
+        """The broker's disk share after taking `tp` (bytes when its capacity is unknown)."""
+        cap = self.load.disk_capacity.get(broker)
+        after = self.used.get(broker, 0.0) + self.load.size(tp)
+        return after / cap if cap else after
+
+
+def _new_replica(
+    view: ClusterView, layout: Layout, tp: TopicPartition, positions: dict[int, int], disk: _Disk | None = None
+) -> int:
     replicas = layout.replicas[tp]
     used_racks = {view.rack_of.get(b) for b in replicas}
     candidates = [b for b in view.order if b not in replicas and b in view.placeable]
@@ -94,10 +148,24 @@ def _new_replica(view: ClusterView, layout: Layout, tp: TopicPartition, position
             f"{tp[0]}-{tp[1]} holds {replicas} and needs another replica, but every other registered broker is "
             f"cordoned: {view.cordons_shown()}; lift a cordon or ask for a lower replication factor",
         )
+    if disk is not None:
+        fitting = [b for b in candidates if disk.fits(tp, b, layout.count[b])]
+        if not fitting:
+            most = disk.load.max_replicas_per_broker
+            full = most is not None and all(layout.count[b] >= most for b in candidates)
+            raise PlanError(
+                REPLICA_CAPACITY if full else DISK_CAPACITY,
+                f"{tp[0]}-{tp[1]} ({disk.load.size(tp):,} bytes) needs another replica, but every broker that could "
+                f"take it {candidates} would go above its {'max_replicas_per_broker' if full else 'disk limit'} "
+                f"(max_disk_share {disk.load.max_disk_share}): add brokers or capacity, or change fewer topics",
+            )
+        candidates = fitting
     fresh = [b for b in candidates if view.rack_of[b] not in used_racks]
     anchor = positions.get(replicas[0], -1) if replicas else -1
     n = len(view.order)
     topic = tp[0]
+    if disk is not None:
+        return min(fresh or candidates, key=lambda b: (disk.fill(tp, b), layout.count[b], b))
     return min(
         fresh or candidates,
         key=lambda b: (layout.topic_count[(topic, b)], layout.count[b], (positions[b] - anchor - 1) % n, b),

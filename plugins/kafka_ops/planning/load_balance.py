@@ -1,0 +1,288 @@
+"""The load-aware move loop: replicas move by bytes, under the hard goals, toward an even disk share.
+
+Used by the replica balance (and so by adding brokers) and the decommission planners when the
+snapshot has replica sizes (`load.ClusterLoad.has_sizes`); without sizes they keep their
+count-based loops. Works on the planner's `Layout` (replica lists) plus per-broker byte sums, with
+each broker's movable replicas in one list sorted by size: a move looks its replica up by bisection,
+so planning a million replicas costs about one Python step per moved replica, not per replica.
+
+Targets. The *participants* are the brokers that end the plan holding replicas and may receive
+(registered, not cordoned, not drained). They share the bytes they hold plus the drained brokers'
+movable bytes in proportion to their disk capacities (every participant's known), else equally.
+A broker is balanced within `DISK_TOLERANCE` of its target (a band: partitions come in whole
+pieces). Every move goes from a broker above its target to one below, and never takes either past
+its band edge, so no byte moves twice; the lower bound on bytes moved is
+
+    max(drained + Σ_b max(0, used_b − (target_b + tol_b)), Σ_b max(0, (target_b − tol_b) − used_b))
+
+(what must leave the brokers above the band, and what must reach those below it). A move takes,
+from the broker furthest above its target, the smallest replica that closes the larger of the two
+gaps (best fit: the least overshoot), else the largest that fits (progress); receivers are tried
+by room, in 10 % buckets of their target, then lowest inbound bytes/s share (soft goal 2, when
+rates are known), then fewest replicas. A replica moves at most once and keeps its slot.
+
+Hard goals on every receiver: not already holding the partition, the rack rule of
+`placement.spread_kept`, the disk limit (`max_disk_share` × capacity) and `max_replicas_per_broker`.
+Drained brokers give every movable replica, biggest first, each to the receiver that keeps the
+most racks (up to min(RF, racks)), then with the lowest disk fill after it; one that fits nowhere
+refuses the plan naming the partition and the goal.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Collection, Iterable
+
+from kafka_ops.errors import PlanError
+from kafka_ops.planning.layout import Layout
+from kafka_ops.planning.load import DISK_CAPACITY, RACK_AWARE, REPLICA_CAPACITY, ClusterLoad
+from kafka_ops.planning.placement import spread_kept
+from kafka_ops.planning.view import ClusterView
+from kafka_ops.snapshot.model import TopicPartition
+
+DISK_TOLERANCE = 0.02
+"""A broker within ±2 % of its byte target is balanced."""
+_USEFUL = 0.05
+"""A replica that only makes progress (smaller than the gap) moves only if it is at least this share
+of its source's tolerance band: KB-sized partitions never matter to a 2 % band."""
+_SCAN = 48
+"""Replicas tried per (source, receiver) pair before the next receiver: rack rules reject some."""
+
+
+class LoadBalancer:
+    """See the module docstring. `standing`: every broker holding replicas after the plan (for the
+    number of racks available), `participants` and `drained` as described there."""
+
+    def __init__(
+        self,
+        view: ClusterView,
+        layout: Layout,
+        load: ClusterLoad,
+        movable: Collection[TopicPartition],
+        *,
+        participants: Iterable[int],
+        drained: Collection[int] = (),
+        standing: Iterable[int],
+        max_moves: int | None = None,
+    ) -> None:
+        self.view, self.layout, self.load = view, layout, load
+        self.participants = sorted(participants)
+        self.drained = set(drained)
+        self.max_moves = max_moves
+        self.moves = 0
+        self.bytes_moved = 0
+        self.racks_available = len({view.rack_of[b] for b in standing})
+        self.used: dict[int, float] = {}
+        self.bytes_in: dict[int, float] = {}
+        for tp, replicas in layout.replicas.items():
+            size, rate = load.size(tp), load.bytes_in(tp)
+            for b in replicas:
+                self.used[b] = self.used.get(b, 0.0) + size
+                self.bytes_in[b] = self.bytes_in.get(b, 0.0) + rate
+        self.limit = {b: load.disk_limit(b) for b in self.participants}
+        self.max_replicas = load.max_replicas_per_broker
+        # per giving broker: movable replicas by size, descending, and their negated sizes (for bisect)
+        self.queue: dict[int, list[TopicPartition]] = {b: [] for b in [*self.participants, *self.drained]}
+        for tp in movable:
+            for b in layout.replicas[tp]:
+                if b in self.queue:
+                    self.queue[b].append(tp)
+        self.neg: dict[int, list[int]] = {}
+        for b, queue in self.queue.items():
+            queue.sort(key=lambda tp: (-load.size(tp), tp))
+            self.neg[b] = [-load.size(tp) for tp in queue]
+        drained_bytes = sum(load.size(tp) for b in self.drained for tp in self.queue[b])
+        self.drained_bytes = drained_bytes
+        self.target, self.tol = self._targets(drained_bytes)
+
+    def _targets(self, drained_bytes: float) -> tuple[dict[int, float], dict[int, float]]:
+        caps = [self.load.disk_capacity.get(b) for b in self.participants]
+        weights = {b: float(c) for b, c in zip(self.participants, caps, strict=True) if c}
+        if len(weights) != len(self.participants):
+            weights = dict.fromkeys(self.participants, 1.0)
+        total = sum(self.used.get(b, 0.0) for b in self.participants) + drained_bytes
+        whole = sum(weights.values()) or 1.0
+        target = {b: total * w / whole for b, w in weights.items()}
+        return target, {b: t * DISK_TOLERANCE for b, t in target.items()}
+
+    def lower_bound_bytes(self) -> int:
+        """The bound of the module docstring, over the state before any move."""
+        excess = sum(max(0.0, self.used.get(b, 0.0) - self.target[b] - self.tol[b]) for b in self.participants)
+        deficit = sum(max(0.0, self.target[b] - self.tol[b] - self.used.get(b, 0.0)) for b in self.participants)
+        return round(max(self.drained_bytes + excess, deficit))
+
+    def check_feasible(self) -> None:
+        """Refuse, naming the goal and the brokers, when no plan could meet the capacity goals."""
+        limits = [self.limit[b] for b in self.participants]
+        total = sum(self.target.values())
+        if limits and all(v is not None for v in limits) and total > sum(v or 0.0 for v in limits):
+            over = [b for b in self.participants if self.used.get(b, 0.0) > (self.limit[b] or 0.0)]
+            raise PlanError(
+                DISK_CAPACITY,
+                f"brokers {self.participants} would hold {int(total):,} bytes, more than their disk limits "
+                f"({int(sum(v or 0.0 for v in limits)):,} bytes at max_disk_share {self.load.max_disk_share}); "
+                f"above their limit now: {over or 'none'}: add brokers or disk, or lower retention",
+            )
+        most = self.max_replicas
+        replicas = sum(self.layout.count[b] for b in self.participants) + sum(len(self.queue[b]) for b in self.drained)
+        if most is not None and replicas > most * len(self.participants):
+            over = [b for b in self.participants if self.layout.count[b] > most]
+            raise PlanError(
+                REPLICA_CAPACITY,
+                f"brokers {self.participants} would hold {replicas} replicas, more than max_replicas_per_broker "
+                f"{most} each; above it now: {over or 'none'}: add brokers or raise the limit",
+            )
+
+    # -- hard goals on one receiver -------------------------------------------------------------------
+
+    def _fits(self, tp: TopicPartition, source: int, dest: int, size: float) -> bool:
+        replicas = self.layout.replicas[tp]
+        if dest in replicas:
+            return False
+        limit = self.limit.get(dest)
+        if limit is not None and self.used.get(dest, 0.0) + size > limit:
+            return False
+        if self.max_replicas is not None and self.layout.count[dest] >= self.max_replicas:
+            return False
+        return self._racks_kept(replicas, source, dest)
+
+    def _racks_kept(self, replicas: list[int], source: int, dest: int) -> bool:
+        rack_of = self.view.rack_of
+        others = {rack_of.get(b, f"<unknown: {b}>") for b in replicas if b != source}
+        before = len(others | {rack_of.get(source, f"<unknown: {source}>")})
+        after = len(others) + (rack_of[dest] not in others)
+        return spread_kept(before, after, len(replicas), self.racks_available)
+
+    def _move(self, tp: TopicPartition, source: int, dest: int, index: int) -> None:
+        size, rate = self.load.size(tp), self.load.bytes_in(tp)
+        self.layout.replace(tp, source, dest)
+        del self.queue[source][index]
+        del self.neg[source][index]
+        self.used[source] -= size
+        self.used[dest] = self.used.get(dest, 0.0) + size
+        self.bytes_in[source] -= rate
+        self.bytes_in[dest] = self.bytes_in.get(dest, 0.0) + rate
+        self.moves += 1
+        self.bytes_moved += size
+
+    def _capped(self) -> bool:
+        return self.max_moves is not None and self.moves >= self.max_moves
+
+    # -- draining -------------------------------------------------------------------------------------
+
+    def drain(self) -> None:
+        """Move every movable replica off the drained brokers (biggest first); refuse when one fits
+        on no receiver under the hard goals."""
+        work = sorted(((tp, b) for b in self.drained for tp in self.queue[b]), key=lambda x: (-self.load.size(x[0]), x))
+        for tp, source in work:
+            size = self.load.size(tp)
+            fits = [d for d in self.participants if self._fits(tp, source, d, size)]
+            if not fits:
+                raise self._nowhere(tp, source, size)
+            others = {self.view.rack_of.get(b) for b in self.layout.replicas[tp] if b != source}
+            need = min(len(self.layout.replicas[tp]), self.racks_available)
+
+            def key(d: int, size: float = size, others: set[str | None] = others, need: int = need) -> tuple:
+                covered = min(len(others) + (self.view.rack_of[d] not in others), need)
+                return -covered, self._fill(d, size), self.layout.count[d], d
+
+            dest = min(fits, key=key)
+            self._move(tp, source, dest, self.queue[source].index(tp))
+
+    def _fill(self, b: int, size: float) -> float:
+        target = self.target[b] or 1.0
+        return (self.used.get(b, 0.0) + size) / target
+
+    def _nowhere(self, tp: TopicPartition, source: int, size: float) -> PlanError:
+        replicas = self.layout.replicas[tp]
+        free = [d for d in self.participants if d not in replicas]
+        racked = [d for d in free if self._racks_kept(replicas, source, d)]
+        if not racked:
+            goal = RACK_AWARE
+        elif self.max_replicas is not None and all(self.layout.count[d] >= self.max_replicas for d in racked):
+            goal = REPLICA_CAPACITY
+        else:
+            goal = DISK_CAPACITY
+        return PlanError(
+            goal,
+            f"{tp[0]}-{tp[1]} ({int(size):,} bytes) must leave broker {source}, but no broker can take it "
+            f"without breaking hard goal {goal} (candidates {free}, of which rack-compatible {racked}; "
+            f"disk limits at max_disk_share {self.load.max_disk_share}); add brokers or capacity, or drain fewer",
+        )
+
+    # -- balancing ------------------------------------------------------------------------------------
+
+    def balance(self) -> None:
+        """Move bytes from brokers above their target to brokers below it until every broker is in
+        its band, or no move that keeps the hard goals helps (see the module docstring)."""
+        stuck: set[int] = set()
+        while not self._capped():
+            sources = [b for b in self.participants if b not in stuck and self.queue[b]]
+            if not sources:
+                return
+            source = max(sources, key=lambda b: (self._dev(b), -b))
+            over = self._dev(source) - self.tol[source]
+            under = max(-self._dev(b) - self.tol[b] for b in self.participants)
+            if over <= 0 and under <= 0:
+                return
+            if not self._give(source, over):
+                stuck.add(source)
+
+    def _dev(self, b: int) -> float:
+        return self.used.get(b, 0.0) - self.target[b]
+
+    def _give(self, source: int, over: float) -> bool:
+        give = self.used[source] - (self.target[source] - self.tol[source])
+        for dest in self._receivers(source):
+            room = self.target[dest] + self.tol[dest] - self.used.get(dest, 0.0)
+            need = max(over, -self._dev(dest) - self.tol[dest])
+            if need <= 0:
+                continue
+            found = self._pick(source, dest, need, min(give, room))
+            if found is not None:
+                self._move(self.queue[source][found], source, dest, found)
+                return True
+        return False
+
+    def _receivers(self, source: int) -> list[int]:
+        rates = self.load.has_rates
+        cap_in = self.load.network_in_capacity
+
+        def key(b: int) -> tuple[int, float, int, int]:
+            target = self.target[b] or 1.0
+            bucket = int((target - self.used.get(b, 0.0)) / target * 10)
+            net = self.bytes_in.get(b, 0.0) / (cap_in.get(b) or 1.0) if rates else 0.0
+            return -bucket, net, self.layout.count[b], b
+
+        return sorted((b for b in self.participants if b != source and self._dev(b) < self.tol[b]), key=key)
+
+    def _pick(self, source: int, dest: int, need: float, most: float) -> int | None:
+        """Index in `source`'s queue of the replica to move to `dest`: the smallest of at least
+        `need` bytes if it is at most `most`, else the largest below `most`; None if none fits."""
+        neg, queue = self.neg[source], self.queue[source]
+        if most <= 0:
+            return None
+        first_fit = bisect.bisect_left(neg, -most)  # first replica of at most `most` bytes
+        smallest_enough = bisect.bisect_right(neg, -need) - 1  # last replica of at least `need` bytes
+        for i in range(smallest_enough, max(first_fit, smallest_enough - _SCAN) - 1, -1):
+            if self._fits(queue[i], source, dest, -neg[i]):
+                return i
+        useful = self.tol[source] * _USEFUL  # smaller replicas would move bytes for no visible gain
+        for i in range(max(first_fit, smallest_enough + 1), min(len(queue), first_fit + _SCAN)):
+            if -neg[i] < useful:
+                break
+            if self._fits(queue[i], source, dest, -neg[i]):
+                return i
+        return None
+
+    def figures(self, lower_bound: int) -> dict[str, int | float | None]:
+        """The byte figures a load-aware plan reports."""
+        shares = [self.used.get(b, 0.0) / self.target[b] for b in self.participants if self.target[b]]
+        return {
+            "lower_bound_bytes": lower_bound,
+            "bytes_moved": int(self.bytes_moved),
+            "bytes_over_lower_bound": round(self.bytes_moved / lower_bound, 4) if lower_bound else None,
+            "disk_tolerance": DISK_TOLERANCE,
+            "disk_over_target_max_after": round(max(shares), 4) if shares else None,
+            "disk_over_target_min_after": round(min(shares), 4) if shares else None,
+        }
