@@ -53,6 +53,11 @@ TOYS: dict[str, Toy] = {
         ("kafka_clients", "members", "partitions", "whatif", "server_whatif", "kafka_scale", "worst_ratio", "targets"),
         ("whatif", "server_whatif", "kafka_scale"),
     ),
+    "load_planning": Toy(
+        ("--partitions", "3000", "--topics", "60", "--brokers", "20", "--add", "3", "--decommission", "2"),
+        ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "scenarios.add_brokers.count_based", "targets"),
+        ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "hard_goals_held"),
+    ),
     "remediation_planning": Toy(
         ("--partitions", "2000", "--topics", "50", "--brokers", "12", "--runs", "1"),
         ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
