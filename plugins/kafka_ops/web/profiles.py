@@ -1,0 +1,307 @@
+"""Metric-name profiles: the same figures under the names existing dashboards query.
+
+* `kafka-lag-exporter`: Kafka Lag Exporter's (seglo/kafka-lag-exporter README, "Metrics"), with
+  its labels `cluster_name, group, topic, partition, member_host, consumer_id, client_id`.
+* `kminion`: KMinion's (redpanda-data/kminion, prometheus/exporter.go, namespace `kminion`), labels
+  `group_id, topic_name, partition_id`.
+* `kafka_exporter`: danielqsj/kafka_exporter's (kafka_exporter.go, namespace `kafka`), labels
+  `consumergroup, topic, partition`.
+
+KMinion and kafka_exporter watch one cluster per process and carry no cluster label; here one
+endpoint serves every configured cluster, so their series get a `cluster` label too (queries that
+aggregate by their own labels are unchanged). Kafka-ops' own `kafka_ops_*` metrics come with every
+profile (`own_metrics`). Adding a profile is one function here and one line in `PROFILES`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from prometheus_client.core import GaugeMetricFamily, Metric
+
+from kafka_ops.web.figures import STATUS_CODES, ClusterFigures
+
+Profile = Callable[[Sequence[ClusterFigures]], list[Metric]]
+PARTITION_LABELS = ["cluster_name", "group", "topic", "partition", "member_host", "consumer_id", "client_id"]
+
+
+def gauge(name: str, documentation: str, labels: Sequence[str] = ()) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, documentation, labels=list(labels))
+
+
+# -- Kafka Lag Exporter --------------------------------------------------------------------------
+
+
+def kafka_lag_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    offset = gauge("kafka_consumergroup_group_offset", "The last committed offset of the group on the partition.",
+                   PARTITION_LABELS)  # fmt: skip
+    lag = gauge("kafka_consumergroup_group_lag", "Messages between the partition's end and the group's offset.",
+                PARTITION_LABELS)  # fmt: skip
+    seconds = gauge("kafka_consumergroup_group_lag_seconds", "How long the group is behind on the partition.",
+                    PARTITION_LABELS)  # fmt: skip
+    max_lag = gauge("kafka_consumergroup_group_max_lag", "The group's largest partition lag in messages.",
+                    ["cluster_name", "group", "is_simple_consumer"])  # fmt: skip
+    max_seconds = gauge("kafka_consumergroup_group_max_lag_seconds", "The group's largest lag in seconds.",
+                        ["cluster_name", "group", "is_simple_consumer"])  # fmt: skip
+    sum_lag = gauge("kafka_consumergroup_group_sum_lag", "The group's lag summed over its partitions.",
+                    ["cluster_name", "group"])  # fmt: skip
+    topic_sum = gauge("kafka_consumergroup_group_topic_sum_lag", "The group's lag summed over a topic's partitions.",
+                      ["cluster_name", "group", "topic"])  # fmt: skip
+    latest = gauge("kafka_partition_latest_offset", "The partition's end offset (high watermark).",
+                   ["cluster_name", "topic", "partition"])  # fmt: skip
+    for c in clusters:
+        simple = {g.group: str(g.protocol_type == "").lower() for g in c.groups}
+        worst: dict[str, int] = defaultdict(int)
+        worst_s: dict[str, float] = defaultdict(float)
+        sums: dict[tuple[str, str], int] = defaultdict(int)
+        for p in c.partitions:
+            labels = [c.cluster, p.group, p.topic, str(p.partition), p.owner.host, p.owner.member_id, p.owner.client_id]
+            if p.committed_offset is not None:
+                offset.add_metric(labels, p.committed_offset)
+            if p.lag is not None:
+                lag.add_metric(labels, p.lag)
+                worst[p.group] = max(worst[p.group], p.lag)
+                sums[(p.group, p.topic)] += p.lag
+            if p.lag_seconds is not None:
+                seconds.add_metric(labels, p.lag_seconds)
+                worst_s[p.group] = max(worst_s[p.group], p.lag_seconds)
+        for group, value in sorted(worst.items()):
+            max_lag.add_metric([c.cluster, group, simple.get(group, "false")], value)
+        for group, value_s in sorted(worst_s.items()):
+            max_seconds.add_metric([c.cluster, group, simple.get(group, "false")], value_s)
+        for group in sorted({g for g, _ in sums}):
+            sum_lag.add_metric([c.cluster, group], sum(v for (g, _), v in sums.items() if g == group))
+        for (group, topic), value in sorted(sums.items()):
+            topic_sum.add_metric([c.cluster, group, topic], value)
+        for (topic, partition), end in sorted(c.end_offsets.items()):
+            latest.add_metric([c.cluster, topic, str(partition)], end)
+    return [offset, lag, seconds, max_lag, max_seconds, sum_lag, topic_sum, latest]
+
+
+# -- KMinion --------------------------------------------------------------------------------------
+
+
+def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    g, tp = ["cluster", "group_id"], ["cluster", "group_id", "topic_name"]
+    partition_lag = gauge("kminion_kafka_consumer_group_topic_partition_lag",
+                          "Messages the group is behind on the partition.", [*tp, "partition_id"])  # fmt: skip
+    topic_lag = gauge(
+        "kminion_kafka_consumer_group_topic_lag", "Messages the group is behind, summed over a topic.", tp
+    )
+    offset_sum = gauge("kminion_kafka_consumer_group_topic_offset_sum", "The group's committed offsets summed over a "
+                       "topic.", tp)  # fmt: skip
+    info = gauge("kminion_kafka_consumer_group_info", "1 if the group is Stable, else 0.",
+                 [*g, "protocol", "protocol_type", "state", "coordinator_id"])  # fmt: skip
+    members = gauge("kminion_kafka_consumer_group_members", "Members of the group.", g)
+    empty = gauge("kminion_kafka_consumer_group_empty_members", "Members with no partition assigned.", g)
+    high = gauge("kminion_kafka_topic_partition_high_water_mark", "The partition's high water mark.",
+                 ["cluster", "topic_name", "partition_id"])  # fmt: skip
+    high_sum = gauge("kminion_kafka_topic_high_water_mark_sum", "High water marks summed over the topic's partitions.",
+                     ["cluster", "topic_name"])  # fmt: skip
+    cluster_info = gauge("kminion_kafka_cluster_info", "Kafka cluster information.",
+                         ["cluster", "cluster_version", "broker_count", "controller_id", "cluster_id"])  # fmt: skip
+    up = gauge("kminion_exporter_up", "1 when this cluster's figures could be read.", ["cluster"])
+    for c in clusters:
+        up.add_metric([c.cluster], 1 if c.up else 0)
+        lags: dict[tuple[str, str], int] = defaultdict(int)
+        offsets: dict[tuple[str, str], int] = defaultdict(int)
+        for p in c.partitions:
+            if p.lag is not None:
+                partition_lag.add_metric([c.cluster, p.group, p.topic, str(p.partition)], p.lag)
+                lags[(p.group, p.topic)] += p.lag
+            if p.committed_offset is not None:
+                offsets[(p.group, p.topic)] += p.committed_offset
+        for (group, topic), value in sorted(lags.items()):
+            topic_lag.add_metric([c.cluster, group, topic], value)
+        for (group, topic), value in sorted(offsets.items()):
+            offset_sum.add_metric([c.cluster, group, topic], value)
+        for grp in c.groups:
+            state = grp.state or ""
+            info.add_metric([c.cluster, grp.group, grp.assignor or "", grp.protocol_type or "", state, ""],
+                            1 if state == "Stable" else 0)  # fmt: skip
+            members.add_metric([c.cluster, grp.group], grp.members)
+            empty.add_metric([c.cluster, grp.group], grp.empty_members)
+        sums: dict[str, int] = defaultdict(int)
+        for (topic, partition), end in sorted(c.end_offsets.items()):
+            high.add_metric([c.cluster, topic, str(partition)], end)
+            sums[topic] += end
+        for topic, value in sorted(sums.items()):
+            high_sum.add_metric([c.cluster, topic], value)
+        if c.controller is not None or c.counts:
+            controller = "" if c.controller is None else str(c.controller.get("controller_id"))
+            cluster_info.add_metric([c.cluster, "", str(c.counts.get("brokers", "")), controller, ""], 1)
+    return [partition_lag, topic_lag, offset_sum, info, members, empty, high, high_sum, cluster_info, up]
+
+
+# -- kafka_exporter -------------------------------------------------------------------------------
+
+
+def kafka_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    tp, gtp = ["cluster", "topic", "partition"], ["cluster", "consumergroup", "topic", "partition"]
+    brokers = gauge("kafka_brokers", "Number of Brokers in the Kafka Cluster.", ["cluster"])
+    partitions = gauge("kafka_topic_partitions", "Number of partitions for this Topic", ["cluster", "topic"])
+    current = gauge("kafka_topic_partition_current_offset", "Current Offset of a Broker at Topic/Partition", tp)
+    leader = gauge("kafka_topic_partition_leader", "Leader Broker ID of this Topic/Partition", tp)
+    replicas = gauge("kafka_topic_partition_replicas", "Number of Replicas for this Topic/Partition", tp)
+    in_sync = gauge("kafka_topic_partition_in_sync_replica", "Number of In-Sync Replicas for this Topic/Partition", tp)
+    preferred = gauge("kafka_topic_partition_leader_is_preferred", "1 if Topic/Partition is using the Preferred Broker",
+                      tp)  # fmt: skip
+    under = gauge("kafka_topic_partition_under_replicated_partition", "1 if Topic/Partition is under Replicated", tp)
+    group_offset = gauge("kafka_consumergroup_current_offset", "Current Offset of a ConsumerGroup at Topic/Partition",
+                         gtp)  # fmt: skip
+    group_offset_sum = gauge("kafka_consumergroup_current_offset_sum", "Current Offset of a ConsumerGroup at Topic "
+                             "for all partitions", gtp[:3])  # fmt: skip
+    group_lag = gauge("kafka_consumergroup_lag", "Current Approximate Lag of a ConsumerGroup at Topic/Partition", gtp)
+    group_lag_sum = gauge("kafka_consumergroup_lag_sum", "Current Approximate Lag of a ConsumerGroup at Topic for all "
+                          "partitions", gtp[:3])  # fmt: skip
+    members = gauge("kafka_consumergroup_members", "Amount of members in a consumer group", gtp[:2])
+    for c in clusters:
+        if "brokers" in c.counts:
+            brokers.add_metric([c.cluster], c.counts["brokers"])
+        per_topic: dict[str, int] = defaultdict(int)
+        for h in c.health:
+            labels = [c.cluster, h.topic, str(h.partition)]
+            per_topic[h.topic] += 1
+            leader.add_metric(labels, h.leader)
+            replicas.add_metric(labels, len(h.replicas))
+            in_sync.add_metric(labels, len(h.isr))
+            preferred.add_metric(labels, 1 if h.replicas and h.leader == h.replicas[0] else 0)
+            under.add_metric(labels, 1 if len(h.isr) < len(h.replicas) else 0)
+        for topic, count in sorted(per_topic.items()):
+            partitions.add_metric([c.cluster, topic], count)
+        for (topic, partition), end in sorted(c.end_offsets.items()):
+            current.add_metric([c.cluster, topic, str(partition)], end)
+        offsets: dict[tuple[str, str], int] = defaultdict(int)
+        lags: dict[tuple[str, str], int] = defaultdict(int)
+        for p in c.partitions:
+            labels = [c.cluster, p.group, p.topic, str(p.partition)]
+            if p.committed_offset is not None:
+                group_offset.add_metric(labels, p.committed_offset)
+                offsets[(p.group, p.topic)] += p.committed_offset
+            if p.lag is not None:
+                group_lag.add_metric(labels, p.lag)
+                lags[(p.group, p.topic)] += p.lag
+        for (group, topic), value in sorted(offsets.items()):
+            group_offset_sum.add_metric([c.cluster, group, topic], value)
+        for (group, topic), value in sorted(lags.items()):
+            group_lag_sum.add_metric([c.cluster, group, topic], value)
+        for grp in c.groups:
+            members.add_metric([c.cluster, grp.group], grp.members)
+    return [brokers, partitions, current, leader, replicas, in_sync, preferred, under, group_offset, group_offset_sum,
+            group_lag, group_lag_sum, members]  # fmt: skip
+
+
+PROFILES: dict[str, Profile] = {
+    "kafka-lag-exporter": kafka_lag_exporter,
+    "kminion": kminion,
+    "kafka_exporter": kafka_exporter,
+}
+
+
+# -- kafka-ops' own --------------------------------------------------------------------------------
+
+
+def freshness_metrics(clusters: Sequence[ClusterFigures], now: datetime, lake_up: bool) -> list[Metric]:
+    """`kafka_ops_up`, `kafka_ops_cluster_up` and each source's capture time, age and staleness."""
+    c_, cs = ["cluster"], ["cluster", "source"]
+    up = gauge("kafka_ops_up", "1 when the lake could be read for every configured cluster.")
+    cluster_up = gauge("kafka_ops_cluster_up", "1 when the cluster's batches could be read from the lake.", c_)
+    collected = gauge("kafka_ops_collected_timestamp_seconds", "Capture time of the batch each source's figures come "
+                      "from (metadata, metadata_analysis, groups, group_analysis).", cs)  # fmt: skip
+    age = gauge("kafka_ops_data_age_seconds", "Seconds between the source's capture time and this scrape.", cs)
+    stale = gauge("kafka_ops_data_stale", "1 when the source's batch is older than [web] metrics_max_age_minutes: its "
+                  "figures are left out.", cs)  # fmt: skip
+    up.add_metric([], 1 if lake_up and all(c.up for c in clusters) else 0)
+    for c in clusters:
+        cluster_up.add_metric([c.cluster], 1 if c.up else 0)
+        for source, part in c.parts.items():
+            if part.captured_at is not None:
+                collected.add_metric([c.cluster, source], part.captured_at.timestamp())
+                age.add_metric([c.cluster, source], max(0.0, (now - part.captured_at).total_seconds()))
+                stale.add_metric([c.cluster, source], 1 if part.stale else 0)
+    return [up, cluster_up, collected, age, stale]
+
+
+def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """kafka-ops' own figures no profile names: lag with its method, Burrow statuses, partition health,
+    leaders, controller, reassignments and open alerts."""
+    c_ = ["cluster"]
+    lag = gauge("kafka_ops_partition_lag", "Messages the group is behind on the partition.",
+                ["cluster", "group", "topic", "partition"])  # fmt: skip
+    seconds = gauge("kafka_ops_partition_lag_seconds", "Seconds the group is behind on the partition; `method` says "
+                    "how it was obtained (exact, caught_up, interpolated, extrapolated, lower_bound).",
+                    ["cluster", "group", "topic", "partition", "method"])  # fmt: skip
+    partition_status = gauge("kafka_ops_partition_status_code", "Burrow's partition status: 1 OK, 2 WARN, 4 STOP, "
+                             "5 STALL, 6 REWIND.", ["cluster", "group", "topic", "partition"])  # fmt: skip
+    group_status = gauge(
+        "kafka_ops_group_status_code", "Burrow's group status: 1 OK, 2 WARN, 3 ERR.", ["cluster", "group"]
+    )
+    group_state = gauge("kafka_ops_group_state", "1 for the group's coordinator state.", ["cluster", "group", "state"])
+    health = {
+        flag: gauge(f"kafka_ops_{flag}_partitions", f"Partitions {flag.replace('_', ' ')} in the latest snapshot.", c_)
+        for flag in ("under_replicated", "under_min_isr", "at_min_isr", "offline")
+    }
+    imbalanced = gauge("kafka_ops_leader_imbalanced_brokers", "Brokers leading fewer partitions than they are "
+                       "preferred for, beyond the threshold.", c_)  # fmt: skip
+    non_preferred = gauge("kafka_ops_non_preferred_leader_partitions", "Partitions not led by their preferred replica.",
+                          c_)  # fmt: skip
+    fixable = gauge("kafka_ops_fixable_leader_partitions", "Of those, partitions a preferred election would fix now.",
+                    c_)  # fmt: skip
+    controller = gauge("kafka_ops_controller_id", "The active controller (KRaft: the quorum leader); -1 for none.", c_)
+    epoch = gauge("kafka_ops_controller_epoch", "The controller epoch (KRaft: the quorum leader epoch).", c_)
+    elections = gauge("kafka_ops_controller_elections_last_hour", "Controller changes observed in the last hour.", c_)
+    in_flight = gauge("kafka_ops_reassignments_in_flight", "Partitions being reassigned.", c_)
+    stuck = gauge("kafka_ops_reassignments_stuck", "Reassignments past thresholds.stuck_reassignment_minutes.", c_)
+    alert = gauge("kafka_ops_alert_firing", "1 for each open alert incident.", ["cluster", "key", "severity"])
+    alerts = gauge("kafka_ops_alerts_firing", "Open alert incidents by severity.", ["cluster", "severity"])
+    for c in clusters:
+        for p in c.partitions:
+            labels = [c.cluster, p.group, p.topic, str(p.partition)]
+            if p.lag is not None:
+                lag.add_metric(labels, p.lag)
+            if p.lag_seconds is not None:
+                seconds.add_metric([*labels, p.method or ""], p.lag_seconds)
+            if p.status is not None:
+                partition_status.add_metric(labels, STATUS_CODES.get(p.status, 0))
+        for g in c.groups:
+            if g.status is not None:
+                group_status.add_metric([c.cluster, g.group], STATUS_CODES.get(g.status, 0))
+            group_state.add_metric([c.cluster, g.group, g.state or ""], 1)
+        for flag, family in health.items():
+            if flag in c.counts:
+                family.add_metric([c.cluster], c.counts[flag])
+        _leaders_and_controller(c, imbalanced, non_preferred, fixable, controller, epoch, elections)
+        if c.reassignments is not None:
+            in_flight.add_metric([c.cluster], len(c.reassignments))
+            stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
+        _alerts(c, alert, alerts)
+    return [lag, seconds, partition_status, group_status, group_state,
+            *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
+            alert, alerts]  # fmt: skip
+
+
+def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> None:
+    imbalanced, non_preferred, fixable, controller, epoch, elections = families
+    if c.leaders is not None:
+        for family, column in ((imbalanced, "imbalanced_brokers"), (non_preferred, "non_preferred"),
+                               (fixable, "fixable")):  # fmt: skip
+            if c.leaders.get(column) is not None:
+                family.add_metric([c.cluster], c.leaders[column])
+    if c.controller is not None:
+        cid = c.controller.get("controller_id")
+        controller.add_metric([c.cluster], -1 if cid is None or c.controller.get("no_controller") else cid)
+        for family, column in ((epoch, "controller_epoch"), (elections, "elections_last_hour")):
+            if c.controller.get(column) is not None:
+                family.add_metric([c.cluster], c.controller[column])
+
+
+def _alerts(c: ClusterFigures, alert: GaugeMetricFamily, alerts: GaugeMetricFamily) -> None:
+    counts: dict[str, int] = defaultdict(int)
+    for a in c.alerts:
+        alert.add_metric([c.cluster, a.key, a.severity], 1)
+        counts[a.severity] += 1
+    if c.up:
+        for severity in ("critical", "warning", "info"):
+            alerts.add_metric([c.cluster, severity], counts[severity])

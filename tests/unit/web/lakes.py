@@ -1,0 +1,88 @@
+"""The web tests' lake: the report scenario's snapshots and group collections (real writers), with
+findings for the newest of each published as `analysis.runner` publishes them, shaped as the
+detectors write them (`lag_status`, `lag_time`, `isr_health`, `leader_balance`, `controller_health`,
+`reassignments`).
+
+At `NOW` (the scenario's): group `stable` lags 280 on orders-0 (committed 120, end 400; STOP, 7,200 s
+behind, extrapolated) and 0 on orders-1; `analytics` is caught up everywhere.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.lake.store import Lake
+from kafka_ops.settings import ClusterConfig, Settings, WebSettings
+from tests.unit.report import scenario
+
+NOW = scenario.NOW
+CLUSTER = "c1"
+
+
+def _partition(
+    group: str, p: int, committed: int, end: int, status: str, seconds: float, method: str
+) -> dict[str, Any]:
+    return {"group_id": group, "topic": "orders", "partition": p, "status": status, "committed_offset": committed,
+            "end_offset": end, "lag": end - committed, "lag_start": 10, "lag_end": end - committed, "samples": 4,
+            "complete": 0.4, "last_commit_at": scenario.COLLECTIONS["g2"][0], "owner": None,
+            "severity": "critical" if status != "OK" else "ok", "_seconds": seconds, "_method": method}  # fmt: skip
+
+
+PARTITIONS = [
+    _partition("stable", 0, 120, 400, "STOP", 7200.0, "extrapolated"),
+    _partition("stable", 1, 50, 50, "OK", 0.0, "caught_up"),
+    *(_partition("analytics", p, e, e, "OK", 0.0, "caught_up") for p, e in ((0, 400), (1, 50), (2, 0))),
+]
+
+
+def group_findings() -> dict[str, list[dict[str, Any]]]:
+    status = [{k: v for k, v in r.items() if not k.startswith("_")} for r in PARTITIONS]
+    times = [
+        {"group_id": r["group_id"], "topic": "orders", "partition": r["partition"],
+         "committed_offset": r["committed_offset"], "end_offset": r["end_offset"], "lag": r["lag"],
+         "lag_seconds": r["_seconds"], "method": r["_method"],
+         "points": 4, "severity": "ok"}
+        for r in PARTITIONS
+    ]  # fmt: skip
+    groups = [
+        {"group_id": "stable", "state": "Stable", "status": "ERR", "partition_count": 2, "total_lag": 280,
+         "complete": 0.0, "severity": "critical", "cause": "1 partition STOP"},
+        {"group_id": "analytics", "state": "Stable", "status": "OK", "partition_count": 3, "total_lag": 0,
+         "complete": 0.0, "severity": "ok", "cause": "3 partitions OK"},
+    ]  # fmt: skip
+    lag_time_groups = [
+        {"group_id": "stable", "max_lag_seconds": 7200.0, "max_lag_method": "extrapolated", "severity": "critical"},
+        {"group_id": "analytics", "max_lag_seconds": 0.0, "max_lag_method": "caught_up", "severity": "ok"},
+    ]
+    return {"lag_status_partitions": status, "lag_status_groups": groups, "lag_time_partitions": times,
+            "lag_time_groups": lag_time_groups}  # fmt: skip
+
+
+def metadata_findings() -> dict[str, list[dict[str, Any]]]:
+    tables = scenario.zookeeper_findings()
+    for row in tables["isr_health"]:
+        status = row["status"]
+        row.update(offline=status == "offline", under_min_isr=status == "offline",
+                   under_replicated=status in ("under_replicated", "offline"), at_min_isr=False)  # fmt: skip
+    tables["leader_balance_cluster"] = [
+        {"registered_brokers": 2, "partitions": 3, "non_preferred": 1, "fixable": 0, "imbalanced_brokers": 1,
+         "severity": "warning"}
+    ]  # fmt: skip
+    tables["reassignments_in_flight"] = [
+        {"topic": "orders", "partition": 2, "stuck": True, "severity": "warning"},
+    ]
+    return tables
+
+
+def build(root: Path) -> Lake:
+    lake = scenario.build(Lake(root), analyse=False)
+    scenario.publish_findings(lake, "s4", "snapshots", metadata_findings())
+    scenario.publish_findings(lake, "g4", "group_snapshots", group_findings())
+    return lake
+
+
+def settings(root: Path, profile: str = "kafka-lag-exporter", max_age: timedelta = timedelta(minutes=30)) -> Settings:
+    web = WebSettings(profile, max_age.total_seconds() / 60)  # type: ignore[arg-type]
+    return Settings(lake_root=str(root), clusters=(ClusterConfig(CLUSTER),), web=web)

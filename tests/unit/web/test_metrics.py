@@ -1,0 +1,174 @@
+"""`/metrics` on a lake written by the real writers: every profile's names, labels and types, the
+content negotiation, staleness, the cache, and a lake that cannot be read."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from prometheus_client.parser import text_string_to_metric_families
+
+from kafka_ops.web.app import build_app
+from tests.unit.web import lakes
+
+OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(client: TestClient, profile: str | None = None) -> tuple[Samples, dict[str, str]]:
+    response = client.get("/metrics", params={"profile": profile} if profile else {})
+    assert response.status_code == 200, response.text
+    samples: Samples = {}
+    types = {}
+    for family in text_string_to_metric_families(response.text):
+        types[family.name] = family.type
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples, types
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples[(name, tuple(sorted(labels.items())))]
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> TestClient:
+    lakes.build(tmp_path / "lake")
+    return TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW))
+
+
+def test_kafka_lag_exporter_names_and_labels(client: TestClient) -> None:
+    samples, types = scrape(client)  # the default profile
+    owner = {"cluster_name": "c1", "group": "stable", "topic": "orders", "member_host": "/10.0.0.1",
+             "consumer_id": "m-a", "client_id": "client-a"}  # fmt: skip
+    assert value(samples, "kafka_consumergroup_group_lag", partition="0", **owner) == 280
+    assert value(samples, "kafka_consumergroup_group_offset", partition="0", **owner) == 120
+    assert value(samples, "kafka_consumergroup_group_lag_seconds", partition="0", **owner) == 7200
+    assert value(samples, "kafka_consumergroup_group_lag", partition="1", **owner) == 0
+    group = {"cluster_name": "c1", "group": "stable"}
+    assert value(samples, "kafka_consumergroup_group_max_lag", is_simple_consumer="false", **group) == 280
+    assert value(samples, "kafka_consumergroup_group_max_lag_seconds", is_simple_consumer="false", **group) == 7200
+    assert value(samples, "kafka_consumergroup_group_sum_lag", **group) == 280
+    assert value(samples, "kafka_consumergroup_group_topic_sum_lag", topic="orders", **group) == 280
+    assert value(samples, "kafka_partition_latest_offset", cluster_name="c1", topic="orders", partition="0") == 400
+    assert {types[n] for n in types if n.startswith("kafka_")} == {"gauge"}
+
+
+def test_kminion_names_and_labels(client: TestClient) -> None:
+    samples, _ = scrape(client, "kminion")
+    g = {"cluster": "c1", "group_id": "stable"}
+    assert value(samples, "kminion_kafka_consumer_group_topic_partition_lag", topic_name="orders", partition_id="0",
+                 **g) == 280  # fmt: skip
+    assert value(samples, "kminion_kafka_consumer_group_topic_lag", topic_name="orders", **g) == 280
+    assert value(samples, "kminion_kafka_consumer_group_topic_offset_sum", topic_name="orders", **g) == 170
+    assert value(samples, "kminion_kafka_consumer_group_members", **g) == 2
+    assert value(samples, "kminion_kafka_consumer_group_info", protocol="range", protocol_type="consumer",
+                 state="Stable", coordinator_id="", **g) == 1  # fmt: skip
+    assert value(samples, "kminion_kafka_topic_high_water_mark_sum", cluster="c1", topic_name="orders") == 450
+    assert not any(name.startswith("kafka_consumergroup") for name, _ in samples)
+
+
+def test_kafka_exporter_names_and_labels(client: TestClient) -> None:
+    samples, _ = scrape(client, "kafka_exporter")
+    g = {"cluster": "c1", "consumergroup": "stable", "topic": "orders"}
+    assert value(samples, "kafka_consumergroup_lag", partition="0", **g) == 280
+    assert value(samples, "kafka_consumergroup_current_offset", partition="0", **g) == 120
+    assert value(samples, "kafka_consumergroup_lag_sum", **g) == 280
+    assert value(samples, "kafka_consumergroup_members", cluster="c1", consumergroup="stable") == 2
+    tp = {"cluster": "c1", "topic": "orders", "partition": "0"}
+    assert value(samples, "kafka_topic_partition_under_replicated_partition", **tp) == 1
+    assert value(samples, "kafka_topic_partition_in_sync_replica", **tp) == 2
+    assert value(samples, "kafka_topic_partition_replicas", **tp) == 3
+    assert value(samples, "kafka_topic_partition_leader", cluster="c1", topic="solo", partition="0") == -1
+    assert value(samples, "kafka_topic_partitions", cluster="c1", topic="orders") == 2
+
+
+def test_own_metrics_come_with_every_profile(client: TestClient) -> None:
+    for profile in ("kafka-lag-exporter", "kminion", "kafka_exporter"):
+        samples, _ = scrape(client, profile)
+        assert value(samples, "kafka_ops_up") == 1
+        assert value(samples, "kafka_ops_cluster_up", cluster="c1") == 1
+        assert value(samples, "kafka_ops_partition_status_code", cluster="c1", group="stable", topic="orders",
+                     partition="0") == 4  # STOP  # fmt: skip
+        assert value(samples, "kafka_ops_group_status_code", cluster="c1", group="stable") == 3  # ERR
+        assert value(samples, "kafka_ops_partition_lag_seconds", cluster="c1", group="stable", topic="orders",
+                     partition="0", method="extrapolated") == 7200  # fmt: skip
+        assert value(samples, "kafka_ops_under_replicated_partitions", cluster="c1") == 2
+        assert value(samples, "kafka_ops_offline_partitions", cluster="c1") == 1
+        assert value(samples, "kafka_ops_controller_epoch", cluster="c1") == 4
+        assert value(samples, "kafka_ops_leader_imbalanced_brokers", cluster="c1") == 1
+        assert value(samples, "kafka_ops_reassignments_in_flight", cluster="c1") == 1
+        assert value(samples, "kafka_ops_reassignments_stuck", cluster="c1") == 1
+        groups_at = lakes.scenario.COLLECTIONS["g4"][0]
+        assert value(samples, "kafka_ops_collected_timestamp_seconds", cluster="c1", source="groups") == (
+            groups_at.timestamp()
+        )
+        assert value(samples, "kafka_ops_data_age_seconds", cluster="c1", source="groups") == 60
+        assert value(samples, "kafka_ops_data_stale", cluster="c1", source="groups") == 0
+
+
+def test_content_negotiation_as_prometheus_client(client: TestClient) -> None:
+    plain = client.get("/metrics")
+    assert plain.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert not plain.text.endswith("# EOF\n")
+    open_metrics = client.get("/metrics", headers={"Accept": OPENMETRICS})
+    assert open_metrics.headers["content-type"].startswith("application/openmetrics-text; version=1.0.0")
+    assert open_metrics.text.endswith("# EOF\n") and open_metrics.text.count("# EOF") == 1
+    assert "kafka_consumergroup_group_lag{" in open_metrics.text
+
+
+def test_stale_sources_are_left_out(tmp_path: Path) -> None:
+    lakes.build(tmp_path / "lake")
+    settings = lakes.settings(tmp_path / "lake")
+    client = TestClient(build_app(settings, clock=lambda: lakes.NOW + timedelta(hours=1)))
+    samples, _ = scrape(client)
+    assert value(samples, "kafka_ops_data_stale", cluster="c1", source="groups") == 1
+    assert value(samples, "kafka_ops_data_age_seconds", cluster="c1", source="groups") == 3660
+    assert not [name for name, _ in samples if name.startswith("kafka_consumergroup") or "lag" in name]
+    assert value(samples, "kafka_ops_cluster_up", cluster="c1") == 1
+
+
+def test_an_unknown_profile_is_a_400(client: TestClient) -> None:
+    response = client.get("/metrics", params={"profile": "burrow"})
+    assert response.status_code == 400
+    assert "unknown metrics profile 'burrow'" in response.text
+
+
+def test_a_lake_that_cannot_be_read_is_a_503_with_the_reason(tmp_path: Path) -> None:
+    client = TestClient(build_app(lakes.settings(tmp_path / "nowhere"), clock=lambda: lakes.NOW))
+    response = client.get("/metrics")
+    assert response.status_code == 503
+    assert "no lake at" in response.headers["x-kafka-ops-error"]
+    families = {f.name: f for f in text_string_to_metric_families(response.text)}
+    assert [s.value for s in families["kafka_ops_up"].samples] == [0]
+    assert [s.value for s in families["kafka_ops_cluster_up"].samples] == [0]
+    (error,) = families["kafka_ops_lake_error_info"].samples
+    assert error.labels["cluster"] == "c1" and "no lake at" in error.labels["reason"]
+    assert "kafka_consumergroup_group_lag{" not in response.text
+
+
+def test_a_corrupt_batch_is_that_cluster_down_not_a_crash(tmp_path: Path) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    (offsets,) = Path(lake.base, "group_offsets", "cluster=c1").rglob("g4.parquet")
+    offsets.write_bytes(b"not parquet")
+    response = TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)).get("/metrics")
+    assert response.status_code == 503
+    assert "cannot read" in response.headers["x-kafka-ops-error"] and "group_offsets" in response.text
+
+
+def test_the_lake_is_read_once_per_commit(tmp_path: Path) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    app = build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)
+    client = TestClient(app)
+    first, _ = scrape(client)
+    shutil.rmtree(Path(lake.base, "group_members"))  # not a commit log: unseen until the next commit
+    second, _ = scrape(client)
+    assert second == first
+    lakes.scenario.publish_findings(lake, "g3", "group_snapshots", {})  # a new commit (an older analysis)
+    third, _ = scrape(client)
+    owner = {"cluster_name": "c1", "group": "stable", "topic": "orders", "partition": "0", "member_host": "",
+             "consumer_id": "", "client_id": ""}  # fmt: skip
+    assert value(third, "kafka_consumergroup_group_lag", **owner) == 280  # read again: no members now
