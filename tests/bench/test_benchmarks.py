@@ -58,6 +58,11 @@ TOYS: dict[str, Toy] = {
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "scenarios.add_brokers.count_based", "targets"),
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "hard_goals_held"),
     ),
+    "metrics_scrape": Toy(
+        ("--partitions", "2000", "--groups", "10", "--group-partitions", "5", "--runs", "1"),
+        ("partitions", "groups", "bytes", "seconds", "first_seconds", "baseline_seconds", "ratio"),
+        ("bytes", "seconds", "baseline_seconds", "ratio"),
+    ),
     "remediation_planning": Toy(
         ("--partitions", "2000", "--topics", "50", "--brokers", "12", "--runs", "1"),
         ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
