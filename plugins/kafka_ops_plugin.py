@@ -30,3 +30,13 @@ class _AppOnFirstRequest:
 class KafkaOpsPlugin(AirflowPlugin):
     name = "kafka_ops"
     fastapi_apps = [{"app": _AppOnFirstRequest(), "url_prefix": "/kafka-ops", "name": "kafka-ops"}]  # noqa: RUF012
+    # the health report, plans and audit inside the Airflow UI (pages of the app above, see kafka_ops.web.pages)
+    external_views = [  # noqa: RUF012
+        {"name": "Kafka health", "href": "/kafka-ops/ui", "destination": "nav", "url_route": "kafka-ops"},
+        {
+            "name": "kafka-ops",
+            "href": "/kafka-ops/ui/runs/{DAG_ID}/{RUN_ID}",
+            "destination": "dag_run",
+            "url_route": "kafka-ops-run",
+        },
+    ]

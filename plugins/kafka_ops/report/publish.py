@@ -57,6 +57,17 @@ def write_report(
     return publish(lake, data, render(data))
 
 
+def read_report(lake: Lake, cluster: str, report_id: str | None = None) -> str | None:
+    """The published report of batch `report_id` (None: `latest.html`) of `cluster`, or None when
+    there is none; `LakeError` for a name that cannot be a cluster or a report id."""
+    name = LATEST if report_id is None else f"{check_name('report id', report_id)}.html"
+    path = f"{_folder(lake, check_name('cluster', cluster))}/{name}"
+    if lake.fs.get_file_info(path).type != pafs.FileType.File:
+        return None
+    with lake.fs.open_input_stream(path) as f:
+        return f.read().decode("utf-8")
+
+
 def publish(lake: Lake, data: ReportData, page: str) -> str:
     """Write `page` as the report of `data`'s batch, and as `latest.html` unless that shows a newer batch."""
     report_id = check_name("report id", data.report_id)

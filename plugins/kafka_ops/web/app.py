@@ -14,7 +14,7 @@ from fastapi import FastAPI
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings, load_settings
-from kafka_ops.web import burrow, metrics
+from kafka_ops.web import burrow, metrics, pages
 from kafka_ops.web.lake_cache import LakeCache
 from kafka_ops.web.metrics import Clock
 
@@ -33,4 +33,7 @@ def build_app(
     app = FastAPI(title="kafka-ops", description="Prometheus metrics and Burrow's v3 API from the kafka-ops lake")
     app.include_router(metrics.router(metrics.MetricsEndpoint(cache, settings.web, clock), dependencies))
     app.include_router(burrow.router(burrow.BurrowApi(cache), dependencies))
+    app.include_router(
+        pages.router(pages.Pages(Lake(settings.lake_root), [c.name for c in settings.clusters]), dependencies)
+    )
     return app
