@@ -18,7 +18,8 @@ that choose *what* to plan (topics, topic pattern, brokers, replication factor) 
 since the plan says what to do; any that is given must agree with the reviewed plan's request, so
 the form re-triggered with the dry run's values passes and a changed value is refused rather than
 silently ignored. The plan is executed as it was reviewed, never re-planned. Throttle and batch
-size pace the execution.
+size pace the execution; a time budget (`time_budget_minutes`), when given, replaces the throttle
+with the rate that moves the plan's bytes within it (`remediation.throttle_budget`).
 
 No heavy imports here: DAG files import this module at parse time.
 """
@@ -72,6 +73,8 @@ of topics, better given in `topics`. It also bounds nesting to 250 groups, which
 two stack frames per group) handles far below Python's recursion limit wherever the pattern is
 compiled again, so a pattern valid here stays valid in the tasks."""
 DEFAULT_THROTTLE = 50_000_000
+MAX_BUDGET_MINUTES = 525_600 * 10
+"""Ten years: a larger budget is a typo, and would round the throttle to its minimum anyway."""
 _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _PLAN_ID = re.compile(r"^[0-9a-f]{16}$")
 
@@ -112,7 +115,7 @@ class Form:
         if self.source_plan:
             names.add("source_plan_id")
         if self.throttle:
-            names.add("throttle_bytes_per_s")
+            names |= {"throttle_bytes_per_s", "time_budget_minutes"}
         return frozenset(names)
 
     def params(self) -> dict[str, Param]:
@@ -167,6 +170,14 @@ class Form:
                 title="Replication throttle (bytes/s)",
                 description=f"Caps replication traffic on every broker that sends or receives a replica while "
                 f"a batch moves; at least {MIN_THROTTLE} (1 MB/s). Empty: no throttle. Removed when done.",
+            )  # fmt: skip
+            out["time_budget_minutes"] = Param(
+                None, type=["null", "number"], exclusiveMinimum=0, maximum=MAX_BUDGET_MINUTES, section=PACE,
+                title="Time budget (minutes)",
+                description="Instead of a fixed throttle: the minutes the moves may take. The throttle becomes "
+                "the busiest broker's bytes to send or receive divided by this budget (at most its network "
+                "capacity where [clusters.capacity] sets one). Needs a plan with replica sizes (a snapshot with "
+                "log dirs). Empty: use the throttle above.",
             )  # fmt: skip
         out["batch_size"] = Param(
             self.batch_size,
@@ -233,6 +244,8 @@ class RemediationRequest:
     replication_factor: int | None = None
     throttle_bytes_per_s: int | None = DEFAULT_THROTTLE
     batch_size: int = 10
+    time_budget_minutes: float | None = None
+    """When set, the throttle is computed from the plan's bytes and this budget (replaces the throttle)."""
     form: str = field(default="", compare=False)
     source_plan_id: str | None = None
     """rollback / finish: the half-applied plan to roll back or finish."""
@@ -249,6 +262,7 @@ class RemediationRequest:
             "brokers": list(self.brokers),
             "replication_factor": self.replication_factor,
             "throttle_bytes_per_s": self.throttle_bytes_per_s,
+            "time_budget_minutes": self.time_budget_minutes,
             "batch_size": self.batch_size,
             "source_plan_id": self.source_plan_id,
         }
@@ -271,6 +285,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     brokers = _brokers(params.get("brokers"), action, required=dry_run)
     rf = _replication_factor(params.get("replication_factor"), action, required=dry_run)
     throttle = _throttle(params.get("throttle_bytes_per_s", DEFAULT_THROTTLE))
+    budget = _time_budget(params.get("time_budget_minutes"))
     default_batch = form.batch_size if form is not None else 10
     batch_size = _positive("batch_size", params.get("batch_size", default_batch), MAX_BATCH_SIZE)
     plan_id = _plan_id(params.get("plan_id"), dry_run)
@@ -287,6 +302,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
         replication_factor=rf,
         throttle_bytes_per_s=throttle,
         batch_size=batch_size,
+        time_budget_minutes=budget,
         form=form.dag_id if form is not None else "",
         source_plan_id=source,
     )
@@ -428,6 +444,17 @@ def _throttle(value: object) -> int | None:
     if value > MAX_THROTTLE:
         raise ParamError("throttle_bytes_per_s", f"must be at most {MAX_THROTTLE} (Kafka's limit), got {shown(value)}")
     return value
+
+
+def _time_budget(value: object) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= MAX_BUDGET_MINUTES:
+        raise ParamError(
+            "time_budget_minutes",
+            f"must be a number of minutes > 0 and at most {MAX_BUDGET_MINUTES}, or empty, got {shown(value)}",
+        )
+    return float(value)
 
 
 def _plan_id(value: object, dry_run: bool) -> str | None:

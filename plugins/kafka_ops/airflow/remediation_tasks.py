@@ -31,7 +31,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from kafka_ops.airflow.kafka_hook import KafkaAdminHook
 from kafka_ops.airflow.metadata_source import Source, metadata_hook
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
-from kafka_ops.airflow.remediation_params import Form, ParamError, RemediationRequest, parse_request
+from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
@@ -43,6 +43,7 @@ from kafka_ops.planning import (
     plan_replica_balance,
     plan_replication_factor,
 )
+from kafka_ops.planning.load import HARD_GOALS, cluster_load
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
@@ -59,6 +60,7 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation import execute as execute_remediation
 from kafka_ops.remediation.live import KRaftLiveReader, LiveReader, LiveSource
 from kafka_ops.remediation.preflight import check_offline_config
+from kafka_ops.remediation.throttle_budget import BudgetThrottle, throttle_for_budget
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
@@ -162,9 +164,13 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
 
 def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
     """The planner of `request.action` on `snapshot`; a refusal names the Param to change, or the
-    cluster's `cordoned_brokers` (a setting, and Kafka's own cordons: no Param can change them)."""
+    cluster's `cordoned_brokers` (a setting, and Kafka's own cordons: no Param can change them) or
+    the hard goal of the load-aware planners that the cluster's capacities make unreachable. The
+    data-moving planners take the snapshot's load (replica sizes, capacities): with sizes they plan
+    by bytes, without they plan by counts."""
     pattern_used = request.topic_pattern is not None
     cordoned = request.cluster.cordoned_brokers
+    load = cluster_load(snapshot, request.cluster.capacity)
     try:
         topics = topic_scope(request, snapshot)
         if request.action == "preferred_election":
@@ -174,15 +180,17 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
         if request.action == "replication_factor":
             if topics is None or request.replication_factor is None:  # parse_request guarantees both
                 raise ParamError("topics", "name the topics whose replication factor to change")
-            return plan_replication_factor(snapshot, topics, request.replication_factor, cordoned_brokers=cordoned)
+            return plan_replication_factor(
+                snapshot, topics, request.replication_factor, cordoned_brokers=cordoned, load=load
+            )
         if request.action == "decommission":
-            return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned)
+            return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned, load=load)
         if request.action in ("rollback", "finish") and request.source_plan_id is not None:
             source = load_plan(Lake(request.lake_root), request.cluster.name, request.source_plan_id)
             return plan_rollback(snapshot, source, finish=request.action == "finish")
-        return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned)
+        return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned, load=load)
     except PlanError as e:
-        if e.field == CORDONED:
+        if e.field == CORDONED or e.field in HARD_GOALS:
             raise PlanError(CORDONED, f"{e.problem} (cluster {request.cluster.name!r})") from e
         param = _PLANNER_FIELDS.get(e.field, e.field)
         if param == "topics" and pattern_used:
@@ -233,7 +241,7 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
             reader=reader,
             actor=actor,
             trusted=require_trusted,
-            options=execution_options(request),
+            options=execution_options(request, reviewed),
             run_id=run_id,
         )
     finally:
@@ -265,17 +273,31 @@ def cluster_writer(config: ClusterConfig) -> tuple[LiveSource, Backend]:
     return reader, backend_for(config, zookeeper=zookeeper, admin_factory=admin)
 
 
-def execution_options(request: RemediationRequest) -> ExecutionOptions:
-    """The executor's pacing: the run's batch size and throttle, the cluster's controller quiet period."""
+def execution_options(request: RemediationRequest, plan_: Plan | None = None) -> ExecutionOptions:
+    """The executor's pacing: the run's batch size and throttle (from `plan_`'s bytes and the time
+    budget when the run gives one), the cluster's controller quiet period."""
     return ExecutionOptions(
         batch_max_partitions=request.batch_size,
         election_batch_size=request.batch_size,
-        throttle_bytes_per_s=request.throttle_bytes_per_s,
+        throttle_bytes_per_s=throttle_of(request, plan_),
         controller_quiet_s=request.cluster.remediation_controller_quiet_seconds,
     )
 
 
 # -- the summary an operator reviews -----------------------------------------------------------------
+
+
+def budget_throttle(request: RemediationRequest, plan_: Plan) -> BudgetThrottle | None:
+    """The throttle from the run's time budget and the plan's bytes; None without a budget."""
+    if request.time_budget_minutes is None:
+        return None
+    return throttle_for_budget(plan_, request.time_budget_minutes, request.cluster.capacity, minimum=MIN_THROTTLE)
+
+
+def throttle_of(request: RemediationRequest, plan_: Plan | None) -> int | None:
+    """The throttle to set: from the time budget when given (and a plan to size), else the Param's."""
+    budget = None if plan_ is None else budget_throttle(request, plan_)
+    return request.throttle_bytes_per_s if budget is None else budget.rate
 
 
 def batch_count(plan_: Plan, request: RemediationRequest) -> int:
@@ -317,7 +339,7 @@ def render_plan(
     given `files`, where the plan files are and what to do next. `partitions` False leaves out the
     per-partition lists; `validated` says whether the base snapshot passed integrity validation."""
     batches = batch_count(plan_, request)
-    throttle = f"{request.throttle_bytes_per_s} B/s" if request.throttle_bytes_per_s else "none"
+    throttle = _throttle_text(plan_, request)
     bound = lower_bound(plan_)
     trust = "passed integrity validation" if validated else "NOT validated (a DAG run validates it first)"
     lines = [
@@ -360,6 +382,16 @@ def render_plan(
         lines += [f"    {name:<18} {path}" for name, path in files.items()]
         lines.append(f"  next             {next_step(plan_, request)}")
     return "\n".join(lines)
+
+
+def _throttle_text(plan_: Plan, request: RemediationRequest) -> str:
+    budget = budget_throttle(request, plan_) if plan_.reassignments else None
+    if budget is None:
+        return f"{request.throttle_bytes_per_s} B/s" if request.throttle_bytes_per_s else "none"
+    late = (f"; capped by the network capacity of broker(s) {list(budget.capped)}: about "
+            f"{budget.seconds / 60:.0f} min, over the budget") if budget.capped else ""  # fmt: skip
+    return (f"{budget.rate} B/s (time budget {request.time_budget_minutes:g} min; busiest broker "
+            f"{budget.busiest}{late})")  # fmt: skip
 
 
 def _listed(title: str, items: list[str]) -> list[str]:
