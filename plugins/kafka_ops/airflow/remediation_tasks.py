@@ -377,11 +377,32 @@ def render_plan(
     lines += [
         f"    {where:<{width}}{replicas:<16}{leaders:<16}{preferred}" for where, replicas, leaders, preferred in rows
     ]
+    lines += _load_lines(plan_)
     if files is not None:
         lines.append("  files (rollback.json puts every reassigned partition back as it was)")
         lines += [f"    {name:<18} {path}" for name, path in files.items()]
         lines.append(f"  next             {next_step(plan_, request)}")
     return "\n".join(lines)
+
+
+def _load_lines(plan_: Plan) -> list[str]:
+    """A load-aware plan's per-broker disk and inbound bytes, and its goals; nothing for count-based plans."""
+    if not plan_.goals:
+        return []
+    lines = ["  per broker disk (before -> after)"]
+    for b in plan_.brokers:
+        share = (f" ({b.disk_share_before:.1%} -> {b.disk_share_after:.1%} of {b.disk_capacity_bytes:,})"
+                 if b.disk_share_before is not None and b.disk_share_after is not None else "")  # fmt: skip
+        rate = f", in {b.bytes_in_before or 0:,.0f} -> {b.bytes_in_after or 0:,.0f} B/s" if b.bytes_in_before else ""
+        lines.append(f"    broker {b.broker_id:<8} {b.disk_bytes_before or 0:,} -> {b.disk_bytes_after or 0:,} bytes"
+                     f"{share}{rate}")  # fmt: skip
+    lines.append("  goals")
+    for g in plan_.goals:
+        on = f" broker {g.broker}" if g.broker is not None else ""
+        spread = f" {g.before:.4g} -> {g.after:.4g}" if g.before is not None and g.after is not None else ""
+        lines.append(f"    {'hard' if g.hard else 'soft'} {g.goal}: {g.status}{on}{spread}"
+                     + (f" ({g.detail})" if g.detail and g.status != "improved" else ""))  # fmt: skip
+    return lines
 
 
 def _throttle_text(plan_: Plan, request: RemediationRequest) -> str:

@@ -58,6 +58,9 @@ def test_the_executor_gets_the_budget_throttle_and_the_dry_run_shows_it() -> Non
                                  time_budget_minutes=10)  # fmt: skip
     assert execution_options(request, plan).throttle_bytes_per_s == 40_000_000
     assert execution_options(request).throttle_bytes_per_s == request.throttle_bytes_per_s  # no plan: the Param
-    assert "throttle 40000000 B/s (time budget 10 min; busiest broker 1)" in render_plan(plan, request)
+    text = render_plan(plan, request)
+    assert "throttle 40000000 B/s (time budget 10 min; busiest broker 1)" in text
+    assert "broker 1        36,000,000,000 -> 12,000,000,000 bytes" in text
+    assert "soft disk_spread: improved 3.6e+10 -> 0" in text
     fixed = RemediationRequest(ClusterConfig("c1"), "/lake", "replica_balance", False, plan.plan_id)
     assert execution_options(fixed, plan).throttle_bytes_per_s == fixed.throttle_bytes_per_s == 50_000_000
