@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -133,3 +134,26 @@ def group_lags(bootstrap: str, group: str) -> dict[tuple[str, int], dict[str, in
         committed, end, lag = (None if c == "-" else int(c) for c in cols[3:6])
         rows[(cols[1], int(cols[2]))] = {"committed": committed, "end": end, "lag": lag}
     return rows
+
+
+LogDirsView = dict[str, dict[tuple[Any, ...], Any]]
+
+
+def log_dirs_described(bootstrap: str, brokers: list[int]) -> LogDirsView:
+    """`kafka-log-dirs --describe` (Kafka 4's tool; it speaks to 3.9 brokers too): "dirs" maps
+    (broker, log dir) to its error (None when healthy), "replicas" maps (broker, log dir, topic,
+    partition, is future) to (size, offset lag)."""
+    out = kafka4_tool(
+        "org.apache.kafka.tools.LogDirsCommand", "--bootstrap-server", bootstrap, "--describe",
+        "--broker-list", ",".join(str(b) for b in brokers),
+    )  # fmt: skip
+    (line,) = [line for line in out.splitlines() if line.startswith("{")]
+    view: LogDirsView = {"dirs": {}, "replicas": {}}
+    for b in json.loads(line)["brokers"]:
+        for d in b["logDirs"]:
+            view["dirs"][(b["broker"], d["logDir"])] = d["error"]
+            for p in d["partitions"]:
+                topic, _, partition = p["partition"].rpartition("-")
+                key = (b["broker"], d["logDir"], topic, int(partition), p["isFuture"])
+                view["replicas"][key] = (p["size"], p["offsetLag"])
+    return view

@@ -15,6 +15,7 @@ way: its own short-lived client through the cluster's Kafka connection, bounded 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -38,13 +39,19 @@ costs the snapshot this much at most, and its load rows."""
 
 def send(admin: KafkaAdminClient, brokers: Iterable[int], timeout_ms: int | None = None) -> Any:
     """One DescribeLogDirs (every topic) to each of `brokers`, all sent now; a future of
-    {broker id: its answer, or the exception in its place}. Read it with `read`."""
+    {broker id: its answer, or the exception in its place}. Read it with `read`. `timeout_ms`: how long
+    every answer may take from now, connecting included (a broker that accepts connections but never
+    answers stalls before its request's own timeout starts); None: the client's request timeout."""
     ids = sorted(brokers)
     manager = admin._manager
 
     async def describe() -> dict[int, Any]:
-        pending = [manager.send(DescribeLogDirsRequest(topics=None), node_id=b, request_timeout_ms=timeout_ms)
-                   for b in ids]  # fmt: skip
+        request = DescribeLogDirsRequest(topics=None)
+        pending: Iterable[Any] = [manager.send(request, node_id=b, request_timeout_ms=timeout_ms) for b in ids]
+        if timeout_ms is not None:
+            deadline = time.monotonic() + timeout_ms / 1000
+            # lazily: each wait starts when the one before it ended, with what is left of the deadline
+            pending = (manager.wait_for(f, max(1, int((deadline - time.monotonic()) * 1000))) for f in pending)
         return dict(zip(ids, await settled(pending), strict=True))
 
     return manager.call_soon(describe)
@@ -119,9 +126,7 @@ def collect_beside(
     timeout_ms = max(1, int(timeout_s * 1000))
 
     def describe(admin: KafkaAdminClient, where: str) -> dict[int, Any]:
-        manager = admin._manager
-        pending = send(admin, snap.brokers, timeout_ms)
-        return manager.run(lambda: manager.wait_for(pending, timeout_ms + 1000))
+        return admin._manager.run(lambda: send(admin, snap.brokers, timeout_ms))
 
     try:
         answers = with_admin(factory, "describing log dirs", describe)
@@ -133,14 +138,14 @@ def collect_beside(
 
 
 def bounded(options: Mapping[str, Any], timeout_s: float = BESIDE_ZOOKEEPER_TIMEOUT_S) -> dict[str, Any]:
-    """kafka-python client options whose bootstrap, connection set-up and requests each give up after
-    `timeout_s` (at most: a connection's own shorter timeouts are kept)."""
+    """kafka-python admin options whose bootstrap and requests each give up after `timeout_s` (at most:
+    a connection's own shorter timeouts are kept). Setting up a connection to a broker is bounded by
+    `send`'s deadline."""
     ms = int(timeout_s * 1000)
-    bounded_options = dict(options)
-    for key in ("request_timeout_ms", "bootstrap_timeout_ms", "socket_connection_setup_timeout_ms",
-                "socket_connection_setup_timeout_max_ms"):  # fmt: skip
-        bounded_options[key] = min(int(options.get(key, ms)), ms)
-    return bounded_options
+    return {
+        **options,
+        **{key: min(int(options.get(key, ms)), ms) for key in ("request_timeout_ms", "bootstrap_timeout_ms")},
+    }
 
 
 def _known(result: Any, name: str) -> int | None:
