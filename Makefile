@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser clean sandbox-up sandbox-down
+.PHONY: test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -39,6 +39,13 @@ browser:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	    --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 
+# a real Prometheus scrapes the plugin's /kafka-ops/metrics in the e2e test (Debian's package; root or sudo once)
+prometheus:
+	@command -v prometheus >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends prometheus prometheus-alertmanager >/dev/null; }
+
 airflow-db: $(AIRFLOW_HOME)/airflow.db
 $(AIRFLOW_HOME)/airflow.db: $(STAMP)
 	mkdir -p $(AIRFLOW_HOME)
@@ -55,7 +62,7 @@ unit: $(STAMP)
 integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
 
-test: lint jars airflow-db browser
+test: lint jars airflow-db browser prometheus
 	$(BIN)/pytest tests -m "not scale"
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)

@@ -1,13 +1,14 @@
 """The UI test's setup: a real Airflow on the sandbox cluster, and headless Chromium logged in to it.
 
-* `airflow` (module): settings TOML for cluster `sandbox` (a lake under the module's tmp dir, writes
-  disabled), connections as `AIRFLOW_CONN_*`, then `AirflowStack` (api-server, scheduler,
-  dag-processor on a fresh SQLite DB) with the election DAG parsed and unpaused; stopped at the end.
+* `airflow` (session: the UI and metrics tests share one stack): settings TOML for cluster `sandbox`
+  (a lake under its tmp dir, writes disabled), connections as `AIRFLOW_CONN_*`, then `AirflowStack`
+  (api-server, scheduler, dag-processor on a fresh SQLite DB, the kafka_ops plugin on the api-server)
+  with the election DAG parsed and unpaused; stopped at the end.
 * `browser_context` (module): Debian's chromium driven by Playwright (never `playwright install`),
   signed in through the simple auth manager's login page.
 * `page` (per test): on failure, a screenshot and the page's text go to the artefact dir.
 
-Artefacts (screenshots) land in `var/e2e-artifacts/` (`$KAFKA_OPS_VAR`), emptied when the module starts.
+Artefacts (screenshots) land in `var/e2e-artifacts/` (`$KAFKA_OPS_VAR`), emptied when the session starts.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ CHROMIUM = os.environ.get("KAFKA_OPS_CHROMIUM") or shutil.which("chromium") or s
 UI_TIMEOUT_MS = 30_000
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def artifacts() -> Path:
     folder = var_dir() / "e2e-artifacts"
     shutil.rmtree(folder, ignore_errors=True)
@@ -40,7 +41,7 @@ def artifacts() -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, artifacts: Path) -> Iterator[AirflowUI]:
     """Airflow 3 for real against the session sandbox; every component stopped at the end, also on failure."""
     tmp = tmp_path_factory.mktemp("airflow-ui")
