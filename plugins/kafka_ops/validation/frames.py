@@ -196,6 +196,50 @@ def _registered_or_reported(
     return f"{problem}; {first.note}"
 
 
+def snapshot_log_dirs(log_dirs: pa.Table, brokers: pa.Table) -> pd.DataFrame:
+    """One row per log dir: broker_id, log_dir, error, total_bytes, usable_bytes and the
+    `SNAPSHOT_LOG_DIRS` check column."""
+    registered = {int(b) for b in brokers.column("broker_id").to_pylist()}
+    frame = log_dirs.select(["broker_id", "log_dir", "error", "total_bytes", "usable_bytes"]).to_pandas(
+        types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get
+    )
+    frame[s.LOG_DIR_OF_A_SERVING_BROKER.name] = [
+        OK if int(b) in registered else f"broker {b} is not a broker of this snapshot" for b in frame["broker_id"]
+    ]
+    return frame
+
+
+def snapshot_replica_sizes(replica_sizes: pa.Table, partitions: pa.Table, brokers: pa.Table) -> pd.DataFrame:
+    """One row per replica size: topic, partition, broker_id, log_dir, size_bytes, is_future and the
+    `SNAPSHOT_REPLICA_SIZES` check column (see `REPLICA_SIZE_OF_AN_ASSIGNED_REPLICA`)."""
+    registered = {int(b) for b in brokers.column("broker_id").to_pylist()}
+    assigned = {
+        (r["topic"], int(r["partition"])): set(_ints(r["replicas"])) | set(_ints(r["adding_replicas"]))
+        for r in partitions.select(["topic", "partition", "replicas", "adding_replicas"]).to_pylist()
+    }
+    frame = replica_sizes.select(["topic", "partition", "broker_id", "log_dir", "size_bytes", "is_future"]).to_pandas(
+        types_mapper={pa.int64(): pd.Int64Dtype(), pa.int32(): pd.Int64Dtype()}.get
+    )
+    frame[s.REPLICA_SIZE_OF_AN_ASSIGNED_REPLICA.name] = [
+        _assigned_replica(topic, int(partition), int(broker), assigned, registered)
+        for topic, partition, broker in zip(frame["topic"], frame["partition"], frame["broker_id"], strict=True)
+    ]
+    return frame
+
+
+def _assigned_replica(
+    topic: str, partition: int, broker: int, assigned: Mapping[tuple[str, int], set[int]], registered: set[int]
+) -> str:
+    replicas = assigned.get((topic, partition))
+    if replicas is None:
+        return f"{topic}-{partition} on broker {broker} is not a partition of this snapshot"
+    if broker not in replicas:
+        return f"broker {broker} holds {topic}-{partition}, whose replicas are {sorted(replicas)}"
+    if broker not in registered:
+        return f"broker {broker} is not a broker of this snapshot"
+    return OK
+
+
 def snapshot_summary(
     commit: Mapping[str, Any], previous: Mapping[str, Any] | None, collection_issues: int
 ) -> pd.DataFrame:

@@ -201,6 +201,7 @@ def validate_snapshot(
     summary_frame = frames.snapshot_summary(batch.commit, previous, issues.num_rows)
     runs = [
         SuiteRun(s.SNAPSHOT_PARTITIONS, partition_frame, snapshot_id),
+        *_load_runs(lake, batch, partitions, brokers),
         SuiteRun(s.SNAPSHOT_SUMMARY, summary_frame, snapshot_id),
     ]
     observed = {
@@ -303,6 +304,19 @@ def _committed(lake: Lake, commit_table: str, cluster: str, snapshot_id: str) ->
     if batch is None:
         raise LakeError(f"{snapshot_id!r} of cluster {cluster!r} is not committed in {commit_table!r} of {lake.root}")
     return batch
+
+
+def _load_runs(lake: Lake, batch: CommittedBatch, partitions: pa.Table, brokers: pa.Table) -> list[SuiteRun]:
+    """The log dirs and replica sizes suites; none for a batch written before those tables existed."""
+    log_dirs = read_batch_table(lake, batch, "log_dirs")
+    sizes = read_batch_table(lake, batch, "replica_sizes")
+    if log_dirs is None or sizes is None:
+        return []
+    snapshot_id = str(batch.commit["snapshot_id"])
+    return [
+        SuiteRun(s.SNAPSHOT_LOG_DIRS, frames.snapshot_log_dirs(log_dirs, brokers), snapshot_id),
+        SuiteRun(s.SNAPSHOT_REPLICA_SIZES, frames.snapshot_replica_sizes(sizes, partitions, brokers), snapshot_id),
+    ]
 
 
 def _table(lake: Lake, batch: CommittedBatch, table: str) -> pa.Table:

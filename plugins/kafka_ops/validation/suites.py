@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "4"
+SUITE_VERSION = "5"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -130,6 +130,44 @@ COLLECTION_ISSUES_WITHIN_THRESHOLD = Check(
     parameter="max_collection_issues",
 )
 
+LOG_DIR_OF_A_SERVING_BROKER = Check(
+    "log_dir_of_a_serving_broker",
+    "every log dir row (DescribeLogDirs) belongs to a broker of the snapshot; only serving brokers are asked",
+    "critical",
+)
+LOG_DIR_USABLE_BYTES_NOT_NEGATIVE = Check(
+    "log_dir_usable_bytes_not_negative",
+    "a log dir's free bytes are ≥ 0 where reported (null where the broker does not report them)",
+    "critical",
+    kind="at_least",
+    column="usable_bytes",
+    bound=0,
+)
+LOG_DIR_USABLE_WITHIN_TOTAL = Check(
+    "log_dir_usable_within_total",
+    "a log dir's free bytes are at most its volume's size; more is a misread answer",
+    "critical",
+    kind="not_below",
+    column="total_bytes",
+    other="usable_bytes",
+)
+REPLICA_SIZE_NOT_NEGATIVE = Check(
+    "replica_size_not_negative",
+    "a replica's size on disk is ≥ 0 bytes",
+    "critical",
+    kind="at_least",
+    column="size_bytes",
+    bound=0,
+)
+REPLICA_SIZE_OF_AN_ASSIGNED_REPLICA = Check(
+    "replica_size_of_an_assigned_replica",
+    "every replica size (DescribeLogDirs) is of a partition of the snapshot, on a broker of the snapshot "
+    "that is one of its replicas or adding replicas; anything else is a stray log, or a topic or "
+    "reassignment that changed between the metadata read and the log dirs read (take a new snapshot), "
+    "and a load-aware plan would weigh the wrong brokers",
+    "critical",
+)
+
 SNAPSHOT_PARTITIONS = SuiteSpec(
     "zookeeper_snapshot_partitions",
     "partition",
@@ -141,6 +179,18 @@ SNAPSHOT_PARTITIONS = SuiteSpec(
         ONE_REPLICATION_FACTOR_PER_TOPIC,
         REPLICAS_REGISTERED_OR_REPORTED,
     ),
+)
+SNAPSHOT_LOG_DIRS = SuiteSpec(
+    "zookeeper_snapshot_log_dirs",
+    "log dir",
+    ("broker_id", "log_dir"),
+    (LOG_DIR_OF_A_SERVING_BROKER, LOG_DIR_USABLE_BYTES_NOT_NEGATIVE, LOG_DIR_USABLE_WITHIN_TOTAL),
+)
+SNAPSHOT_REPLICA_SIZES = SuiteSpec(
+    "zookeeper_snapshot_replica_sizes",
+    "replica size",
+    ("topic", "partition", "broker_id", "log_dir"),
+    (REPLICA_SIZE_NOT_NEGATIVE, REPLICA_SIZE_OF_AN_ASSIGNED_REPLICA),
 )
 SNAPSHOT_SUMMARY = SuiteSpec(
     "zookeeper_snapshot",
@@ -320,7 +370,9 @@ GATE_TRANSACTIONS = SuiteSpec(
     (NO_HANGING_TRANSACTIONS, NO_LONG_OPEN_TRANSACTIONS),
 )
 
-INTEGRITY_SUITES = (SNAPSHOT_PARTITIONS, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY)
+INTEGRITY_SUITES = (
+    SNAPSHOT_PARTITIONS, SNAPSHOT_LOG_DIRS, SNAPSHOT_REPLICA_SIZES, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY,
+)  # fmt: skip
 GATE_SUITES = (
     GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS, GATE_TRANSACTIONS,
 )  # fmt: skip
