@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One-shot before Airflow starts (the airflow-init service): migrate the metadata database, set the
-# admin's password from docker/.env, check that the kafka-ops settings file loads (a typo in it stops
-# the stack here, with the file's own error, instead of failing every DAG run later) and that a local
-# lake is writable.
+# admin's password (and, when set, that of the read-only user "prometheus") from docker/.env, check
+# that the kafka-ops settings file loads (a typo in it stops the stack here, with the file's own
+# error, instead of failing every DAG run later) and that a local lake is writable.
 set -euo pipefail
 
 : "${AIRFLOW_ADMIN_PASSWORD:?is empty: set it in docker/.env (see docker/.env.example)}"
@@ -11,16 +11,21 @@ set -euo pipefail
 echo "== airflow db migrate"
 airflow db migrate
 
-echo "== admin password -> ${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE}"
+echo "== admin and prometheus passwords -> ${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE}"
 python - <<'PY'
 import json
 import os
+import secrets
 from pathlib import Path
 
 path = Path(os.environ["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE"])
 path.parent.mkdir(parents=True, exist_ok=True)
 tmp = path.with_name(path.name + ".tmp")
-tmp.write_text(json.dumps({"admin": os.environ["AIRFLOW_ADMIN_PASSWORD"]}) + "\n")
+# Without AIRFLOW_PROMETHEUS_PASSWORD (no monitoring profile) the user gets a random password nobody
+# knows: left out of the file, the api-server would generate one and print it to its log.
+prometheus = os.environ.get("AIRFLOW_PROMETHEUS_PASSWORD") or secrets.token_urlsafe(32)
+passwords = {"admin": os.environ["AIRFLOW_ADMIN_PASSWORD"], "prometheus": prometheus}
+tmp.write_text(json.dumps(passwords) + "\n")
 tmp.chmod(0o600)
 tmp.replace(path)
 PY

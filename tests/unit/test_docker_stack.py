@@ -37,7 +37,8 @@ BROKERS = ("kafka-1", "kafka-2", "kafka-3")
 DEMO = {"zookeeper", *BROKERS, "kafka-init"}
 AIRFLOW = {"airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
 ONE_SHOTS = {"airflow-init", "kafka-init"}
-SERVICES = DEMO | AIRFLOW | ONE_SHOTS | {"postgres", "spark-master", "spark-worker"}
+MONITORING = {"prometheus-token", "prometheus", "alertmanager", "grafana"}
+SERVICES = DEMO | AIRFLOW | ONE_SHOTS | MONITORING | {"postgres", "spark-master", "spark-worker"}
 LAKE = "/opt/kafka-ops/lake"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|TOKEN|_KEY\b|ROUTING", re.IGNORECASE)
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
@@ -184,7 +185,13 @@ def test_start_order(services: dict[str, Any]) -> None:
     assert waits_for("kafka-init") == dict.fromkeys(BROKERS, "service_healthy")
     for name in DEMO:
         assert services[name]["profiles"] == ["demo"], f"{name} belongs to the droppable demo cluster"
-    for name in SERVICES - DEMO:
+    for name in MONITORING:
+        assert services[name]["profiles"] == ["monitoring"], f"{name} belongs to the optional monitoring"
+    assert waits_for("prometheus-token") == {"airflow-api-server": "service_healthy"}
+    # the token service creates the shared token volume (as its user) before Prometheus mounts it
+    assert waits_for("prometheus") == {"prometheus-token": "service_healthy", "alertmanager": "service_healthy"}
+    assert waits_for("grafana") == {"prometheus": "service_healthy"}
+    for name in SERVICES - DEMO - MONITORING:
         assert not services[name].get("profiles"), f"{name} must always start"
 
 
@@ -226,12 +233,14 @@ def test_kafka_init_script_parses(services: dict[str, Any]) -> None:
 
 def test_ports_are_published_only_for_the_uis_and_only_on_loopback(services: dict[str, Any]) -> None:
     published = {name: s["ports"] for name, s in services.items() if s.get("ports")}
-    assert set(published) == {"airflow-api-server", "spark-master"}
+    container_port = {"airflow-api-server": "8080", "spark-master": "8080", "prometheus": "9090",
+                      "alertmanager": "9093", "grafana": "3000"}  # fmt: skip
+    assert set(published) == set(container_port)
     for name, ports in published.items():
         for port in ports:
             host_ip, _, rest = interpolate(str(port)).partition(":")
             assert host_ip == "127.0.0.1", f"{name} publishes {port} beyond loopback"
-            assert rest.rsplit(":", 1)[1] == "8080", f"{name}: {port}"
+            assert rest.rsplit(":", 1)[1] == container_port[name], f"{name}: {port}"
     assert not any(s.get("network_mode") == "host" for s in services.values())
 
 
@@ -245,6 +254,9 @@ def test_named_volumes_are_declared_used_and_persist_each_store(compose: dict[st
     assert ("zookeeper", "zookeeper-data", "/data") in owners
     for broker in BROKERS:
         assert (broker, f"{broker}-data", "/var/lib/kafka/data") in owners
+    assert ("prometheus", "prometheus-data", "/prometheus") in owners
+    assert ("alertmanager", "alertmanager-data", "/alertmanager") in owners
+    assert ("grafana", "grafana-data", "/var/lib/grafana") in owners
 
 
 def test_the_lake_is_shared_where_it_is_read_and_written(services: dict[str, Any]) -> None:
@@ -315,6 +327,10 @@ def test_every_variable_is_documented_and_secrets_are_never_in_the_example() -> 
         assert active.get(name) == "", f"{name}: the example must list it, empty"
     for name, value in active.items():
         assert not (SECRET_NAME.search(name) and value), f"{name} has a value in the example"
+    # the monitoring profile's secrets: `${X:-}` (the stack without the profile must start without
+    # them), listed empty like the required ones
+    for name in ("AIRFLOW_PROMETHEUS_PASSWORD", "GRAFANA_ADMIN_PASSWORD"):
+        assert active.get(name) == "", f"{name}: the example must list it, empty"
 
 
 def test_docker_env_is_git_ignored() -> None:
@@ -332,7 +348,8 @@ def test_no_secret_literal_in_the_compose_file(compose: dict[str, Any]) -> None:
     for env in envs:
         for name, value in env.items():
             if SECRET_NAME.search(name) and not name.endswith("_FILE"):  # a path to secrets is not one
-                assert re.fullmatch(r"\$\{[A-Z_]+:\?[^}]*\}", value), f"{name} must come from docker/.env"
+                # required (`:?`), or `${X:-}` for a profile's secret its service checks itself
+                assert re.fullmatch(r"\$\{[A-Z_]+(:\?[^}]*|:-)\}", value), f"{name} must come from docker/.env"
             if name.startswith("AIRFLOW_CONN_"):
                 fields = json.loads(interpolate(value))
                 assert not {"login", "password"} & set(fields), f"{name} holds credentials"
@@ -548,3 +565,80 @@ def test_docker_compose_config(tmp_path: Path) -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
+
+
+# -- monitoring (profile "monitoring") ---------------------------------------------------------------
+
+
+def test_prometheus_reads_the_token_file_the_token_service_writes(services: dict[str, Any]) -> None:
+    token_env = environment(services["prometheus-token"])
+    written = Path(token_env["AIRFLOW_JWT_FILE"])
+    token_mounts = {t: src for src, t, _ in volume_mounts(services["prometheus-token"])}
+    assert token_mounts[str(written.parent)] == "prometheus-token"
+    prometheus_mounts = {src: (t, ro) for src, t, ro in volume_mounts(services["prometheus"])}
+    target, read_only = prometheus_mounts["prometheus-token"]
+    assert read_only, "Prometheus only reads the token"
+    config = yaml.safe_load((DOCKER / "prometheus" / "prometheus.yml").read_text())
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "kafka-ops"]
+    assert job["authorization"]["credentials_file"] == f"{target}/{written.name}"
+    assert job["metrics_path"] == "/kafka-ops/metrics"
+    assert job["static_configs"][0]["targets"] == ["airflow-api-server:8080"]
+    assert token_env["AIRFLOW_JWT_URL"] == "http://airflow-api-server:8080/auth/token"
+    # the token volume starts as the image's directory, owned by the image's user (see the Dockerfile)
+    assert str(written.parent) in DOCKERFILE.read_text()
+    health = services["prometheus-token"]["healthcheck"]["test"][-1]
+    assert str(written) in health
+
+
+def test_the_token_service_gets_only_its_own_secret(services: dict[str, Any]) -> None:
+    env = environment(services["prometheus-token"])
+    assert env["AIRFLOW_PROMETHEUS_PASSWORD"] == "${AIRFLOW_PROMETHEUS_PASSWORD:-}"
+    assert not [name for name in env if SECRET_NAME.search(name) and name != "AIRFLOW_PROMETHEUS_PASSWORD"]
+    script = Path(command_of(services["prometheus-token"])[-1])
+    mounted = {t: src for src, t, _ in volume_mounts(services["prometheus-token"])}
+    assert (DOCKER / mounted[str(script)]).is_file()
+
+
+def test_the_prometheus_user_is_a_viewer_with_a_password_from_the_env_file(compose: dict[str, Any]) -> None:
+    users = dict(u.split(":") for u in compose["x-airflow-env"]["AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS"].split(","))
+    assert users == {"admin": "admin", "prometheus": "viewer"}
+    init = (DOCKER / "airflow" / "airflow-init.sh").read_text()
+    assert 'os.environ.get("AIRFLOW_PROMETHEUS_PASSWORD")' in init
+
+
+def test_airflow_init_writes_the_passwords_file(tmp_path: Path) -> None:
+    """The init script's password step, run as it is (the heredoc), with and without the prometheus one."""
+    script = (DOCKER / "airflow" / "airflow-init.sh").read_text()
+    step = script.split("python - <<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    path = tmp_path / "auth" / "passwords.json"
+    base = {"PATH": os.environ["PATH"], "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(path),
+            "AIRFLOW_ADMIN_PASSWORD": "a-secret"}  # fmt: skip
+    subprocess.run(["python", "-c", step], env={**base, "AIRFLOW_PROMETHEUS_PASSWORD": "p-secret"}, check=True)
+    assert json.loads(path.read_text()) == {"admin": "a-secret", "prometheus": "p-secret"}
+    assert path.stat().st_mode & 0o777 == 0o600
+    subprocess.run(["python", "-c", step], env={**base, "AIRFLOW_PROMETHEUS_PASSWORD": ""}, check=True)
+    unset = json.loads(path.read_text())
+    assert unset["admin"] == "a-secret" and len(unset["prometheus"]) >= 32  # random: no known password
+
+
+def test_grafana_refuses_to_start_without_its_password(services: dict[str, Any]) -> None:
+    grafana = services["grafana"]
+    env = environment(grafana)
+    assert env["GF_SECURITY_ADMIN_PASSWORD"] == "${GRAFANA_ADMIN_PASSWORD:-}"
+    entrypoint = interpolate(grafana["entrypoint"][-1])
+    for password, code in (("", 1), ("x", 0)):
+        run = entrypoint.replace("exec /run.sh", "exit 0")
+        result = subprocess.run(["sh", "-c", run], env={"GF_SECURITY_ADMIN_PASSWORD": password}, capture_output=True,
+                                text=True, check=False)  # fmt: skip
+        assert result.returncode == code, (password, result.stderr)
+    assert (
+        "GRAFANA_ADMIN_PASSWORD is empty"
+        in subprocess.run(["sh", "-c", entrypoint], env={}, capture_output=True, text=True, check=False).stderr
+    )
+    mounts = {t: src for src, t, _ in volume_mounts(grafana)}
+    provider = yaml.safe_load((DOCKER / "grafana" / "provisioning" / "dashboards" / "kafka-ops.yml").read_text())
+    dashboards_dir = provider["providers"][0]["options"]["path"]
+    assert mounts[dashboards_dir] == "./grafana/dashboards"
+    assert mounts["/etc/grafana/provisioning"] == "./grafana/provisioning"
+    home = Path(env["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
+    assert str(home.parent) == dashboards_dir and (DOCKER / "grafana" / "dashboards" / home.name).is_file()
