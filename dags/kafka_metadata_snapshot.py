@@ -114,22 +114,15 @@ def kafka_metadata_snapshot() -> None:
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
         # imported here, not at parse time: kazoo, kafka-python, pyarrow
-        from kafka_ops.airflow.metadata_source import brokers_beside_zookeeper, metadata_hook, migration_watch, resolve
-        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
+        from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
+        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
         from kafka_ops.lake.store import Lake
 
         settings = load_settings()
-        lake_root, capacities = settings.lake_root, settings.cluster(cluster["name"]).capacity
-        lake = Lake(lake_root)
+        lake_root = settings.lake_root
         source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
         try:
-            hook = metadata_hook(source, conn_id)
-            if isinstance(hook, ZooKeeperHook):  # migration and log dirs: the Kafka side of a 3.9 cluster
-                watch = migration_watch(cluster.get("controller_bootstrap_servers"), cluster["kafka_conn_id"])
-                brokers = brokers_beside_zookeeper(cluster["kafka_conn_id"])
-                snap, info = hook.snapshot_to_lake(cluster["name"], lake, watch, brokers, capacities=capacities)
-            else:
-                snap, info = hook.snapshot_to_lake(cluster["name"], lake, capacities=capacities)
+            snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, Lake(lake_root))
         except Exception as e:
             _record_attempt(lake_root, cluster["name"], source, conn_id, e)
             if isinstance(e, NOT_RETRYABLE):

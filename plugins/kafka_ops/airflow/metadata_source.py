@@ -11,8 +11,13 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+    from kafka_ops.lake.store import Lake
+    from kafka_ops.settings import ClusterConfig
+    from kafka_ops.snapshot.model import ClusterSnapshot
     from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
 
@@ -45,6 +50,23 @@ def metadata_hook(source: Source, conn_id: str) -> ZooKeeperHook | KafkaAdminHoo
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook  # noqa: PLC0415 - kazoo only when used
 
     return ZooKeeperHook(conn_id) if source == "ZooKeeper" else KafkaAdminHook(conn_id)
+
+
+def snapshot_to_lake(
+    config: ClusterConfig, source: Source, conn_id: str, lake: Lake
+) -> tuple[ClusterSnapshot, dict[str, Any]]:
+    """One cluster's metadata snapshot published to `lake`, as the snapshot DAG takes it (and a plan
+    is made from): through `metadata_hook(source, conn_id)`; a ZooKeeper one also watches a migration
+    and reads the brokers' log dirs through the cluster's Kafka connection; the summary weighs disk
+    use against the cluster's capacities."""
+    from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415 - kafka-python only when used
+
+    hook = metadata_hook(source, conn_id)
+    if isinstance(hook, KafkaAdminHook):
+        return hook.snapshot_to_lake(config.name, lake, capacities=config.capacity)
+    watch = migration_watch(config.controller_bootstrap_servers, config.kafka_conn_id)
+    brokers = brokers_beside_zookeeper(config.kafka_conn_id)
+    return hook.snapshot_to_lake(config.name, lake, watch, brokers, capacities=config.capacity)
 
 
 def migration_watch(controller_bootstrap_servers: str | None, kafka_conn_id: str) -> MigrationWatch:

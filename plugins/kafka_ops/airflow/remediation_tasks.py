@@ -29,7 +29,7 @@ from typing import Any
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
 from kafka_ops.airflow.kafka_hook import KafkaAdminHook
-from kafka_ops.airflow.metadata_source import Source, metadata_hook
+from kafka_ops.airflow.metadata_source import Source, snapshot_to_lake
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
@@ -144,7 +144,7 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     when the request cannot be planned on this snapshot, and the collector's errors."""
     name = request.cluster.name
     lake = Lake(request.lake_root)
-    snapshot, _ = metadata_hook(*_resolve(request.cluster)).snapshot_to_lake(name, lake)
+    snapshot, _ = snapshot_to_lake(request.cluster, *_resolve(request.cluster), lake)  # the DAG's way: load too
     validation = validate_snapshot(lake, name, snapshot.snapshot_id)
     if not validation.trusted:
         raise SnapshotUntrusted(
