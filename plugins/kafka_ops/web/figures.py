@@ -17,6 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from kafka_ops.web.lake_cache import Batch, ClusterView
 
 Row = dict[str, Any]
@@ -73,16 +76,6 @@ class Part:
 
 
 @dataclass(frozen=True)
-class PartitionHealth:
-    topic: str
-    partition: int
-    leader: int
-    replicas: list[int]
-    isr: list[int]
-    status: str
-
-
-@dataclass(frozen=True)
 class Alert:
     key: str
     severity: str
@@ -100,7 +93,8 @@ class ClusterFigures:
     partitions: list[PartitionLag] = field(default_factory=list)
     groups: list[GroupFigures] = field(default_factory=list)
     end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
-    health: list[PartitionHealth] = field(default_factory=list)
+    health: pa.Table | None = None
+    """The latest analysis' `isr_health` findings (one row per partition), as read."""
     counts: dict[str, int] = field(default_factory=dict)
     """under_replicated, under_min_isr, offline, brokers, partitions (metadata snapshot and analysis)."""
     leaders: Row | None = None
@@ -227,26 +221,19 @@ def _analysed(
 
 
 def _metadata_findings(figures: ClusterFigures, analysis: Batch) -> None:
-    health = analysis.rows("isr_health")
+    health = analysis.tables.get("isr_health")
     if health is not None:
-        figures.health = [
-            PartitionHealth(
-                r["topic"],
-                r["partition"],
-                -1 if r.get("leader") is None else int(r["leader"]),
-                list(r.get("replicas") or []),
-                list(r.get("isr") or []),
-                r.get("status") or "ok",
-            )
-            for r in health
-        ]  # fmt: skip
+        figures.health = health
         # the detector's flags, as kafka-topics' --under-replicated / --under-min-isr partitions count them
-        figures.counts = {
-            **figures.counts,
-            **{flag: sum(bool(r.get(flag, r.get("status") == flag)) for r in health) for flag in HEALTH_FLAGS},
-        }
+        figures.counts = {**figures.counts, **{flag: _count(health, flag) for flag in HEALTH_FLAGS}}
     leaders = analysis.rows("leader_balance_cluster")
     figures.leaders = leaders[0] if leaders else None
     controller = analysis.rows("controller_health")
     figures.controller = controller[0] if controller else None
     figures.reassignments = analysis.rows("reassignments_in_flight")
+
+
+def _count(health: pa.Table, flag: str) -> int:
+    """Rows with `flag` set (the detector's boolean column), or, in findings without it, with that status."""
+    column = health.column(flag) if flag in health.column_names else pc.equal(health.column("status"), flag)
+    return int(pc.sum(pc.cast(column, pa.int64())).as_py() or 0)

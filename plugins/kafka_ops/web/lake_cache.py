@@ -42,10 +42,12 @@ METADATA_FINDINGS = ("isr_health", "leader_balance_cluster", "controller_health"
 @dataclass(frozen=True)
 class Batch:
     """One committed batch: its commit row (with `dt`) and the tables read from it (a table the batch
-    did not write is absent, so a part built on it is left out rather than shown as zero)."""
+    did not write is absent, so a part built on it is left out rather than shown as zero). Rows are
+    made from a table the first time they are asked for: a big table a profile only counts stays Arrow."""
 
     commit: Row
-    tables: dict[str, list[Row]] = field(default_factory=dict)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    _rows: dict[str, list[Row]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def captured_at(self) -> datetime:
@@ -55,7 +57,12 @@ class Batch:
         return value
 
     def rows(self, table: str) -> list[Row] | None:
-        return self.tables.get(table)
+        if table not in self._rows:
+            data = self.tables.get(table)
+            if data is None:
+                return None
+            self._rows[table] = data.to_pylist()
+        return self._rows[table]
 
 
 @dataclass(frozen=True)
@@ -177,12 +184,12 @@ def _latest_analysis(lake: Lake, cluster: str, source: str, tables: Sequence[str
     return Batch(commit, _tables(lake, cluster, ANALYSIS_COMMIT_TABLE, commit, tables))
 
 
-def _tables(lake: Lake, cluster: str, commit_table: str, commit: Row, tables: Sequence[str]) -> dict[str, list[Row]]:
+def _tables(lake: Lake, cluster: str, commit_table: str, commit: Row, tables: Sequence[str]) -> dict[str, pa.Table]:
     batch_id = str(commit["snapshot_id"]) + (".analysis" if commit_table == ANALYSIS_COMMIT_TABLE else "")
     batch = CommittedBatch(cluster, commit_table, batch_id, str(commit["dt"]), commit)
     out = {}
     for table in tables:
         data = read_batch_table(lake, batch, table)
         if data is not None:
-            out[table] = data.to_pylist()
+            out[table] = data
     return out

@@ -161,14 +161,17 @@ def kafka_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
         if "brokers" in c.counts:
             brokers.add_metric([c.cluster], c.counts["brokers"])
         per_topic: dict[str, int] = defaultdict(int)
-        for h in c.health:
-            labels = [c.cluster, h.topic, str(h.partition)]
-            per_topic[h.topic] += 1
-            leader.add_metric(labels, h.leader)
-            replicas.add_metric(labels, len(h.replicas))
-            in_sync.add_metric(labels, len(h.isr))
-            preferred.add_metric(labels, 1 if h.replicas and h.leader == h.replicas[0] else 0)
-            under.add_metric(labels, 1 if len(h.isr) < len(h.replicas) else 0)
+        health = None if c.health is None else c.health.select(["topic", "partition", "leader", "replicas", "isr"])
+        for h in health.to_pylist() if health is not None else []:
+            labels = [c.cluster, h["topic"], str(h["partition"])]
+            per_topic[h["topic"]] += 1
+            held, isr = h["replicas"] or [], h["isr"] or []
+            leader_id = -1 if h["leader"] is None else h["leader"]
+            leader.add_metric(labels, leader_id)
+            replicas.add_metric(labels, len(held))
+            in_sync.add_metric(labels, len(isr))
+            preferred.add_metric(labels, 1 if held and leader_id == held[0] else 0)
+            under.add_metric(labels, 1 if len(isr) < len(held) else 0)
         for topic, count in sorted(per_topic.items()):
             partitions.add_metric([c.cluster, topic], count)
         for (topic, partition), end in sorted(c.end_offsets.items()):
