@@ -31,6 +31,8 @@ from kafka_ops.sandbox.cluster import free_port
 T = TypeVar("T")
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
 USER = "admin"
+VIEWER = "prometheus"
+"""A read-only user when the stack's env lists it in AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS (`viewer_token`)."""
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,13 @@ class AirflowStack:
             response.raise_for_status()
             self._token = str(response.json()["access_token"])
         return self._token
+
+    def viewer_token(self) -> str:
+        """A JWT of the read-only user `VIEWER`, whose password the auth manager generated at start."""
+        password = json.loads((self.home / "passwords.json").read_text())[VIEWER]
+        response = httpx.post(f"{self.url}/auth/token", json={"username": VIEWER, "password": password}, timeout=30)
+        response.raise_for_status()
+        return str(response.json()["access_token"])
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """`/api/v2/<path>` as the admin; the response, whatever its status."""

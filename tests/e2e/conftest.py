@@ -24,7 +24,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM
 from kafka_ops.sandbox import SandboxCluster, var_dir
-from tests.e2e.airflow_stack import USER, AirflowStack, AirflowUI
+from tests.e2e.airflow_stack import USER, VIEWER, AirflowStack, AirflowUI
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "sandbox"
@@ -65,6 +65,8 @@ def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, a
         "KAFKA_OPS_LAKE": "",  # the settings' lake_root, not one from the caller's environment
         "AIRFLOW_CONN_ZOOKEEPER_SANDBOX": json.dumps(zookeeper),
         "AIRFLOW_CONN_KAFKA_SANDBOX": json.dumps(kafka),
+        # a read-only user, as docs/operations.md gives Prometheus (its password lands in the passwords file)
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin,{VIEWER}:viewer",
     }
     stack = AirflowStack(tmp / "home", env)
     try:

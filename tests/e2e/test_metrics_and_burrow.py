@@ -1,6 +1,7 @@
 """The plugin on a real api-server: a real Prometheus scrapes `/kafka-ops/metrics` with a bearer token
-and PromQL gives the lag of a real lagging group under each profile; a Burrow client's documented
-calls (httpx) get Burrow's shapes for the sandbox's groups.
+(a Viewer's, as docs/operations.md sets Prometheus up) and PromQL gives the lag of a real lagging
+group under each profile; a Burrow client's documented calls (httpx, the same read-only token) get
+Burrow's shapes for the sandbox's groups.
 
 The group: 100 records on a fresh topic, offset 10 committed by a real consumer that then leaves, a
 group collection, 100 more records, a second collection (lag 190), then the real group detectors
@@ -76,7 +77,7 @@ def lagging(airflow: AirflowUI, sandbox: SandboxCluster, spark: SparkSession) ->
 def prometheus(airflow: AirflowUI, tmp_path: Path) -> Iterator[PrometheusServer]:
     target = airflow.stack.url.removeprefix("http://")
     jobs = [ScrapeJob(p, target, "/kafka-ops/metrics", {"profile": [p]}) for p in QUERIES]
-    server = PrometheusServer(tmp_path / "prometheus", jobs, airflow.stack.token())
+    server = PrometheusServer(tmp_path / "prometheus", jobs, airflow.stack.viewer_token())  # read-only
     try:
         yield server.start()
     finally:
@@ -104,7 +105,7 @@ def test_prometheus_reads_the_lag_under_each_profile(
 
 
 def burrow(airflow: AirflowUI, path: str) -> httpx.Response:
-    headers = {"Authorization": f"Bearer {airflow.stack.token()}"}
+    headers = {"Authorization": f"Bearer {airflow.stack.viewer_token()}"}
     return httpx.get(f"{airflow.stack.url}/kafka-ops/v3/kafka{path}", headers=headers, timeout=30)
 
 
