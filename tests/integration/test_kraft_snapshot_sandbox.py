@@ -106,8 +106,9 @@ def test_a_kraft_snapshot_agrees_with_kafkas_own_tools(
     assert overrides[("topic", "kr_orders")] == {"min.insync.replicas": "2"}
     assert overrides[("topic", "kr_small")] == {"retention.ms": "3600000"}
     assert snap.metadata_version is not None and snap.metadata_version >= 1
-    # a fixed handful plus one per broker (its dynamic configs), whatever the number of topics and partitions
-    assert snap.requests is not None and snap.requests <= 10 + len(snap.brokers)
+    # a fixed handful plus two per broker (its dynamic configs, its log dirs), whatever the number of topics
+    assert snap.requests is not None and snap.requests <= 10 + 2 * len(snap.brokers)
+    assert {d.broker_id for d in snap.log_dirs} == {1, 2, 3}
 
     lake.publish(snapshot_batch(snap))
     result = validate_snapshot(lake, CLUSTER, snap.snapshot_id)
