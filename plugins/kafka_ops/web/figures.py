@@ -162,7 +162,8 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
         if r.get("topic_deleted"):
             continue
         committed = r.get("committed_offset")
-        if committed is None and r.get("start_offset") is not None and r.get("lag") is not None:
+        known = r.get("lag") is not None and r.get("end_offset") is not None
+        if committed is None and r.get("start_offset") is not None and known:
             committed = r["end_offset"] - r["lag"]  # a share group: its position, as lag_status takes it
         lag_seconds, method = seconds.get(key, (None, None))
         figures.partitions.append(

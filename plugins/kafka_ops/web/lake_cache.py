@@ -37,6 +37,14 @@ WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE)
 GROUP_TABLES = ("group_offsets", "group_members", "consumer_groups", "partition_end_offsets")
 GROUP_FINDINGS = ("lag_status_partitions", "lag_status_groups", "lag_time_partitions", "lag_time_groups")
 METADATA_FINDINGS = ("isr_health", "leader_balance_cluster", "controller_health", "reassignments_in_flight")
+REQUIRED = {
+    "lag_status_partitions": ("group_id", "topic", "partition", "status"),
+    "lag_status_groups": ("group_id", "status"),
+    "lag_time_partitions": ("group_id", "topic", "partition"),
+    "lag_time_groups": ("group_id",),
+    "isr_health": ("topic", "partition", "leader", "replicas", "isr", "status"),
+}
+"""Findings columns the endpoints cannot do without (the snapshot tables are read in their documented schema)."""
 
 
 @dataclass(frozen=True)
@@ -191,5 +199,11 @@ def _tables(lake: Lake, cluster: str, commit_table: str, commit: Row, tables: Se
     for table in tables:
         data = read_batch_table(lake, batch, table)
         if data is not None:
+            missing = [c for c in REQUIRED.get(table, ()) if c not in data.column_names]
+            if missing:
+                raise LakeError(
+                    f"{table} of batch {batch_id} (cluster {cluster!r}, dt={batch.dt}) lacks column(s) {missing}: "
+                    "written by another kafka-ops version? Re-run the analysis"
+                )
             out[table] = data
     return out

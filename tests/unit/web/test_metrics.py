@@ -3,6 +3,7 @@ content negotiation, staleness, the cache, and a lake that cannot be read."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from kafka_ops.settings import ClusterConfig
 from kafka_ops.web.app import build_app
 from tests.unit.web import lakes
 
@@ -172,3 +174,38 @@ def test_the_lake_is_read_once_per_commit(tmp_path: Path) -> None:
     owner = {"cluster_name": "c1", "group": "stable", "topic": "orders", "partition": "0", "member_host": "",
              "consumer_id": "", "client_id": ""}  # fmt: skip
     assert value(third, "kafka_consumergroup_group_lag", **owner) == 280  # read again: no members now
+
+
+def test_one_unreadable_cluster_leaves_the_others_served(tmp_path: Path) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    lakes.scenario.publish_findings(lake, "g4", "group_snapshots", lakes.group_findings(), cluster="c2")
+    (offsets,) = Path(lake.base, "analysis_runs", "cluster=c2").rglob("g4.analysis.parquet")
+    offsets.write_bytes(b"not parquet")
+    settings = lakes.settings(tmp_path / "lake")
+    settings = dataclasses.replace(settings, clusters=(*settings.clusters, ClusterConfig("c2")))
+    response = TestClient(build_app(settings, clock=lambda: lakes.NOW)).get("/metrics")
+    assert response.status_code == 200
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s for f in text_string_to_metric_families(response.text)
+               for s in f.samples}  # fmt: skip
+    assert samples[("kafka_ops_up", ())].value == 0
+    assert samples[("kafka_ops_cluster_up", (("cluster", "c1"),))].value == 1
+    assert samples[("kafka_ops_cluster_up", (("cluster", "c2"),))].value == 0
+    (error,) = [s for (name, _), s in samples.items() if name == "kafka_ops_lake_error_info"]
+    assert error.labels["cluster"] == "c2" and "g4.analysis.parquet" in error.labels["reason"]
+    lags = [s for (name, _), s in samples.items() if name == "kafka_consumergroup_group_lag"]
+    assert {s.labels["cluster_name"] for s in lags} == {"c1"} and max(s.value for s in lags) == 280
+
+
+def test_findings_without_a_needed_column_name_it(tmp_path: Path) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    findings = lakes.group_findings()
+    findings["lag_status_groups"] = [
+        {k: v for k, v in r.items() if k != "status"} for r in findings["lag_status_groups"]
+    ]
+    lakes.scenario.publish_findings(lake, "g4", "group_snapshots", findings)  # the analysis again, an old writer
+    response = TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)).get("/metrics")
+    assert response.status_code == 503
+    assert (
+        "lag_status_groups of batch g4.analysis (cluster 'c1', dt=2026-11-21) lacks column(s) ['status']"
+        in (response.headers["x-kafka-ops-error"])
+    )
