@@ -19,6 +19,7 @@ from kafka_ops.detectors import (
     lag_time,
     leader_balance,
     migration_health,
+    partition_load,
     quorum_health,
     reassignments,
     replica_placement,
@@ -40,6 +41,7 @@ DETECTORS: dict[str, Detector] = {
         reassignments.DETECTOR,
         idle_throttles.DETECTOR,
         topic_deletions.DETECTOR,
+        partition_load.DETECTOR,
     )
 }
 
