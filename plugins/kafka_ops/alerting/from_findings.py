@@ -35,6 +35,9 @@ TITLES = {
     "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
     "no_hanging_transactions": "{transactions} hanging or open too long: read_committed consumers are stalled",
     "no_long_open_transactions": "{transactions} open for long: read_committed consumers wait behind them",
+    "no_disk_running_out": "disk running out: {disks} full or filling up within days",
+    "disk_within_limits": "disk use beyond its limits or skewed: {disks}",
+    "no_hot_spots": "{hot_spots} far above their peers or near network capacity",
 }
 KRAFT_TITLES = {
     # the KRaft controller has no imbalance percentage: every partition off its preferred replica counts
@@ -93,6 +96,8 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
             replicas=_plural(gate.count, "replica"),
             fields=_plural(gate.count, "partition field"),
             transactions=_plural(gate.count, "transaction"),
+            disks=_plural(gate.count, "broker or log dir", "brokers or log dirs"),
+            hot_spots=_plural(gate.count, "hot partition or broker", "hot partitions or brokers"),
         ),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),
@@ -136,8 +141,8 @@ def _group_alert(
     )
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+def _plural(count: int, word: str, words: str | None = None) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {words or word + 's'}"
 
 
 def _affected(row: Mapping[str, Any]) -> Affected:

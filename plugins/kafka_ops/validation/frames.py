@@ -455,3 +455,45 @@ def transaction_gates(transactions: pa.Table | None) -> pd.DataFrame:
     columns = ["topic", "partition", "producer_id", "transactional_id", "age_seconds", "start_offset", "hanging",
                "problem", "action", "start_time"]  # fmt: skip
     return _frame(out, columns, s.GATE_TRANSACTIONS)
+
+
+DISK_KINDS = frozenset({"disk_full_soon", "disk_over_share", "log_dir_full_soon", "log_dir_over_share",
+                        "log_dir_error", "disk_skew", "log_dir_skew"})  # fmt: skip
+"""`load_problems` kinds about disk; the rest (hot_partition, hot_broker_in/out) are about traffic."""
+
+
+def load_gates(problems: pa.Table | None) -> pd.DataFrame:
+    """`load_problems` (findings) with the `GATE_LOAD` check columns (the detector's `problem` as the
+    sentence); no rows for an analysis from before the detector existed."""
+    out = []
+    for r in problems.to_pylist() if problems is not None else []:
+        disk = r["kind"] in DISK_KINDS
+        out.append(
+            {
+                "kind": r["kind"],
+                "subject": _load_subject(r),
+                "broker_id": r["broker_id"],
+                "log_dir": r["log_dir"],
+                "topic": r["topic"],
+                "partition": r["partition"],
+                "value": r["value"],
+                "problem": r["problem"],
+                "action": r["action"],
+                "since": r["since"],
+                s.NO_DISK_RUNNING_OUT.name: r["problem"] if disk and r["severity"] == "critical" else OK,
+                s.DISK_WITHIN_LIMITS.name: r["problem"] if disk and r["severity"] == "warning" else OK,
+                s.NO_HOT_SPOTS.name: r["problem"] if not disk and r["severity"] != "ok" else OK,
+            }
+        )
+    columns = ["kind", "subject", "broker_id", "log_dir", "topic", "partition", "value", "problem", "action", "since"]
+    frame = _frame(out, columns, s.GATE_LOAD)
+    # a broker id or partition is null on the other kinds' rows: keep the ids whole numbers, not floats
+    for column in ("broker_id", "partition"):
+        frame[column] = pd.Series([r[column] for r in out], index=frame.index, dtype=object)
+    return frame
+
+
+def _load_subject(r: Mapping[str, Any]) -> str:
+    if r["topic"] is not None:
+        return f"{r['topic']}-{r['partition']}"
+    return f"broker {r['broker_id']}" + (f" {r['log_dir']}" if r["log_dir"] is not None else "")

@@ -14,6 +14,11 @@ that decides what happens next (critical pages someone and blocks remediation; w
   above `thresholds.controller_elections_per_hour`;
 * `no_group_in_err` (critical) / `no_group_in_warn` (warning): a `lag_status_groups` status is ERR /
   WARN (group gates run only when a group collection is named);
+* `no_disk_running_out` (critical) / `disk_within_limits` (warning) / `no_hot_spots` (warning): a
+  `load_problems` row about disk that is critical (filling within `disk_days_critical`, fuller than
+  `disk_share_critical`) / about disk and a warning (filling within `disk_days_warning`, over the
+  cluster's `max_disk_share`, a log dir error, disk skew) / about traffic (hot partitions and brokers);
+  no rows for an analysis without the table;
 * `no_hanging_transactions` (critical) / `no_long_open_transactions` (warning): a `transactions` row is
   critical (hanging, past its own timeout, or older than `transaction_age_critical_s`) / warning (older
   than `transaction_age_warning_s`); with the group gates, no rows for an analysis without the table.
@@ -222,6 +227,7 @@ def run_gates(
         (s.GATE_CONTROLLER, frames.controller_gates(zk.required("controller_health")), zk),
         (s.GATE_QUORUM, frames.quorum_gates(zk.optional("quorum_health")), zk),
         (s.GATE_MIGRATION, frames.migration_gates(zk.optional("migration_health")), zk),
+        (s.GATE_LOAD, frames.load_gates(zk.optional("load_problems")), zk),
     ]
     if group_snapshot_id is not None:
         groups = _Evidence.of(lake, cluster, group_snapshot_id)
@@ -468,6 +474,18 @@ def _transactions(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str
     return _Verdict(rows, cause, action, min(known) if known else ev.captured_at)
 
 
+def _load(rows: list[dict[str, Any]], ev: _Evidence, params: Mapping[str, float]) -> _Verdict:
+    """Disk problems by days left (fewest first), then by share or ratio; hot spots by bytes per second."""
+    by_days = {"disk_full_soon", "log_dir_full_soon"}
+    rows = sorted(
+        rows, key=lambda r: (r["kind"] not in by_days, (1 if r["kind"] in by_days else -1) * (r["value"] or 0))
+    )
+    cause = "; ".join(str(r["problem"]) for r in rows[:3]) + _more(len(rows), 3, "load problems")
+    actions = list(dict.fromkeys(str(r["action"]) for r in rows if r.get("action")))
+    known = [r["since"] for r in rows if r.get("since") is not None]
+    return _Verdict(rows, cause, "; ".join(actions[:3]), min(known) if known else ev.captured_at)
+
+
 _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, float]], _Verdict]] = {
     s.NO_OFFLINE_PARTITIONS.name: _offline,
     s.NO_UNDER_MIN_ISR_PARTITIONS.name: _under_min_isr,
@@ -484,6 +502,9 @@ _VERDICTS: dict[str, Callable[[list[dict[str, Any]], _Evidence, Mapping[str, flo
     s.NO_GROUP_IN_WARN.name: _groups(frozenset({"WARN"})),
     s.NO_HANGING_TRANSACTIONS.name: _transactions,
     s.NO_LONG_OPEN_TRANSACTIONS.name: _transactions,
+    s.NO_DISK_RUNNING_OUT.name: _load,
+    s.DISK_WITHIN_LIMITS.name: _load,
+    s.NO_HOT_SPOTS.name: _load,
 }
 
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "5"
+SUITE_VERSION = "6"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -338,6 +338,24 @@ NO_LONG_OPEN_TRANSACTIONS = Check(
     "no transaction is open longer than transaction_age_warning_s (transactions)",
     "warning",
 )
+NO_DISK_RUNNING_OUT = Check(
+    "no_disk_running_out",
+    "no broker or log dir fills up within disk_days_critical days at its current growth or is fuller than "
+    "disk_share_critical (load_problems): a full disk takes its replicas offline",
+    "critical",
+)
+DISK_WITHIN_LIMITS = Check(
+    "disk_within_limits",
+    "no broker or log dir fills up within disk_days_warning days, is fuller than the cluster's max_disk_share, "
+    "reports an error, or holds more than disk_skew_ratio times its peers' mean (load_problems)",
+    "warning",
+)
+NO_HOT_SPOTS = Check(
+    "no_hot_spots",
+    "no partition takes more than hot_partition_factor times the typical partition's bytes-in, and no broker "
+    "nears its network capacity or moves more than hot_broker_factor times the brokers' mean (load_problems)",
+    "warning",
+)
 
 GATE_PARTITIONS = SuiteSpec(
     "health_gates_partitions", "partition", ("topic", "partition"), (NO_OFFLINE_PARTITIONS, NO_UNDER_MIN_ISR_PARTITIONS)
@@ -369,12 +387,19 @@ GATE_TRANSACTIONS = SuiteSpec(
     ("topic", "partition", "producer_id"),
     (NO_HANGING_TRANSACTIONS, NO_LONG_OPEN_TRANSACTIONS),
 )
+GATE_LOAD = SuiteSpec(
+    "health_gates_load",
+    "load problem of a broker, log dir or partition",
+    ("kind", "subject"),
+    (NO_DISK_RUNNING_OUT, DISK_WITHIN_LIMITS, NO_HOT_SPOTS),
+)
 
 INTEGRITY_SUITES = (
     SNAPSHOT_PARTITIONS, SNAPSHOT_LOG_DIRS, SNAPSHOT_REPLICA_SIZES, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY,
 )  # fmt: skip
 GATE_SUITES = (
     GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS, GATE_TRANSACTIONS,
+    GATE_LOAD,
 )  # fmt: skip
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
 CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}

@@ -97,6 +97,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("last_stable_offset", pa.int64()), ("groups", pa.list_(pa.string())), ("problem", pa.string()),
         ("action", pa.string()), ("severity", pa.string()),
     ]),
+    "load_problems": pa.schema([
+        ("snapshot_id", pa.string()), ("kind", pa.string()), ("broker_id", pa.int32()), ("log_dir", pa.string()),
+        ("topic", pa.string()), ("partition", pa.int32()), ("value", pa.float64()), ("problem", pa.string()),
+        ("action", pa.string()), ("since", TS), ("severity", pa.string()),
+    ]),
 }  # fmt: skip
 
 

@@ -3,7 +3,7 @@ offending rows, cause, action and since an on-call operator reads first."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ GATES = [
     "migration_not_stalled",
     "migration_views_agree",
     "snapshots_read_live_metadata",
+    "no_disk_running_out",
+    "disk_within_limits",
+    "no_hot_spots",
 ]
 
 
@@ -446,3 +449,40 @@ def test_hanging_and_long_open_transactions_alert_with_id_partition_age_and_comm
         "orders-1: transaction tx-1 open on orders-1 since offset 40 for 600.0 s"
     ]
     assert "--start-offset 40" in alert.action
+
+
+def _load_problem(kind: str, severity: str, value: float, *, broker: int | None = None, log_dir: str | None = None,
+                  topic: str | None = None, since: datetime = AT) -> dict[str, Any]:  # fmt: skip
+    where = f"{topic}-0" if topic else f"broker {broker}" + (f" {log_dir}" if log_dir else "")
+    return {"kind": kind, "broker_id": broker, "log_dir": log_dir, "topic": topic, "partition": 0 if topic else None,
+            "value": value, "problem": f"{where}: {kind} {value:g}", "action": f"fix {kind}", "since": since,
+            "severity": severity}  # fmt: skip
+
+
+def test_load_problems_gate_disk_running_out_limits_and_hot_spots(lake: Lake) -> None:
+    tables = healthy_zk()
+    tables["load_problems"] = [
+        _load_problem("disk_full_soon", "critical", 2.5, broker=1, since=AT - timedelta(hours=20)),
+        _load_problem("disk_full_soon", "critical", 0.5, broker=2),
+        _load_problem("log_dir_error", "warning", 0.0, broker=3, log_dir="/d2"),
+        _load_problem("hot_partition", "warning", 5e6, topic="clicks"),
+        _load_problem("hot_broker_in", "warning", 9e6, broker=1),
+    ]
+    publish_analysis(lake, "s1", tables)
+    report = run_gates(lake, "c1", "s1")
+    assert [r.name for r in report.failed()] == ["no_disk_running_out", "disk_within_limits", "no_hot_spots"]
+    running_out = gate(report, "no_disk_running_out")
+    # fewest days left first; since: the earliest evidence
+    assert [r["broker_id"] for r in running_out.rows] == [2, 1]
+    assert running_out.cause == "broker 2: disk_full_soon 0.5; broker 1: disk_full_soon 2.5"
+    assert (running_out.action, running_out.since) == ("fix disk_full_soon", AT - timedelta(hours=20))
+    alerts = {a.key: a for a in gate_alerts(report, Links(), AT)}
+    assert alerts["no_disk_running_out"].severity == "critical"
+    assert (
+        alerts["no_disk_running_out"].title == "disk running out: 2 brokers or log dirs full or filling up within days"
+    )
+    assert [a.text for a in alerts["disk_within_limits"].affected] == ["broker 3: broker 3 /d2: log_dir_error 0"]
+    hot = alerts["no_hot_spots"]
+    assert hot.title == "2 hot partitions or brokers far above their peers or near network capacity"
+    assert sorted(a.text for a in hot.affected) == ["broker 1: broker 1: hot_broker_in 9e+06",
+                                                    "clicks-0: clicks-0: hot_partition 5e+06"]  # fmt: skip
