@@ -1,4 +1,4 @@
-"""The report's five charts, each answering one question an on-call engineer asks, as inline SVG.
+"""The report's charts, each answering one question an on-call engineer asks, as inline SVG.
 
 A chart whose input is missing is not drawn: `Chart.empty` says why (the page shows that sentence
 where the chart would be). A chart whose input is there but shows nothing wrong is still drawn,
@@ -12,10 +12,23 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kafka_ops.report import svg
-from kafka_ops.report.model import BrokerLoad, BrokerShrinks, GroupLag, Part, Point, ReportData, SkewedGroup
+from kafka_ops.report.model import (
+    BrokerDisk,
+    BrokerLoad,
+    BrokerShrinks,
+    GroupLag,
+    Part,
+    Point,
+    ReportData,
+    SkewedGroup,
+)
 
 BLUE, ORANGE, GREEN, VERMILLION, GREY = svg.PALETTE[0], svg.PALETTE[1], svg.PALETTE[2], svg.PALETTE[5], svg.PALETTE[6]
 _MIN_SPAN = timedelta(minutes=1)
+_MOST_DAYS = 90.0
+"""Days to full are drawn up to this many: a broker that fills in years would flatten the others."""
+_BYTES = ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B"))
+_SEVERITY_COLOR = {"critical": VERMILLION, "warning": ORANGE}
 
 
 @dataclass(frozen=True)
@@ -47,6 +60,9 @@ def charts(data: ReportData) -> list[Chart]:
         isr_shrinks(data.shrinks),
         group_lag(data.lag, group_end, data.window),
         skewed_members(data.skewed),
+        disk_used(data.disks),
+        days_to_full(data.disks),
+        broker_traffic(data.disks),
     ]
 
 
@@ -223,3 +239,106 @@ def _empty(chart: Chart, why: str) -> Chart:
 
 def _with(chart: Chart, *panels: Panel) -> Chart:
     return Chart(chart.key, chart.title, chart.question, chart.source, tuple(panels), None)
+
+
+def _unit(top: float) -> tuple[float, str]:
+    """The largest byte unit `top` reaches (B when it reaches none)."""
+    return next(((size, name) for size, name in _BYTES if top >= size), _BYTES[-1])
+
+
+def _broker_names(disks: Sequence[BrokerDisk]) -> list[str]:
+    return [f"broker {d.broker_id}" + ("" if d.registered else " (down)") for d in disks]
+
+
+def disk_used(part: Part[BrokerDisk]) -> Chart:
+    """Per broker: the bytes its replicas take next to its disk capacity (settings, else its log dirs')."""
+    chart = Chart(
+        key="disk-used",
+        title="Disk used and capacity per broker",
+        question="Which broker's disk is fullest, and how much room is left?",
+        source="broker_load",
+    )
+    if part.missing or not part.items:
+        return _empty(chart, part.missing or "no broker holds a replica")
+    disks = part.items
+    size, unit = _unit(max([d.used_bytes for d in disks] + [d.capacity_bytes or 0 for d in disks]))
+    colors = tuple(_SEVERITY_COLOR.get(d.severity) for d in disks)
+    series = [
+        svg.BarSeries("capacity", tuple(None if d.capacity_bytes is None else d.capacity_bytes / size for d in disks),
+                      GREY, "outline"),
+        svg.BarSeries("used by replicas", tuple(d.used_bytes / size for d in disks), BLUE, colors=colors),
+    ]  # fmt: skip
+    titles = [
+        f"broker {d.broker_id}: capacity "
+        + (f"from {d.capacity_source}" if d.capacity_source else "unknown (set [clusters.capacity] disk_bytes)")
+        for d in disks
+    ]
+    drawing = svg.bar_chart(_broker_names(disks), series, label=chart.title, y_label=unit, category_titles=titles)
+    unknown = [str(d.broker_id) for d in disks if d.capacity_bytes is None]
+    caption = "Solid: bytes of its replicas (orange or vermillion: a disk problem); outline: its capacity."
+    if unknown:
+        caption += f" No capacity known for broker {', '.join(unknown)}: set [clusters.capacity] disk_bytes."
+    return _with(chart, Panel(drawing, caption))
+
+
+def days_to_full(part: Part[BrokerDisk]) -> Chart:
+    """Per broker: days until its disk is full at the growth of the history (no bar: not growing, or no
+    capacity known)."""
+    chart = Chart(
+        key="days-to-full",
+        title="Days until the disk is full, per broker",
+        question="Which broker runs out of disk first at the current growth?",
+        source="broker_load",
+    )
+    if part.missing or not part.items:
+        return _empty(chart, part.missing or "no broker holds a replica")
+    disks = part.items
+    if all(d.days_to_full is None for d in disks):
+        return _empty(chart, "no broker's disk is filling up (or no capacity is known to count the days against)")
+    days = tuple(None if d.days_to_full is None else min(d.days_to_full, _MOST_DAYS) for d in disks)
+    colors = tuple(_SEVERITY_COLOR.get(d.severity) for d in disks)
+    titles = [
+        f"broker {d.broker_id}: "
+        + ("not filling up, or capacity unknown" if d.days_to_full is None else f"{d.days_to_full:,.1f} days")
+        for d in disks
+    ]
+    series = [svg.BarSeries("days to full", days, BLUE, colors=colors)]
+    drawing = svg.bar_chart(_broker_names(disks), series, label=chart.title, y_label="days", category_titles=titles)
+    caption = (
+        f"At the disk growth over the history (net of retention); bars stop at {_MOST_DAYS:g} days; no bar: not "
+        "filling up or no capacity known. Orange or vermillion: a disk problem."
+    )
+    return _with(chart, Panel(drawing, caption))
+
+
+def broker_traffic(part: Part[BrokerDisk]) -> Chart:
+    """Per broker: bytes in (as leader, and with replication) and bytes out per second, with the network
+    capacities where set."""
+    chart = Chart(
+        key="broker-traffic",
+        title="Bytes in and out per broker",
+        question="Which broker moves the most bytes, and how near is it to its network capacity?",
+        source="broker_load (from partition_load's rates)",
+    )
+    if part.missing or not part.items:
+        return _empty(chart, part.missing or "no broker holds a replica")
+    disks = part.items
+    figures = [v for d in disks for v in (d.bytes_in_per_s, d.bytes_out_per_s, d.network_in_capacity or 0,
+                                          d.network_out_capacity or 0)]  # fmt: skip
+    size, unit = _unit(max(figures))
+    series = [
+        svg.BarSeries("in as leader (produce)", tuple(d.leader_bytes_in_per_s / size for d in disks), BLUE, "outline"),
+        svg.BarSeries("in (produce + replication)", tuple(d.bytes_in_per_s / size for d in disks), BLUE),
+        svg.BarSeries("out (consumers + followers)", tuple(d.bytes_out_per_s / size for d in disks), ORANGE),
+    ]
+    if any(d.network_in_capacity or d.network_out_capacity for d in disks):
+        ins = tuple(None if d.network_in_capacity is None else d.network_in_capacity / size for d in disks)
+        outs = tuple(None if d.network_out_capacity is None else d.network_out_capacity / size for d in disks)
+        series.append(svg.BarSeries("network in capacity", ins, GREY, "outline"))
+        series.append(svg.BarSeries("network out capacity", outs, GREEN, "outline"))
+    drawing = svg.bar_chart(_broker_names(disks), series, label=chart.title, y_label=f"{unit}/s")
+    caption = (
+        "Rates over the load window from partition sizes and end offsets (partition_load's method says how); "
+        "out counts each consumer group with a committed offset and each follower's fetch."
+    )
+    return _with(chart, Panel(drawing, caption))

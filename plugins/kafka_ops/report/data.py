@@ -141,6 +141,7 @@ def gather(
         offenders=tuple(offenders),
         links=links or ReportLinks(),
         notes=tuple(_notes(snapshot, groups, zk_missing, group_missing, generated_at)),
+        disks=fx.broker_disks(zk) if zk else Part(missing=zk_missing),
     )
 
 

@@ -19,6 +19,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.report import reads
 from kafka_ops.report.model import (
     SEVERITY_RANK,
+    BrokerDisk,
     BrokerLoad,
     BrokerShrinks,
     Cell,
@@ -72,8 +73,49 @@ def zookeeper_problems(f: Findings) -> list[Problem]:
     """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
     return [
         *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
-        *_redundancy(f), *_idle_throttles(f), *_quorum(f), *_migration(f),
+        *_redundancy(f), *_idle_throttles(f), *_quorum(f), *_migration(f), *_load(f),
     ]  # fmt: skip
+
+
+_LOAD_TITLES = {
+    "disk_full_soon": "disk filling up on {n} broker{s}",
+    "disk_over_share": "disk nearly full on {n} broker{s}",
+    "log_dir_full_soon": "{n} log dir{s} filling up",
+    "log_dir_over_share": "{n} log dir{s} nearly full",
+    "log_dir_error": "{n} log dir{s} offline (the broker reports an error)",
+    "disk_skew": "disk use skewed: {n} broker{s} far above the mean",
+    "log_dir_skew": "{n} log dir{s} far fuller than the other dirs of their broker",
+    "hot_partition": "{n} hot partition{s}: far more bytes in than the typical partition",
+    "hot_broker_in": "{n} broker{s} hot on bytes in",
+    "hot_broker_out": "{n} broker{s} hot on bytes out",
+}
+
+
+def _load(f: Findings) -> list[Problem]:
+    """Load problems (`load_problems`): one problem per kind and severity, its first five rows in the cause
+    (fewest days to full, else the largest figure, first)."""
+    rows = f.rows("load_problems") or []
+    found = []
+    for kind, title in _LOAD_TITLES.items():
+        for severity in ("critical", "warning"):
+            mine = [r for r in rows if r["kind"] == kind and r["severity"] == severity]
+            if not mine:
+                continue
+            fewest_first = kind.endswith("full_soon")
+            mine.sort(key=lambda r: (r["value"] or 0.0) * (1 if fewest_first else -1))
+            more = f" and {len(mine) - 5} more" if len(mine) > 5 else ""
+            known = [r["since"] for r in mine if r.get("since") is not None]
+            found.append(
+                Problem(
+                    severity,
+                    title.format(n=len(mine), s="" if len(mine) == 1 else "s"),
+                    "; ".join(str(r["problem"]) for r in mine[:5]) + more,
+                    mine[0]["action"],
+                    min(known) if known else None,
+                    "load_problems",
+                )
+            )
+    return found
 
 
 def _quorum(f: Findings) -> list[Problem]:
@@ -468,6 +510,32 @@ def broker_loads(f: Findings) -> Part[BrokerLoad]:
         for b, e in sorted(by_id.items())
     ]
     return Part(tuple(loads))
+
+
+def broker_disks(f: Findings) -> Part[BrokerDisk]:
+    """Per broker: disk used vs capacity, days to full, bytes in and out (`broker_load`)."""
+    rows = f.rows("broker_load")
+    if rows is None:
+        return Part(missing=f.missing("broker_load"))
+    return Part(
+        tuple(
+            BrokerDisk(
+                broker_id=r["broker_id"],
+                registered=bool(r["registered"]),
+                used_bytes=int(r["disk_used_bytes"] or 0),
+                capacity_bytes=r["disk_capacity_bytes"],
+                capacity_source=r["capacity_source"],
+                days_to_full=r["days_to_full"],
+                bytes_in_per_s=float(r["bytes_in_per_s"] or 0.0),
+                bytes_out_per_s=float(r["bytes_out_per_s"] or 0.0),
+                leader_bytes_in_per_s=float(r["leader_bytes_in_per_s"] or 0.0),
+                network_in_capacity=r["network_in_capacity"],
+                network_out_capacity=r["network_out_capacity"],
+                severity=str(r["severity"]),
+            )
+            for r in sorted(rows, key=lambda r: r["broker_id"])
+        )
+    )
 
 
 def broker_shrinks(f: Findings, brokers: Iterable[int]) -> Part[BrokerShrinks]:

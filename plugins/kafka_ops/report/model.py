@@ -87,6 +87,24 @@ class BrokerLoad:
 
 
 @dataclass(frozen=True)
+class BrokerDisk:
+    """One broker's disk and traffic (`broker_load`): bytes, bytes per second; None = unknown."""
+
+    broker_id: int
+    registered: bool
+    used_bytes: int
+    capacity_bytes: float | None
+    capacity_source: str | None
+    days_to_full: float | None
+    bytes_in_per_s: float
+    bytes_out_per_s: float
+    leader_bytes_in_per_s: float
+    network_in_capacity: float | None
+    network_out_capacity: float | None
+    severity: str
+
+
+@dataclass(frozen=True)
 class BrokerShrinks:
     broker_id: int
     shrinks: int
@@ -169,6 +187,8 @@ class ReportData:
     links: ReportLinks
     notes: tuple[str, ...] = ()
     """Page-wide remarks: a missing source, an untrusted batch, a stale snapshot."""
+    disks: Part[BrokerDisk] = Part()
+    """Per broker disk and traffic, from the load detector."""
 
     @property
     def report_id(self) -> str:

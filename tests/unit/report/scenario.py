@@ -195,7 +195,34 @@ def zookeeper_findings() -> dict[str, list[dict[str, Any]]]:
                 "severity": "ok",
             },
         ],
+        "broker_load": [
+            load(1, 400e9, None, 10e6, "ok"),
+            load(2, 900e9, 10.0, 30e6, "warning"),
+            load(3, 100e9, 80.0, 0.0, "ok"),
+        ],
+        "load_problems": [
+            {
+                "kind": "disk_full_soon",
+                "broker_id": 2,
+                "log_dir": None,
+                "topic": None,
+                "partition": None,
+                "value": 10.0,
+                "problem": "broker 2 fills up in 10.0 days at its current growth of 10.0 GB/day",
+                "action": "move partitions off broker 2 (load-aware replica balance)",
+                "since": NOW - timedelta(hours=20),
+                "severity": "warning",
+            },
+        ],
     }
+
+
+def load(broker: int, used: float, days: float | None, bytes_in: float, severity: str) -> dict[str, Any]:
+    """A broker_load row: 1 TB disks from settings, 125 MB/s network in."""
+    return {"broker_id": broker, "registered": broker != 3, "disk_used_bytes": int(used), "disk_capacity_bytes": 1e12,
+            "capacity_source": "settings", "days_to_full": days, "bytes_in_per_s": bytes_in,
+            "leader_bytes_in_per_s": bytes_in / 2, "bytes_out_per_s": bytes_in * 2, "network_in_capacity": 125e6,
+            "network_out_capacity": None, "severity": severity}  # fmt: skip
 
 
 def group_findings(evil_group: str = "stable") -> dict[str, list[dict[str, Any]]]:

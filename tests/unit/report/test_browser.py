@@ -63,16 +63,20 @@ def test_the_report_renders_in_headless_chromium(lake: Lake, tmp_path: Path) -> 
     assert dom.headings["h1"] == ["Kafka health report: c1"]
     assert dom.status == "CRITICAL"
     assert dom.headings["h2"] == ["About the data", "Health gates", "Top problems", "Charts", "Top offenders"]
-    assert dom.headings["h3"][:5] == [
+    assert dom.headings["h3"][:8] == [
         "Leaders and replicas per broker",
         "Under-replicated partitions over the last day",
         "ISR shrink events per broker",
         "Lag per consumer group over the last day",
         "Partitions per member of skewed groups",
+        "Disk used and capacity per broker",
+        "Days until the disk is full, per broker",
+        "Bytes in and out per broker",
     ]
-    assert dom.counts["svg.chart"] == 5
-    # 3 brokers x 4 bars, 3 brokers x 2 bars, 2 members: every bar with a value is drawn
-    assert dom.counts["rect.bar"] == 3 * 4 + 3 * 2 + 2
+    assert dom.counts["svg.chart"] == 8
+    # 3 brokers x 4 bars, 3 brokers x 2 bars, 2 members, 3 brokers x (used, capacity), 2 brokers filling up,
+    # 3 brokers x (in as leader, in, out, network in capacity): every bar with a value is drawn
+    assert dom.counts["rect.bar"] == 3 * 4 + 3 * 2 + 2 + 3 * 2 + 2 + 3 * 4
     # 4 snapshots x (under-replicated, offline) + 4 collections x 2 groups
     assert dom.counts["circle.point"] == 4 * 2 + 4 * 2
 

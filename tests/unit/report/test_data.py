@@ -41,15 +41,25 @@ def test_problems_say_what_why_what_to_do_and_since_when(lake: Lake) -> None:
         ("critical", "1 partition offline (no leader)"),
         ("critical", "Group stable is ERR (Stable)"),
         ("warning", "1 partition under-replicated"),
+        ("warning", "disk filling up on 1 broker"),
         ("warning", "Group analytics is skewed (range)"),
     ]
-    broker, _, group, under, skew = problems
+    broker, _, group, under, disk, skew = problems
     assert broker.action == "bring broker 3 back (restart it, or replace it keeping broker id 3)"
     assert broker.since == at("s2")  # the under-replication streak it caused
     assert group.cause == "1 partition STOP: no new commit for 2 h; ~2 h 00 min (extrapolated) behind on orders-0"
     assert group.since == at("g2")  # its last commit
     assert under.cause == "replicas missing on broker 3; e.g. orders-0"
     assert skew.action == "switch analytics from range to cooperative-sticky"
+    assert disk.cause == "broker 2 fills up in 10.0 days at its current growth of 10.0 GB/day"
+    assert (disk.source, disk.since) == ("load_problems", NOW - timedelta(hours=20))
+
+
+def test_disk_and_traffic_per_broker_from_the_load_findings(lake: Lake) -> None:
+    disks = gather(scenario.build(lake), "c1", now=NOW).disks.items
+    assert [(d.broker_id, d.used_bytes, d.days_to_full, d.severity) for d in disks] == [
+        (1, 400 * 10**9, None, "ok"), (2, 900 * 10**9, 10.0, "warning"), (3, 100 * 10**9, 80.0, "ok")]  # fmt: skip
+    assert (disks[1].capacity_bytes, disks[1].bytes_in_per_s, disks[1].network_in_capacity) == (1e12, 30e6, 125e6)
 
 
 def test_leaders_and_replicas_per_broker_preferred_vs_actual(lake: Lake) -> None:

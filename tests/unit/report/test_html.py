@@ -38,8 +38,13 @@ def test_the_page_reads_verdict_gates_problems_charts_offenders(lake: Lake) -> N
         ("isr-shrinks", "ISR shrink events per broker"),
         ("group-lag", "Lag per consumer group over the last day"),
         ("skewed-groups", "Partitions per member of skewed groups"),
+        ("disk-used", "Disk used and capacity per broker"),
+        ("days-to-full", "Days until the disk is full, per broker"),
+        ("broker-traffic", "Bytes in and out per broker"),
     ]
-    assert page.count("<svg ") == 5
+    assert page.count("<svg ") == 8
+    assert "broker 2: days to full 10</title>" in page and "broker 1: days to full" not in page  # not filling
+    assert "broker 2: used by replicas 0.9</title>" in page and "broker 2: capacity 1</title>" in page  # in TB
     assert "with cooperative-sticky: 1-2 per member" in page  # the what-if's band beside the bars
 
 
@@ -73,7 +78,7 @@ def test_missing_inputs_are_said_on_the_page(lake: Lake) -> None:
     scenario.build(lake, analyse=False, groups=False)
     page = render(gather(lake, "c1", now=NOW))
     assert '<strong id="status">UNKNOWN</strong>' in page
-    assert page.count("ZooKeeper snapshot s4 is not analysed yet") == 4  # notes, problems, two charts
+    assert page.count("ZooKeeper snapshot s4 is not analysed yet") == 7  # notes, problems, five charts
     assert page.count("no consumer-group collection of cluster c1 is in the lake yet") == 3  # notes, two charts
     assert page.count("<svg ") == 1  # under-replication comes from the snapshots themselves
     assert "Top offenders" not in page
