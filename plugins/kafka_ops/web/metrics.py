@@ -55,7 +55,7 @@ class MetricsEndpoint:
         self.web = web
         self.clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
-        self._rendered: dict[object, bytes] = {}
+        self._rendered: dict[tuple[object, ...], bytes] = {}
 
     def scrape(self, profile: str | None, accept: str | None) -> Response:
         profile = profile or self.web.metrics_profile
@@ -73,7 +73,9 @@ class MetricsEndpoint:
             figures = [cluster_figures(v, now, max_age) for v in views]
             body = encoder(_Families([*own_metrics(figures), *PROFILES[profile](figures)]))
             with self._lock:
-                self._rendered = {key: body}  # one profile and format per scraper is the usual case
+                # every profile and format scraped since the last commit; older renderings go
+                self._rendered = {k: v for k, v in self._rendered.items() if k[0] == fingerprint and k[3] == stale}
+                self._rendered[key] = body
         else:
             figures = [cluster_figures(v, now, max_age, parts_only=True) for v in views]
         lake_up = any(v.error is None for v in views)

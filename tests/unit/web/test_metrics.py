@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.web.app import build_app
+from kafka_ops.web.profiles import PROFILES
 from tests.unit.web import lakes
 
 OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
@@ -209,3 +210,13 @@ def test_findings_without_a_needed_column_name_it(tmp_path: Path) -> None:
         "lag_status_groups of batch g4.analysis (cluster 'c1', dt=2026-11-21) lacks column(s) ['status']"
         in (response.headers["x-kafka-ops-error"])
     )
+
+
+def test_each_profile_is_rendered_once_per_commit(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    rendered: list[str] = []
+    for name, profile in list(PROFILES.items()):
+        monkeypatch.setitem(PROFILES, name, lambda figures, n=name, p=profile: rendered.append(n) or p(figures))
+    for _ in range(2):
+        for name in ("kafka-lag-exporter", "kminion", "kafka_exporter"):
+            scrape(client, name)
+    assert rendered == ["kafka-lag-exporter", "kminion", "kafka_exporter"]
