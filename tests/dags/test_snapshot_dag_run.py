@@ -98,6 +98,12 @@ def test_snapshot_dag_publishes_a_snapshot(
     assert summary["snapshot_id"] == snapshots[0]["snapshot_id"]
     assert (summary["brokers"], summary["under_replicated"], summary["offline"]) == ([1, 2, 3], 0, 0)
     assert len(json.dumps(summary)) < 1000  # a summary, not data
+    # the load, read through the Kafka connection beside ZooKeeper: every replica of the topic on its brokers
+    sizes = lake.read("replica_sizes", "default").to_pylist()
+    assert sorted((r["partition"], r["broker_id"]) for r in sizes if r["topic"] == TOPIC) == [
+        (p, b) for p in range(6) for b in (1, 2, 3)
+    ]
+    assert summary["disk_bytes"] == sum(r["size_bytes"] for r in sizes)
 
     assert asset_events(run) == [
         {"cluster": "default", "snapshot_id": summary["snapshot_id"], "lake_root": str(tmp_path / "lake")}
