@@ -27,7 +27,9 @@ from playwright.sync_api import Locator, Page, expect
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM
 from kafka_ops.lake.store import Lake
+from kafka_ops.report.publish import write_report
 from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.snapshot.tables import snapshot_batch
 from tests.e2e.airflow_stack import USER, AirflowUI
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -212,6 +214,32 @@ def test_dry_run_from_the_trigger_form(
     assert json.loads(stored["request"])["topics"] == [election_topic]
     assert leader(healthy_sandbox, 0) == 1, "a dry run elected a leader"
     assert (airflow.artifacts / "trigger-form.png").stat().st_size < MAX_DOCS_BYTES
+
+    # the run's "kafka-ops" tab (the plugin's dag_run external view) shows the plan it made
+    page.goto(f"/dags/{ELECTION}/runs/{quote(run_id, safe='')}/plugin/kafka-ops-run")
+    tab = page.frame_locator("iframe")
+    expect(tab.get_by_role("heading", name="Plans this run made")).to_be_visible()
+    tab.get_by_role("link", name=summary["plan_id"]).click()
+    expect(tab.get_by_role("heading", name=f"{airflow.cluster}: plan {summary['plan_id']}")).to_be_visible()
+    expect(tab.get_by_text("Elections (1)")).to_be_visible()
+    screenshot(page, airflow, "run-kafka-ops-tab")
+
+
+def test_the_health_report_inside_the_airflow_ui(
+    page: Page, airflow: AirflowUI, healthy_sandbox: SandboxCluster
+) -> None:
+    """The navigation's "Kafka health" (the plugin's nav external view) lists the cluster; its link opens
+    the health report the analysis published, inside the Airflow UI, with the Airflow session's auth."""
+    lake = Lake(airflow.lake_root)
+    lake.publish(snapshot_batch(healthy_sandbox.snapshot()))
+    write_report(lake, airflow.cluster)
+    page.goto("/plugin/kafka-ops")
+    view = page.frame_locator("iframe")
+    expect(view.get_by_role("heading", name="kafka-ops")).to_be_visible()
+    view.get_by_role("link", name="latest report").click()
+    expect(view.locator("meta[name=kafka-ops-report]")).to_have_count(1)
+    expect(view.get_by_text(airflow.cluster).first).to_be_visible()
+    screenshot(page, airflow, "kafka-health-report")
 
 
 def test_invalid_params_are_refused_naming_the_field(
