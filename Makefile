@@ -41,7 +41,7 @@ browser:
 
 # a real Prometheus scrapes the plugin's /kafka-ops/metrics in the e2e test (Debian's package; root or sudo once)
 prometheus:
-	@command -v prometheus >/dev/null || { \
+	@{ command -v prometheus && command -v amtool; } >/dev/null || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	    --no-install-recommends prometheus prometheus-alertmanager >/dev/null; }
