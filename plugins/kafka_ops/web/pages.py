@@ -213,9 +213,10 @@ def _cell(value: object) -> str:
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], raw: bool = False) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    """`header` all empty: a table without a heading row (name / value pairs)."""
+    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>" if any(header) else ""
     body = "".join("<tr>" + "".join(f"<td>{c if raw else _cell(c)}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
+    return f"<table>{head}{body}</table>"
 
 
 def _rows_section(title: str, rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None) -> str:
