@@ -9,6 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.sources import log_dirs
+from kafka_ops.sources.groups.collector import KafkaTarget
 from tests.integration.kafka_data import admin_for
 from tests.integration.kafka_tools import LogDirsView, log_dirs_described
 
@@ -170,3 +173,14 @@ def test_a_broker_that_stops_answering_costs_a_zookeeper_snapshot_an_issue_namin
     assert [i.path for i in snap.issues] == [f"DescribeLogDirs broker {frozen}"]
     assert sorted({d.broker_id for d in snap.log_dirs}) == [1, 2]
     assert lake.snapshots().num_rows == 1  # published all the same
+
+
+def test_a_broker_the_kafka_client_does_not_know_costs_only_its_own_rows(healthy_sandbox: SandboxCluster) -> None:
+    """Registered in ZooKeeper but not (yet) in the brokers' metadata, as right after it registers."""
+    snap = healthy_sandbox.snapshot()
+    snap.brokers[99] = replace(snap.brokers[1], broker_id=99)
+    brokers = KafkaTarget(healthy_sandbox.bootstrap_servers, log_dirs.bounded({}))
+    log_dirs.collect_beside(snap, brokers)
+    assert [i.path for i in snap.issues] == ["DescribeLogDirs broker 99"]
+    assert "UnknownBrokerIdError" in snap.issues[0].problem
+    assert sorted({d.broker_id for d in snap.log_dirs}) == healthy_sandbox.broker_ids()

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from kafka.errors import KafkaError, for_code
+from kafka.future import Future
 from kafka.protocol.admin import DescribeLogDirsRequest
 
 from kafka_ops.errors import KafkaOpsError
@@ -47,7 +48,14 @@ def send(admin: KafkaAdminClient, brokers: Iterable[int], timeout_ms: int | None
 
     async def describe() -> dict[int, Any]:
         request = DescribeLogDirsRequest(topics=None)
-        pending: Iterable[Any] = [manager.send(request, node_id=b, request_timeout_ms=timeout_ms) for b in ids]
+
+        def to(broker: int) -> Any:
+            try:
+                return manager.send(request, node_id=broker, request_timeout_ms=timeout_ms)
+            except KafkaError as e:  # a broker the client's metadata does not know yet: its own failure
+                return Future().failure(e)
+
+        pending: Iterable[Any] = [to(b) for b in ids]
         if timeout_ms is not None:
             deadline = time.monotonic() + timeout_ms / 1000
             # lazily: each wait starts when the one before it ended, with what is left of the deadline
