@@ -15,6 +15,7 @@ from kafka_ops.report.digest import render_findings
 from kafka_ops.settings import DEFAULT_LAKE, load_settings
 from kafka_ops.snapshot.publish import snapshot_to_lake
 from kafka_ops.snapshot.tables import render_summary
+from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
@@ -27,11 +28,14 @@ def _parser() -> argparse.ArgumentParser:
         help="read a cluster's metadata (ZooKeeper, or a KRaft cluster's Admin API) into the lake and print a summary",
         description="Read brokers, topics, partition states, controller, reassignments and configs "
         "from ZooKeeper (--zookeeper) or from a KRaft cluster's brokers and controller quorum "
-        "(--bootstrap-servers), publish them atomically to the lake, and print a summary.",
+        "(--bootstrap-servers), publish them atomically to the lake, and print a summary. With both, a "
+        "ZooKeeper snapshot also reads the brokers' log dirs and replica sizes through --bootstrap-servers.",
     )
-    source = snap.add_mutually_exclusive_group(required=True)
-    source.add_argument("--zookeeper", help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
-    source.add_argument("--bootstrap-servers", help="a KRaft cluster's brokers, e.g. 127.0.0.1:9092 (PLAINTEXT)")
+    snap.add_argument("--zookeeper", help="zookeeper.connect string, e.g. 127.0.0.1:2181/kafka")
+    snap.add_argument(
+        "--bootstrap-servers",
+        help="a KRaft cluster's brokers, e.g. 127.0.0.1:9092 (PLAINTEXT); with --zookeeper, where the load is read",
+    )
     snap.add_argument("--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL")
     snap.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
     snap.add_argument(
@@ -147,16 +151,18 @@ def _snapshot(args: argparse.Namespace) -> int:
     auth = None
     if args.digest_user:
         auth = (args.digest_user, os.environ.get("KAFKA_OPS_ZK_PASSWORD", ""))
+    if not args.zookeeper and not args.bootstrap_servers:
+        print("kafka-ops: snapshot needs --zookeeper or --bootstrap-servers (or both)", file=sys.stderr)
+        return 2
+    timeout_ms = int(args.timeout * 1000)
+    options = {"request_timeout_ms": timeout_ms, "bootstrap_timeout_ms": timeout_ms}
     try:
-        target: ZooKeeperTarget | KafkaTarget
         if args.zookeeper:
-            target = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
+            zookeeper = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
+            brokers = KafkaTarget(args.bootstrap_servers, log_dirs.bounded(options)) if args.bootstrap_servers else None
+            snap, info = snapshot_to_lake(args.cluster, zookeeper, Lake(args.lake), None, brokers)
         else:
-            timeout_ms = int(args.timeout * 1000)
-            target = KafkaTarget(
-                args.bootstrap_servers, {"request_timeout_ms": timeout_ms, "bootstrap_timeout_ms": timeout_ms}
-            )
-        snap, info = snapshot_to_lake(args.cluster, target, Lake(args.lake))
+            snap, info = snapshot_to_lake(args.cluster, KafkaTarget(args.bootstrap_servers, options), Lake(args.lake))
     except KafkaOpsError as e:
         print(f"kafka-ops: {e}", file=sys.stderr)
         return 2

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -184,3 +186,17 @@ def test_a_broker_the_kafka_client_does_not_know_costs_only_its_own_rows(healthy
     assert [i.path for i in snap.issues] == ["DescribeLogDirs broker 99"]
     assert "UnknownBrokerIdError" in snap.issues[0].problem
     assert sorted({d.broker_id for d in snap.log_dirs}) == healthy_sandbox.broker_ids()
+
+
+def test_the_cli_reads_a_zookeeper_snapshots_load_through_the_brokers_it_is_given(
+    healthy_sandbox: SandboxCluster, lake: Lake
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kafka_ops.cli", "snapshot", "--zookeeper", healthy_sandbox.zookeeper_connect,
+         "--bootstrap-servers", healthy_sandbox.bootstrap_servers, "--lake", str(lake.base), "--json"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    info = json.loads(done.stdout.strip().splitlines()[-1])
+    assert info["issues"] == 0 and info["disk_bytes"] > 0
+    assert {r["broker_id"] for r in lake.read("log_dirs", "default").to_pylist()} == set(healthy_sandbox.broker_ids())

@@ -58,3 +58,8 @@ def test_a_live_source_is_required(settings: Path, capsys: pytest.CaptureFixture
         "kafka-ops: remediation clear-throttles needs --zookeeper (a ZooKeeper cluster) or --bootstrap-servers "
         "(a KRaft cluster)\n"
     )
+
+
+def test_a_snapshot_needs_a_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["snapshot", "--lake", str(tmp_path / "lake")]) == 2
+    assert capsys.readouterr().err == "kafka-ops: snapshot needs --zookeeper or --bootstrap-servers (or both)\n"
