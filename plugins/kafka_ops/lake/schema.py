@@ -210,7 +210,9 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         pa.field("path", pa.string(), nullable=False),
         pa.field("kind", pa.string()),
         pa.field("problem", pa.string()),
-        doc="Znodes that could not be read or parsed; the rest of the snapshot is still there.",
+        doc="Znodes that could not be read or parsed, or Admin API requests that failed (kind request, "
+        "unsupported; kind log_dir: a log dir a broker reports in error, path `DescribeLogDirs broker <id> "
+        "log dir <dir>`); the rest of the snapshot is still there.",
     ),
     "quotas": _schema(
         pa.field("entity_path", pa.string(), nullable=False),
