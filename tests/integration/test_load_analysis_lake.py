@@ -17,6 +17,7 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.store import Lake
+from kafka_ops.report.digest import render_findings
 from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
@@ -91,3 +92,6 @@ def test_rates_disk_and_problems_from_real_batches_reach_the_gates(spark: SparkS
     alerts = {a.key: a for a in gate_alerts(run_gates(lake, "c1", "s3", data_docs=False), Links(), AT)}
     assert alerts["disk_within_limits"].title == "disk use beyond its limits or skewed: 2 brokers or log dirs"
     assert alerts["no_hot_spots"].affected[0].text.startswith("orders-0: partition orders-0 takes 1.0 kB/s in")
+    digest = render_findings(lake, "c1")
+    assert "\nDisk and traffic (load)\n" in digest
+    assert "warning  log dir /data2 of broker 2 reports KAFKA_STORAGE_ERROR; do: replace or repair the disk" in digest

@@ -34,7 +34,8 @@ null without two of them), bytes_per_offset (size / end offset, null without bot
 (`size_growth`, `offsets`, `unknown`), confidence (`high`, `medium`, `low`, null when unknown),
 readers (groups with a committed offset on it), followers (every replica but one: the leader's
 fetchers), window_start (the first snapshot the rate was measured from), typical_bytes_in_per_s
-(the median bytes-in of its topic's partitions, or of the cluster's for a one-partition topic),
+(the median bytes-in of its topic's partitions with a rate, or of the cluster's for a topic of
+fewer than 3),
 hot (see `load_rules`), severity (warning when hot, info when the method is unknown, else ok).
 
 `broker_load`, one row per broker registered or holding a replica: broker_id, registered,

@@ -183,6 +183,7 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
     ("Migration to KRaft", "migration_health", _migration),
     ("Reassignments", "reassignments_in_flight", _reassignment),
     ("Topics pending deletion", "topic_deletions", lambda r: f"{r['severity']:<8} {r['cause']}"),
+    ("Disk and traffic (load)", "load_problems", lambda r: f"{r['severity']:<8} {r['problem']}; do: {r['action']}"),
     ("Consumer lag (Burrow's rules)", "lag_status_groups", _lag_group),
     (
         "Time behind (exact: the first unconsumed record's time; ~ estimate, ≥ lower bound)",
