@@ -150,6 +150,8 @@ def test_a_log_dir_failing_under_the_broker_is_a_row_with_its_error_and_an_issue
         **{(1, d): None for d in dirs if d != broken},
     }
     assert kafka["dirs"][(1, broken)] is not None
+    (failed,) = [d for d in snap.log_dirs if d.error]
+    assert (failed.total_bytes, failed.usable_bytes) == (None, None)  # an offline dir reports no volume
     assert [i.path for i in snap.issues] == [f"DescribeLogDirs broker 1 log dir {broken}"]
     healthy = [d for d in dirs if d != broken]
     ours = {(r.broker_id, r.log_dir, r.topic, r.partition, r.is_future): (r.size_bytes, r.offset_lag)
