@@ -113,8 +113,10 @@ class _Run:
         )
         self._core(lambda attempt: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused at once
         self._core(lambda attempt: self._cluster(snap))
-        # the log dirs are asked for now and read last: the brokers answer while the pages are walked
-        sizes = None if only is not None else log_dirs.send(self.admin, snap.brokers)
+        # the log dirs are asked for now and read last: the brokers answer while the pages are walked (each
+        # within the request timeout, connecting included: a broker hung but not fenced yet costs only that)
+        timeout_ms = self.admin.config["request_timeout_ms"]
+        sizes = None if only is not None else log_dirs.send(self.admin, snap.brokers, timeout_ms)
         self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
