@@ -24,6 +24,7 @@ import json
 import logging
 import re
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -33,6 +34,7 @@ from kafka_ops.airflow.metadata_source import Source, snapshot_to_lake
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
+from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import (
@@ -43,7 +45,7 @@ from kafka_ops.planning import (
     plan_replica_balance,
     plan_replication_factor,
 )
-from kafka_ops.planning.load import HARD_GOALS, cluster_load
+from kafka_ops.planning.load import HARD_GOALS, PartitionRateMap, cluster_load
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
@@ -71,6 +73,8 @@ PLAN_TASK = "plan"
 EXECUTE_TASK = "execute"
 INTERNAL_TOPIC_PREFIX = "__"
 MAX_LISTED = 20
+RATES_MAX_AGE_WINDOWS = 2
+"""A plan uses the byte rates of an analysis at most this many load windows older than its snapshot."""
 _LOWER_BOUNDS = ("lower_bound_moves", "lower_bound_changes")
 PLAN_NOT_RETRYABLE: tuple[type[KafkaOpsError], ...] = (ParamError, PlanError, SnapshotUntrusted, *NOT_RETRYABLE)
 """Why a dry run fails that a retry cannot fix: a Param, the plan request, an untrusted snapshot, a
@@ -150,7 +154,9 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
         raise SnapshotUntrusted(
             name, snapshot.snapshot_id, validation.failed, f"{validation.message()}; no plan was made"
         )
-    new = plan_for(request, snapshot)
+    window = timedelta(hours=request.cluster.thresholds.load_window_hours)
+    rates = latest_partition_rates(lake, name, snapshot.captured_at, RATES_MAX_AGE_WINDOWS * window)
+    new = plan_for(request, snapshot, rates)
     saved = save_plan(lake, new, created_by=actor)
     log.info("%s", render_plan(new, request, files=saved.files))
     return {
@@ -162,15 +168,16 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     }
 
 
-def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot) -> Plan:
+def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot, rates: PartitionRateMap | None = None) -> Plan:
     """The planner of `request.action` on `snapshot`; a refusal names the Param to change, or the
     cluster's `cordoned_brokers` (a setting, and Kafka's own cordons: no Param can change them) or
     the hard goal of the load-aware planners that the cluster's capacities make unreachable. The
     data-moving planners take the snapshot's load (replica sizes, capacities): with sizes they plan
-    by bytes, without they plan by counts."""
+    by bytes, without they plan by counts; `rates` (the latest analysis' byte rates) feed the inbound
+    and leader bytes-in goals."""
     pattern_used = request.topic_pattern is not None
     cordoned = request.cluster.cordoned_brokers
-    load = cluster_load(snapshot, request.cluster.capacity)
+    load = cluster_load(snapshot, request.cluster.capacity, rates)
     try:
         topics = topic_scope(request, snapshot)
         if request.action == "preferred_election":
