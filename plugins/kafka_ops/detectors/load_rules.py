@@ -6,8 +6,9 @@ running out, disk skew, hot partitions and hot brokers. Thresholds are in `analy
 Findings table `load_problems`, one row per problem (also with `snapshot_id`): kind, broker_id,
 log_dir, topic, partition (null where they do not apply), value (the figure judged: days, share, ratio
 or bytes per second), problem (what and where, in words), action (what to do), since (when the
-evidence begins: the first snapshot of the fitted disk history or of the rate window; the snapshot's
-capture time for a state read from one snapshot), severity. Kinds:
+evidence begins: the first snapshot of the fitted disk history or of the rate window; for a disk or
+volume over its share, the first snapshot of its unbroken run above `max_disk_share`; the snapshot's
+capture time for the other states read from one snapshot), severity. Kinds:
 
 * `disk_full_soon` (broker) / `log_dir_full_soon` (log dir): at the current growth (the least-squares
   slope of its disk use over the history, net of retention) its free space lasts `days_to_full`:
@@ -205,11 +206,11 @@ def disk_problems(brokers: DataFrame, dirs: DataFrame, context: Context) -> list
         _problem(registered, "disk_full_soon", value=F.col("days_to_full"), problem=F.concat(broker, full),
                  action=move_off, since=F.col("growth_start"), severity=_days_severity(context)),
         _problem(registered, "disk_over_share", value=broker_share, problem=F.concat(broker, used_of),
-                 action=move_off, since=now, severity=_share_severity(broker_share, context)),
+                 action=move_off, since=F.coalesce("full_since", now), severity=_share_severity(broker_share, context)),
         _problem(dirs, "log_dir_full_soon", value=F.col("days_to_full"), problem=F.concat(where_dir, full),
                  action=move_dir, since=F.col("growth_start"), severity=_days_severity(context)),
         _problem(dirs, "log_dir_over_share", value=dir_share, problem=F.concat(where_dir, volume),
-                 action=move_dir, since=now, severity=_share_severity(dir_share, context)),
+                 action=move_dir, since=F.coalesce("full_since", now), severity=_share_severity(dir_share, context)),
         _problem(dirs, "log_dir_error", value=F.lit(None),
                  problem=F.concat(where_dir, F.lit(" reports "), F.col("error")), action=error_action,
                  since=now, severity=F.when(F.col("error").isNotNull(), "warning")),
@@ -298,9 +299,9 @@ def judge(parts: DataFrame, brokers: DataFrame, dirs: DataFrame, context: Contex
         "partition_load": parts.select("*", part_severity.alias("severity")),
         "broker_load": brokers.join(of_broker, "broker_id", "left")
         .select("*", F.coalesce("worst", F.lit("ok")).alias("severity"))
-        .drop("worst", "growth_start"),
+        .drop("worst", "growth_start", "full_since"),
         "log_dir_load": dirs.join(of_dir, ["broker_id", "log_dir"], "left")
         .select("*", F.coalesce("worst", F.lit("ok")).alias("severity"))
-        .drop("worst", "growth_start"),
+        .drop("worst", "growth_start", "full_since"),
         "load_problems": problems,
     }

@@ -68,6 +68,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.analysis.runs import run_since
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors import load_rules
 
@@ -300,6 +301,37 @@ def broker_loads(
     )  # fmt: skip
 
 
+def _full_since(shares: DataFrame, keys: list[str], share: float) -> DataFrame:
+    """Per `keys` fuller than `share` in the latest snapshot of `shares` (snapshot_id, captured_at, keys,
+    used_share): full_since, the start of its unbroken run above `share` (`analysis.runs.run_since`)."""
+    over = shares.where(F.col("used_share") >= share)
+    newest = shares.agg(F.max_by("snapshot_id", "captured_at").alias("snapshot_id"))
+    checked = shares.select("snapshot_id", "captured_at").distinct()
+    return run_since(over.join(newest, "snapshot_id", "left_semi"), over, checked, keys).withColumnRenamed(
+        "since", "full_since"
+    )
+
+
+def log_dir_full_since(log_dirs: DataFrame, share: float) -> DataFrame:
+    """`_full_since` of each log dir's volume ((total - usable) / total) over the history's `log_dirs`."""
+    total, usable = F.col("total_bytes"), F.col("usable_bytes")
+    shares = log_dirs.where(total > 0).select(
+        "snapshot_id", "captured_at", "broker_id", "log_dir", ((total - usable) / total).alias("used_share")
+    )
+    return _full_since(shares, ["broker_id", "log_dir"], share)
+
+
+def broker_full_since(history: DataFrame, brokers: DataFrame, share: float) -> DataFrame:
+    """`_full_since` of each broker's disk: its replica bytes in each snapshot of the history over its
+    capacity now (`broker_loads`' disk_capacity_bytes)."""
+    used = history.groupBy("snapshot_id", "captured_at", "broker_id").agg(F.sum("size_bytes").alias("used"))
+    capacity = brokers.where(F.col("disk_capacity_bytes") > 0).select("broker_id", "disk_capacity_bytes")
+    shares = used.join(capacity, "broker_id").select(
+        "snapshot_id", "captured_at", "broker_id", (F.col("used") / F.col("disk_capacity_bytes")).alias("used_share")
+    )
+    return _full_since(shares, ["broker_id"], share)
+
+
 def detect_load(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     """Pure: the window's `partitions`, `brokers`, `log_dirs`, `replica_sizes`, `partition_end_offsets`
     and `group_offsets` → `partition_load`, `broker_load`, `log_dir_load` and `load_problems`."""
@@ -322,7 +354,9 @@ def detect_load(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, 
         latest(inputs["brokers"], context),
         parts=parts, replica_sizes=now_sizes, dirs=dirs, history=history, capacity=context.capacity,
     )  # fmt: skip
-    brokers = brokers.localCheckpoint()
+    share = context.capacity.max_disk_share
+    dirs = dirs.join(log_dir_full_since(inputs["log_dirs"], share), ["broker_id", "log_dir"], "left").localCheckpoint()
+    brokers = brokers.join(broker_full_since(history, brokers, share), "broker_id", "left").localCheckpoint()
     judged = load_rules.judge(parts, brokers, dirs, context)
     return {name: frame.select(F.lit(context.snapshot_id).alias("snapshot_id"), "*") for name, frame in judged.items()}
 

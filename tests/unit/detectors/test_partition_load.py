@@ -98,9 +98,12 @@ def test_days_to_full_at_the_current_growth(spark: SparkSession) -> None:
     assert kinds(warned) == {("disk_full_soon", 1, None, None, None, "warning")}
 
 
-def test_a_disk_or_log_dir_above_its_share(spark: SparkSession) -> None:
-    sizes = [size("s3", "a", 0, 1, 850), size("s3", "a", 1, 2, 960)]
-    dirs = [log_dir(1, "/d1", 1000, 100), log_dir(2, "/d1", 1000, 900)]
+def test_a_disk_or_log_dir_above_its_share_since_its_run_began(spark: SparkSession) -> None:
+    # broker 1 at 85% in every snapshot; broker 2 at 96%, sized only in the latest; broker 1's volume
+    # 50% full in s1, then 90%
+    sizes = [size(s, "a", 0, 1, 850) for s in ("s1", "s2", "s3")] + [size("s3", "a", 1, 2, 960)]
+    dirs = [log_dir(1, "/d1", 1000, 500, snapshot="s1"), log_dir(1, "/d1", 1000, 100, snapshot="s2"),
+            log_dir(1, "/d1", 1000, 100), log_dir(2, "/d1", 1000, 900)]  # fmt: skip
     out = run(spark, partitions=[leader_of("a", 0, [1]), leader_of("a", 1, [2])], sizes=sizes, dirs=dirs,
               capacity={"disk_bytes": 1000}, brokers=[1, 2])  # fmt: skip
     assert kinds(out) == {
@@ -108,9 +111,11 @@ def test_a_disk_or_log_dir_above_its_share(spark: SparkSession) -> None:
         ("disk_over_share", 2, None, None, None, "critical"),  # 96% > disk_share_critical 0.95
         ("log_dir_over_share", 1, "/d1", None, None, "warning"),  # the volume: 90% used
     }
-    assert only(out["load_problems"], kind="disk_over_share", broker_id=1)["problem"] == (
-        "broker 1 is 85% full (850 B of 1.0 kB, capacity from settings)"
-    )
+    broker_1 = only(out["load_problems"], kind="disk_over_share", broker_id=1)
+    assert broker_1["problem"] == "broker 1 is 85% full (850 B of 1.0 kB, capacity from settings)"
+    assert broker_1["since"] == at("s1").replace(tzinfo=None)
+    assert only(out["load_problems"], kind="disk_over_share", broker_id=2)["since"] == AT.replace(tzinfo=None)
+    assert only(out["load_problems"], kind="log_dir_over_share")["since"] == at("s2").replace(tzinfo=None)
 
 
 def test_disk_skew_by_share_and_across_the_log_dirs_of_a_broker(spark: SparkSession) -> None:
