@@ -4,6 +4,7 @@ not here: they live in Airflow connections, named per cluster.
 Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
 
     lake_root = "s3a://kafka-lake/prod"
+    lake_format = "parquet"         # or "delta" (preview, see kafka_ops.lake.delta_store)
 
     [[clusters]]
     name = "payments"
@@ -29,8 +30,9 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     metrics_max_age_minutes = 30
 
 With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
-connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`), and
-`$KAFKA_OPS_METRICS_PROFILE` overrides `[web] metrics_profile`.
+connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`),
+`$KAFKA_OPS_LAKE_FORMAT` overrides `lake_format`, and `$KAFKA_OPS_METRICS_PROFILE` overrides
+`[web] metrics_profile`.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ MetadataSource = Literal["auto", "zookeeper", "kraft"]
 METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
 MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter"]
 METRICS_PROFILES: tuple[str, ...] = get_args(MetricsProfile)
+LakeFormat = Literal["parquet", "delta"]
+LAKE_FORMATS: tuple[str, ...] = get_args(LakeFormat)
 
 
 @dataclass(frozen=True)
@@ -259,6 +263,11 @@ class Settings:
     lake_root: str = DEFAULT_LAKE
     clusters: tuple[ClusterConfig, ...] = (ClusterConfig("default"),)
     web: WebSettings = field(default_factory=WebSettings)
+    lake_format: LakeFormat = "parquet"
+
+    def __post_init__(self) -> None:
+        if self.lake_format not in LAKE_FORMATS:
+            raise ConfigError(f"lake_format must be one of {list(LAKE_FORMATS)}, not {self.lake_format!r}")
 
     def cluster(self, name: str) -> ClusterConfig:
         for cluster in self.clusters:
@@ -268,12 +277,18 @@ class Settings:
 
 
 def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
-    """Settings from `path`, else `$KAFKA_OPS_CONFIG`, else defaults; then `$KAFKA_OPS_LAKE`."""
+    """Settings from `path`, else `$KAFKA_OPS_CONFIG`, else defaults; then the `$KAFKA_OPS_*` overrides."""
     source = path or os.environ.get("KAFKA_OPS_CONFIG")
     settings = _from_file(Path(source)) if source else Settings()
     lake = os.environ.get("KAFKA_OPS_LAKE")
     if lake:
         settings = replace(settings, lake_root=lake)
+    lake_format = os.environ.get("KAFKA_OPS_LAKE_FORMAT")
+    if lake_format:
+        try:
+            settings = replace(settings, lake_format=cast(LakeFormat, lake_format))
+        except ConfigError as e:
+            raise ConfigError(f"$KAFKA_OPS_LAKE_FORMAT: {e}") from None
     profile = os.environ.get("KAFKA_OPS_METRICS_PROFILE")
     if profile:
         try:
@@ -294,7 +309,7 @@ def _from_file(path: Path) -> Settings:
         raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise ConfigError(f"settings file {path} nests arrays or tables too deeply to be settings") from None
-    _reject_unknown(raw, {"lake_root", "clusters", "web"}, f"{path}")
+    _reject_unknown(raw, {"lake_root", "lake_format", "clusters", "web"}, f"{path}")
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:
         raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
@@ -318,7 +333,11 @@ def _from_file(path: Path) -> Settings:
     lake_root = raw.get("lake_root", DEFAULT_LAKE)
     if not isinstance(lake_root, str) or not lake_root:
         raise ConfigError(f"{path}: 'lake_root' must be a path or URL")
-    return Settings(lake_root=lake_root, clusters=tuple(clusters), web=_web(raw.get("web", {}), path))
+    web = _web(raw.get("web", {}), path)
+    try:
+        return Settings(lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", "parquet"))
+    except ConfigError as e:
+        raise ConfigError(f"{path}: {e}") from None
 
 
 def _web(raw: Any, path: Path) -> WebSettings:

@@ -13,12 +13,20 @@ import pyarrow.dataset as ds
 import pytest
 
 from kafka_ops.errors import LakeError
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import STAGING, STALE_STAGING_S, Lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
 
-def test_publish_then_read(lake: Lake) -> None:
+@pytest.fixture(params=["parquet", "delta"])
+def any_lake(request: pytest.FixtureRequest, tmp_path: Path) -> Lake:
+    """The same API in both formats: the cases taking this fixture run on `Lake` and `DeltaLake`."""
+    return open_lake(tmp_path / "lake", request.param)
+
+
+def test_publish_then_read(any_lake: Lake) -> None:
+    lake = any_lake
     lake.publish(snapshot_batch(small_snapshot("s1")))
     lake.publish(snapshot_batch(small_snapshot("s2")))
     log = lake.snapshots("c1")
@@ -38,7 +46,8 @@ def test_layout_is_hive_partitioned_by_cluster_and_date(lake: Lake) -> None:
     assert not (Path(lake.base) / STAGING).exists() or not any((Path(lake.base) / STAGING).iterdir())
 
 
-def test_latest_snapshot(lake: Lake) -> None:
+def test_latest_snapshot(any_lake: Lake) -> None:
+    lake = any_lake
     assert lake.latest_snapshot_id("c1") is None
     lake.publish(snapshot_batch(small_snapshot("s1")))
     later = small_snapshot("s2")
@@ -47,14 +56,14 @@ def test_latest_snapshot(lake: Lake) -> None:
     assert lake.latest_snapshot_id("c1") == "s2"
 
 
-def test_bad_names_are_refused(lake: Lake) -> None:
+def test_bad_names_are_refused(any_lake: Lake) -> None:
     with pytest.raises(LakeError, match=r"cluster '\.\./x' cannot be used in lake paths"):
-        lake.publish(snapshot_batch(small_snapshot("s1", cluster="../x")))
+        any_lake.publish(snapshot_batch(small_snapshot("s1", cluster="../x")))
 
 
-def test_unknown_table_is_named(lake: Lake) -> None:
+def test_unknown_table_is_named(any_lake: Lake) -> None:
     with pytest.raises(LakeError, match="no lake table 'nope' under"):
-        lake.read("nope")
+        any_lake.read("nope")
 
 
 CRASHING_PUBLISH = textwrap.dedent(
@@ -141,8 +150,8 @@ def test_a_publish_leaves_a_live_writers_staging_alone(lake: Lake) -> None:
     assert not any((Path(lake.base) / STAGING).iterdir())
 
 
-def test_commit_logs_by_name(tmp_path: Path) -> None:
-    lake = Lake(tmp_path)
+def test_commit_logs_by_name(any_lake: Lake) -> None:
+    lake = any_lake
     assert lake.commit_log("group_snapshots", "c1").num_rows == 0
     assert lake.latest_snapshot_id("c1", "group_snapshots") is None
     with pytest.raises(LakeError, match="'partitions' is not a commit log"):

@@ -1,0 +1,222 @@
+"""The lake on Delta Lake (preview): the same API as the Parquet `Lake`, each table a Delta table.
+
+Every lake table is a Delta table at `<root>/<table>`, partitioned by (`cluster`, `dt`), written
+with delta-rs (no Spark in the collection path). A Delta commit is atomic for one table only; a
+batch spans several tables, so it is made atomic the way the Parquet lake does it, by the commit
+table, whose row is written last:
+
+1. intent: `<root>/_delta_pending/<cluster>/<batch>.json` names the batch's partition and tables;
+2. data: each data table gets the batch's rows in its own Delta commit, as an overwrite of the
+   rows `cluster = C AND dt = D AND snapshot_id = B` (delete-then-append in one transaction), so
+   a retried batch replaces its earlier attempt's rows instead of duplicating them;
+3. commit: the commit-table row, written the same way, last; then the intent file is removed.
+
+Readers go through the commit table (`read`, `commit_log`, Spark's `read_table`), so a batch whose
+commit row is missing is invisible even though some of its data commits exist. `recover()` (run
+by every publish on intents idle for `STALE_STAGING_S`) deletes the rows of a batch whose writer
+died before its commit row, or just drops the intent of one that died after it.
+
+Tables use only features both delta-rs and Delta Spark write: protocol reader 1 / writer 2, no
+deletion vectors, no column mapping; `publish` refuses a table whose protocol asks for more.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+
+from kafka_ops.errors import LakeError
+from kafka_ops.lake.names import check_name
+from kafka_ops.lake.schema import TABLES
+from kafka_ops.lake.store import STALE_STAGING_S, Batch, Lake, _conform, _with_partitions
+
+log = logging.getLogger(__name__)
+
+PENDING = "_delta_pending"
+PARTITION_BY = ["cluster", "dt"]
+MAX_READER_VERSION = 1
+MAX_WRITER_VERSION = 2
+COMMIT_ATTEMPTS = 8
+"""Delta commits retried after a conflict with a concurrent writer before the publish fails."""
+
+
+class DeltaLake(Lake):
+    """A lake of Delta tables rooted at a local path or a filesystem URL (see the module docstring)."""
+
+    def __repr__(self) -> str:
+        return f"DeltaLake({self.root!r})"
+
+    def table_uri(self, table: str) -> str:
+        """Where delta-rs finds `table`: a local path, or the lake's URL scheme and path."""
+        scheme = self.root.partition("://")[0] if "://" in self.root else ""
+        return f"{scheme}://{self.base}/{table}" if scheme else f"{self.base}/{table}"
+
+    # -- writing ----------------------------------------------------------------------------------
+
+    def publish(self, batch: Batch) -> None:
+        """Write every data table of `batch`, then its commit row (see the module docstring)."""
+        check_name("cluster", batch.cluster)
+        check_name("batch id", batch.batch_id)
+        if batch.commit_table not in batch.tables:
+            raise LakeError(f"batch {batch.batch_id} has no {batch.commit_table!r} commit row")
+        names = sorted(batch.tables, key=lambda t: (t == batch.commit_table, t))
+        rows = {name: self._with_partition(batch, name) for name in names}  # schema errors before any write
+        try:
+            self.recover(older_than_s=STALE_STAGING_S)
+            self._write_intent(batch, names)
+            for name in names:
+                self._replace_batch_rows(name, batch, rows[name])
+            self.fs.delete_file(self._intent_path(batch.cluster, batch.batch_id))
+        except (OSError, DeltaError) as e:
+            raise LakeError(
+                f"cannot write batch {batch.batch_id} to the Delta lake at {self.root}: {e}; "
+                "it is not published (its commit row is missing); recover() removes its partial rows"
+            ) from e
+
+    def _with_partition(self, batch: Batch, table: str) -> pa.Table:
+        data = batch.tables[table]
+        expected = TABLES.get(table, data.schema)
+        if not data.schema.equals(expected):
+            data = _conform(data, expected, table)
+        n = data.num_rows
+        data = data.append_column("cluster", pa.array([batch.cluster] * n, pa.string()))
+        return data.append_column("dt", pa.array([batch.dt] * n, pa.string()))
+
+    def _replace_batch_rows(self, table: str, batch: Batch, data: pa.Table) -> None:
+        """One Delta commit replacing this batch's rows of `table`, retried on a concurrent commit."""
+        where = _batch_predicate(batch.cluster, batch.dt, batch.batch_id)
+        props = CommitProperties(custom_metadata={"kafka_ops.batch": batch.batch_id}, max_commit_retries=0)
+        for attempt in range(1, COMMIT_ATTEMPTS + 1):
+            target = self._open(table)
+            if target is None and data.num_rows == 0:
+                return  # nothing to write and nothing to replace
+            try:
+                write_deltalake(
+                    target if target is not None else self.table_uri(table),
+                    data,
+                    partition_by=PARTITION_BY,
+                    mode="overwrite",
+                    predicate=where,
+                    schema_mode="merge",
+                    commit_properties=props,
+                )
+                return
+            except CommitFailedError as e:
+                if attempt == COMMIT_ATTEMPTS:
+                    raise LakeError(
+                        f"lost {COMMIT_ATTEMPTS} Delta commit races on {self.table_uri(table)} writing batch "
+                        f"{batch.batch_id}: another writer keeps committing; retry the publish ({e})"
+                    ) from e
+                time.sleep(random.uniform(0.01, 0.05) * attempt)  # noqa: S311 - jitter, not security
+
+    def _open(self, table: str) -> DeltaTable | None:
+        """The Delta table `table`, checked for features delta-rs and Delta Spark both support."""
+        try:
+            delta = DeltaTable(self.table_uri(table))
+        except TableNotFoundError:
+            return None
+        check_protocol(delta, self.table_uri(table))
+        return delta
+
+    def _intent_path(self, cluster: str, batch_id: str) -> str:
+        return f"{self.base}/{PENDING}/{cluster}/{batch_id}.json"
+
+    def _write_intent(self, batch: Batch, tables: list[str]) -> None:
+        path = self._intent_path(batch.cluster, batch.batch_id)
+        self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        intent = {"cluster": batch.cluster, "dt": batch.dt, "commit_table": batch.commit_table, "tables": tables}
+        tmp = path + ".tmp"
+        with self.fs.open_output_stream(tmp) as out:
+            out.write(json.dumps(intent).encode())
+        self.fs.move(tmp, path)
+
+    def recover(self, older_than_s: float = 0.0) -> list[str]:
+        """Undo publishes whose writer died before their commit row. Returns their batch ids.
+
+        Only intents untouched for `older_than_s` seconds are handled, so a publish never deletes
+        the rows of a batch another live writer is writing at the same moment. A batch whose commit
+        row exists was published: only its leftover intent is removed."""
+        root = f"{self.base}/{PENDING}"
+        if self.fs.get_file_info(root).type != pafs.FileType.Directory:
+            return []
+        now = datetime.now(UTC)
+        handled = []
+        for info in self.fs.get_file_info(pafs.FileSelector(root, recursive=True)):
+            if info.type != pafs.FileType.File or not info.path.endswith(".json"):
+                continue
+            touched = info.mtime if info.mtime is not None else now
+            touched = touched if touched.tzinfo else touched.replace(tzinfo=UTC)
+            if older_than_s > 0 and (now - touched).total_seconds() < older_than_s:
+                continue
+            batch_id = info.base_name.removesuffix(".json")
+            with self.fs.open_input_stream(info.path) as f:
+                intent = json.loads(f.read())
+            self._undo_unless_committed(batch_id, intent)
+            self.fs.delete_file(info.path)
+            handled.append(batch_id)
+        return handled
+
+    def _undo_unless_committed(self, batch_id: str, intent: Mapping[str, object]) -> None:
+        cluster, dt, commit_table = str(intent["cluster"]), str(intent["dt"]), str(intent["commit_table"])
+        commits = self._read_raw(commit_table, cluster)
+        if batch_id in commits.column("snapshot_id").to_pylist():
+            return
+        log.warning("removing the rows of batch %s of %s: its writer died before committing it", batch_id, cluster)
+        tables = intent["tables"]
+        for table in tables if isinstance(tables, list) else []:
+            delta = self._open(str(table))
+            if delta is not None:
+                delta.delete(_batch_predicate(cluster, dt, batch_id))
+
+    # -- reading ----------------------------------------------------------------------------------
+
+    def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
+        """Every row of Delta table `table` at its latest version, committed batch or not."""
+        known = TABLES.get(table)
+        delta = self._open(table)
+        if delta is None:
+            if known is None:
+                raise LakeError(f"no lake table {table!r} under {self.root}")
+            return _with_partitions(known).empty_table()
+        dataset = delta.to_pyarrow_dataset()
+        filt = ds.field("cluster") == cluster if cluster is not None else None
+        rows = dataset.to_table(filter=filt)
+        if known is None:
+            return rows
+        return _documented(rows, _with_partitions(known))
+
+
+def check_protocol(delta: DeltaTable, where: str) -> None:
+    """Refuse a table that needs features beyond reader 1 / writer 2 (deletion vectors, column mapping, ...)."""
+    protocol = delta.protocol()
+    features = sorted({*(protocol.reader_features or []), *(protocol.writer_features or [])})
+    if protocol.min_reader_version > MAX_READER_VERSION or protocol.min_writer_version > MAX_WRITER_VERSION:
+        raise LakeError(
+            f"Delta table {where} needs reader {protocol.min_reader_version} / writer "
+            f"{protocol.min_writer_version} (features {features}); the lake writes only reader "
+            f"{MAX_READER_VERSION} / writer {MAX_WRITER_VERSION} tables, which delta-rs and Delta Spark both support"
+        )
+
+
+def _batch_predicate(cluster: str, dt: str, batch_id: str) -> str:
+    # the three values passed check_name or are formatted dates: no quotes to escape
+    return f"cluster = '{cluster}' AND dt = '{dt}' AND snapshot_id = '{batch_id}'"
+
+
+def _documented(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`rows` with exactly the documented columns: a column added since a row was written reads as null."""
+    columns = [
+        rows.column(f.name).cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)

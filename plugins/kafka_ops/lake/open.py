@@ -1,0 +1,30 @@
+"""One place that opens the lake in the format the settings choose (`lake_format`)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from kafka_ops.errors import LakeError
+
+if TYPE_CHECKING:
+    from kafka_ops.lake.store import Lake
+    from kafka_ops.settings import Settings
+
+
+def open_lake(root: str | os.PathLike[str], lake_format: str = "parquet") -> Lake:
+    """The lake at `root`: the Parquet `Lake`, or the Delta Lake `DeltaLake` (same API)."""
+    if lake_format == "parquet":
+        from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow only when a lake is opened
+
+        return Lake(root)
+    if lake_format == "delta":
+        from kafka_ops.lake.delta_store import DeltaLake  # noqa: PLC0415 - deltalake only when chosen
+
+        return DeltaLake(root)
+    raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
+
+
+def lake_of(settings: Settings) -> Lake:
+    """The lake the settings name, in their `lake_format`."""
+    return open_lake(settings.lake_root, settings.lake_format)
