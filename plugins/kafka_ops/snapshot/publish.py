@@ -32,7 +32,9 @@ def collect_metadata(
     KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum,
     log dirs included). A ZooKeeper cluster that is migrating to KRaft is also watched from
     `migration`'s side, and its brokers' log dirs are read through `brokers` (its Kafka connection,
-    bounded in time: see `log_dirs.collect_beside`; a Kafka outage is an issue, never a failure)."""
+    bounded in time: see `log_dirs.collect_beside`; a Kafka outage is an issue, never a failure). No
+    `brokers`: a ZooKeeper snapshot without load rows (the DAG logs why: the cluster has no Kafka
+    connection)."""
     if isinstance(target, ZooKeeperTarget):
         snap = ZooKeeperCollector(cluster, target).collect()
         if migration is not None:

@@ -117,18 +117,11 @@ def parse_answer(broker_id: int, answer: Any) -> tuple[list[LogDir], list[Replic
     return dirs, sizes, issues
 
 
-def collect_beside(
-    snap: ClusterSnapshot, factory: AdminFactory | None, timeout_s: float = BESIDE_ZOOKEEPER_TIMEOUT_S
-) -> None:
+def collect_beside(snap: ClusterSnapshot, factory: AdminFactory, timeout_s: float = BESIDE_ZOOKEEPER_TIMEOUT_S) -> None:
     """A ZooKeeper snapshot's load: DescribeLogDirs to each broker registered in it, through the
-    cluster's Kafka connection (`factory`, None when the cluster has none). Never raises: no
-    connection, an unreachable cluster or a slow broker is an issue, and the snapshot stands without
-    those rows. Waits `timeout_s` at most for the answers, bootstrap apart (bound it in `factory`,
-    see `bounded`)."""
-    if factory is None:
-        problem = "no Kafka connection for this cluster: its log dirs and replica sizes were not collected"
-        snap.issues.append(CollectionIssue(REQUEST, problem, "request"))
-        return
+    cluster's Kafka connection (`factory`). Never raises: an unreachable cluster or a slow broker is an
+    issue, and the snapshot stands without those rows. Waits `timeout_s` at most for the answers,
+    bootstrap apart (bound it in `factory`, see `bounded`)."""
     if not snap.brokers:
         return
     timeout_ms = max(1, int(timeout_s * 1000))

@@ -97,12 +97,6 @@ def test_a_refused_answer_and_a_failed_broker_are_issues_the_other_brokers_still
     assert "KafkaTimeoutError" in snap.issues[2].problem
 
 
-def test_no_kafka_connection_is_an_issue_not_a_silent_gap() -> None:
-    snap = empty_snapshot()
-    log_dirs.collect_beside(snap, None)
-    assert snap.log_dirs == [] and [i.path for i in snap.issues] == ["DescribeLogDirs"]
-
-
 def test_an_unreachable_kafka_costs_the_snapshot_seconds_and_an_issue_never_the_snapshot() -> None:
     snap = empty_snapshot()
     port = free_port()  # nothing listens there
