@@ -117,6 +117,7 @@ class DeltaLake(Lake):
                         f"lost {COMMIT_ATTEMPTS} Delta commit races on {self.table_uri(table)} writing batch "
                         f"{batch.batch_id}: another writer keeps committing; retry the publish ({e})"
                     ) from e
+                log.info("lost a commit race on %s (attempt %s), retrying: %s", table, attempt, e)
                 time.sleep(random.uniform(0.01, 0.05) * attempt)  # noqa: S311 - jitter, not security
 
     def _open(self, table: str) -> DeltaTable | None:
