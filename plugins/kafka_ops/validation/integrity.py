@@ -35,6 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
 from kafka_ops.lake.schema import (
@@ -44,6 +45,7 @@ from kafka_ops.lake.schema import (
     VALIDATION_COMMIT_TABLE,
 )
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.sources.log_dirs import REQUEST as LOAD_REQUEST
 from kafka_ops.validation import frames, plan_states
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.lake_batches import (
@@ -198,6 +200,11 @@ def validate_snapshot(
     # mixed replication factors a cancelled or failed kafka-ops plan left are not corruption
     left_by_plans = plan_states.left_by_plans(lake, cluster, partitions)
     partition_frame = plan_states.excuse(partition_frame, left_by_plans)
+    # the load (DescribeLogDirs) is not the metadata: a broker that cannot describe its log dirs, or a
+    # failed dir, must not make the snapshot untrusted, or a plan to move off a broker whose disk failed
+    # would be refused exactly when it is needed; the load detectors and planner see what is missing
+    is_load = pc.starts_with(issues.column("path"), LOAD_REQUEST)
+    load_issues, issues = issues.filter(is_load), issues.filter(pc.invert(is_load))
     summary_frame = frames.snapshot_summary(batch.commit, previous, issues.num_rows)
     runs = [
         SuiteRun(s.SNAPSHOT_PARTITIONS, partition_frame, snapshot_id),
@@ -213,6 +220,7 @@ def validate_snapshot(
         "previous_controller_epoch": plain(summary_frame["previous_controller_epoch"].iloc[0]),
         "collection_issues": issues.num_rows,
         "collection_issue_examples": [f"{r['path']}: {r['problem']}" for r in issues.slice(0, 5).to_pylist()],
+        "load_collection_issues": [f"{r['path']}: {r['problem']}" for r in load_issues.slice(0, 5).to_pylist()],
         "left_by_plans": left_by_plans,
         "departed_brokers_in_isr": {
             str(b): {"last_seen": d.last_seen, "gone_since": d.gone_since.isoformat(), "transient": d.transient}

@@ -123,7 +123,8 @@ CONTROLLER_EPOCH_NEVER_DECREASES = Check(
 )
 COLLECTION_ISSUES_WITHIN_THRESHOLD = Check(
     "collection_issues_within_threshold",
-    "no more znodes failed to read or parse than the threshold; each one is metadata missing from the snapshot",
+    "no more znodes (or Admin API requests) failed to read or parse than the threshold; each one is metadata "
+    "missing from the snapshot (the load, DescribeLogDirs, is not metadata: its issues do not count)",
     "critical",
     kind="at_most",
     column="collection_issues",

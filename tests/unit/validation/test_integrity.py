@@ -205,6 +205,20 @@ def test_too_many_collection_issues(lake: Lake) -> None:
     assert is_trusted(lake, "c1", "s1")  # re-validating replaces the verdict
 
 
+def test_load_issues_never_make_the_metadata_untrusted(lake: Lake) -> None:
+    """A broker that could not describe its log dirs, or a failed dir, leaves the metadata whole: the
+    snapshot stays trusted (a plan off a broker whose disk failed must not be refused), and says so."""
+    snap = small_snapshot("s1")
+    snap.issues = [
+        CollectionIssue("DescribeLogDirs broker 2", "broker 2 did not describe its log dirs: timeout", "request"),
+        CollectionIssue("DescribeLogDirs broker 1 log dir /d1", "error KAFKA_STORAGE_ERROR", "log_dir"),
+    ]
+    publish(lake, snap)
+    result = validate_snapshot(lake, "c1", "s1", data_docs=False)
+    assert result.trusted and result.observed["collection_issues"] == 0
+    assert result.observed["load_collection_issues"] == [f"{i.path}: {i.problem}" for i in snap.issues]
+
+
 def test_strict_callers_get_an_error_naming_the_expectation_after_it_is_recorded(lake: Lake) -> None:
     snap = small_snapshot("bad")
     isr_outside_replicas(snap)
