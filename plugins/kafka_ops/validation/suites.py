@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "6"
+SUITE_VERSION = "7"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
