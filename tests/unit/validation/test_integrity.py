@@ -67,7 +67,7 @@ def test_a_consistent_snapshot_is_trusted_even_with_a_broker_down(lake: Lake) ->
     require_trusted(lake, "c1", sid)
     row = validation_of(lake, "c1", sid)
     assert row is not None
-    assert (row["source"], row["trusted"], row["failed"], row["suite_version"]) == ("snapshots", True, [], "6")
+    assert (row["source"], row["trusted"], row["failed"], row["suite_version"]) == ("snapshots", True, [], "7")
     assert row["data_docs"] == result.page and Path(row["data_docs"]).is_file()
     assert json.loads(row["details"])["failed"] == {}
     index = Path(result.data_docs or "")
