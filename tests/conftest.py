@@ -109,9 +109,15 @@ def spark() -> Iterator[SparkSession]:
     """One local Spark for the whole run (loopback only), stopped at the end."""
     from pyspark.sql import SparkSession  # noqa: PLC0415 - only Spark tests pay for the JVM
 
+    from kafka_ops.lake.spark import DELTA_SPARK_CONF  # noqa: PLC0415
+    from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415
+
+    builder = SparkSession.builder.config(map=DELTA_SPARK_CONF)  # reads Delta lakes too
     session = (
-        SparkSession.builder.master("local[2]")
+        builder.master("local[2]")
         .appName("kafka-ops-tests")
+        .config("spark.jars", ",".join(str(j) for j in ensure_delta_spark_jars()))
+        .config("spark.databricks.delta.snapshotPartitions", "2")  # a test table's Delta log is tiny
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")

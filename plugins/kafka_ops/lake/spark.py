@@ -1,4 +1,8 @@
-"""Reading lake tables from Spark with the documented schema and string partition columns."""
+"""Reading lake tables from Spark with the documented schema and string partition columns.
+
+A Delta lake (`lake_format="delta"`) is read through Delta's Spark connector, whose jars must be
+on the session's classpath (`spark.jars`, see `kafka_ops.sandbox.jars.ensure_delta_spark_jars`):
+each table at its latest Delta version, then semi-joined on its commit table as for Parquet."""
 
 from __future__ import annotations
 
@@ -6,17 +10,41 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from kafka_ops.errors import LakeError
 from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+DELTA_SPARK_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+"""What a session needs, besides the connector's jars, to read or write a Delta lake."""
 
 
-def read_table(spark: SparkSession, root: str, table: str, committed_only: bool = True) -> DataFrame:
+def read_table(
+    spark: SparkSession, root: str, table: str, committed_only: bool = True, lake_format: str = "parquet"
+) -> DataFrame:
     """`table` as a DataFrame with `cluster` and `dt` as strings; by default only rows of
     published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`).
     A documented table never written yet reads as empty (e.g. group tables of a lake that only
     has ZooKeeper snapshots)."""
+    if lake_format == "delta":
+        frame = _read_delta(spark, root, table)
+    elif lake_format == "parquet":
+        frame = _read_parquet(spark, root, table)
+    else:
+        raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
+    commit_table = commit_table_of(table)
+    if committed_only and table != commit_table:
+        commits = read_table(spark, root, commit_table, lake_format=lake_format).select("cluster", "snapshot_id")
+        frame = frame.join(commits, ["cluster", "snapshot_id"], "left_semi")
+    return frame
+
+
+def _read_parquet(spark: SparkSession, root: str, table: str) -> DataFrame:
     from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -33,8 +61,34 @@ def read_table(spark: SparkSession, root: str, table: str, committed_only: bool 
         return spark.createDataFrame(empty.empty_table())
     if table in TABLES:
         frame = frame.select(*TABLES[table].names, "cluster", "dt")
-    commit_table = commit_table_of(table)
-    if committed_only and table != commit_table:
-        commits = read_table(spark, root, commit_table).select("cluster", "snapshot_id")
-        frame = frame.join(commits, ["cluster", "snapshot_id"], "left_semi")
     return frame
+
+
+def _read_delta(spark: SparkSession, root: str, table: str) -> DataFrame:
+    from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
+    from pyspark.sql import functions as F  # noqa: PLC0415
+
+    path = f"{root.rstrip('/')}/{table}"
+    known = _documented(spark, table)
+    try:
+        frame = spark.read.format("delta").load(path)
+    except AnalysisException as e:
+        if known is None or e.getCondition() not in ("PATH_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"):
+            raise
+        return spark.createDataFrame([], known)
+    if known is None:
+        return frame
+    # the documented schema: a column added since an older version was written reads as null
+    return frame.select(
+        *[
+            (F.col(f.name) if f.name in frame.columns else F.lit(None)).cast(f.dataType).alias(f.name)
+            for f in known.fields
+        ]
+    )
+
+
+def _documented(spark: SparkSession, table: str) -> StructType | None:
+    if table not in TABLES:
+        return None
+    empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
+    return spark.createDataFrame(empty.empty_table()).schema

@@ -2,7 +2,8 @@
 
 Two sets, each from its own pom and in its own folder so neither changes the other: Kafka 3.9
 (`pom.xml`, `var/jars`) for the ZooKeeper sandbox and Kafka 4.x (`pom-kafka4.xml`,
-`var/jars-kafka4`) for the KRaft sandbox.
+`var/jars-kafka4`) for the KRaft sandbox. A third, `pom-delta-spark.xml` (`var/jars-delta-spark`),
+is Delta Lake's Spark connector, which Spark loads with `spark.jars` (never `--packages`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ log = logging.getLogger(__name__)
 
 POM = Path(__file__).with_name("pom.xml")
 KAFKA4_POM = Path(__file__).with_name("pom-kafka4.xml")
+DELTA_SPARK_POM = Path(__file__).with_name("pom-delta-spark.xml")
 _MARKER = ".complete"
 
 
@@ -44,7 +46,13 @@ def ensure_kafka4_jars(cache: Path | None = None) -> Path:
     return _ensure(KAFKA4_POM, cache or var_dir() / "jars-kafka4")
 
 
-def _ensure(pom: Path, target: Path) -> Path:
+def ensure_delta_spark_jars(cache: Path | None = None) -> list[Path]:
+    """Delta Lake's Spark connector jars for pyspark 4.1 (for `spark.jars`), Maven on the first call only."""
+    folder = _ensure(DELTA_SPARK_POM, cache or var_dir() / "jars-delta-spark", expect="delta-spark_4.1_2.13-*.jar")
+    return sorted(folder.glob("*.jar"))
+
+
+def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:
     """Maven once per version of the pom: the marker holds the pom's hash, so a jar added to it is
     fetched into an existing folder too."""
     fingerprint = hashlib.sha256(pom.read_bytes()).hexdigest()
@@ -53,9 +61,9 @@ def _ensure(pom: Path, target: Path) -> Path:
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise SandboxError("Maven ('mvn') is not on PATH: it is needed once to fetch Kafka's jars")
+        raise SandboxError(f"Maven ('mvn') is not on PATH: it is needed once to fetch the jars of {pom.name}")
     target.mkdir(parents=True, exist_ok=True)
-    log.info("fetching Kafka jars (%s) with Maven into %s", pom.name, target)
+    log.info("fetching jars (%s) with Maven into %s", pom.name, target)
     result = subprocess.run(
         [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-Djars.dir={target}"],
         capture_output=True,
@@ -64,10 +72,10 @@ def _ensure(pom: Path, target: Path) -> Path:
     )
     if result.returncode != 0:
         raise SandboxError(
-            f"Maven could not fetch Kafka's jars from {pom.name} (exit {result.returncode}): "
+            f"Maven could not fetch the jars of {pom.name} (exit {result.returncode}): "
             f"{(result.stdout + result.stderr)[-2000:]}"
         )
-    if not any(target.glob("kafka_2.13-*.jar")):
-        raise SandboxError(f"Maven finished but no kafka_2.13 jar is in {target}")
+    if not any(target.glob(expect)):
+        raise SandboxError(f"Maven finished but no {expect} is in {target}")
     marker.write_text(fingerprint + "\n")
     return target

@@ -1,0 +1,46 @@
+"""Spark reads a Delta lake written by `DeltaLake` through Delta's Spark connector (pinned to
+pyspark 4.1), sees exactly the committed batches, and its writes keep the tables readable by delta-rs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deltalake import DeltaTable
+from pyspark.sql import SparkSession
+
+from kafka_ops.lake.delta_store import DeltaLake
+from kafka_ops.lake.spark import read_table
+from kafka_ops.snapshot.tables import snapshot_batch
+from tests.unit.snapshots import small_snapshot
+
+
+def test_spark_reads_only_committed_batches(spark: SparkSession, tmp_path: Path) -> None:
+    lake = DeltaLake(tmp_path / "lake")
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    lake.publish(snapshot_batch(small_snapshot("s2", cluster="c2")))
+    torn = snapshot_batch(small_snapshot("torn"))  # a writer died before its commit row
+    lake._replace_batch_rows("partitions", torn, lake._with_partition(torn, "partitions"))
+
+    partitions = read_table(spark, lake.root, "partitions", lake_format="delta")
+    rows = sorted((r.cluster, r.snapshot_id, r.topic, r.partition) for r in partitions.collect())
+    expected = lake.read("partitions").sort_by([("cluster", "ascending"), ("topic", "ascending")])
+    assert rows == sorted(
+        zip(*(expected.column(c).to_pylist() for c in ("cluster", "snapshot_id", "topic", "partition")), strict=True)
+    )
+    assert {r.snapshot_id for r in partitions.select("snapshot_id").distinct().collect()} == {"s1", "s2"}
+    assert sorted(partitions.columns) == sorted(lake.read("partitions").column_names)
+    assert read_table(spark, lake.root, "partitions", committed_only=False, lake_format="delta").count() == 12
+    assert read_table(spark, lake.root, "group_offsets", lake_format="delta").count() == 0  # never written
+
+
+def test_a_spark_append_keeps_the_table_readable_by_delta_rs(spark: SparkSession, tmp_path: Path) -> None:
+    lake = DeltaLake(tmp_path / "lake")
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    brokers = read_table(spark, lake.root, "brokers", lake_format="delta")
+    brokers.drop("snapshot_id").selectExpr("*", "'spark' AS snapshot_id").select(*brokers.columns).write.format(
+        "delta"
+    ).mode("append").save(f"{lake.base}/brokers")
+    assert sorted(lake._read_raw("brokers", "c1").column("snapshot_id").to_pylist()) == ["s1", "s1", "spark", "spark"]
+    protocol = DeltaTable(f"{lake.base}/brokers").protocol()
+    assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2)
+    assert not protocol.reader_features and not protocol.writer_features
