@@ -241,7 +241,7 @@ def _with(chart: Chart, *panels: Panel) -> Chart:
     return Chart(chart.key, chart.title, chart.question, chart.source, tuple(panels), None)
 
 
-def _unit(top: float) -> tuple[float, str]:
+def unit_of_bytes(top: float) -> tuple[float, str]:
     """The largest byte unit `top` reaches (B when it reaches none)."""
     return next(((size, name) for size, name in _BYTES if top >= size), _BYTES[-1])
 
@@ -261,7 +261,7 @@ def disk_used(part: Part[BrokerDisk]) -> Chart:
     if part.missing or not part.items:
         return _empty(chart, part.missing or "no broker holds a replica")
     disks = part.items
-    size, unit = _unit(max([d.used_bytes for d in disks] + [d.capacity_bytes or 0 for d in disks]))
+    size, unit = unit_of_bytes(max([d.used_bytes for d in disks] + [d.capacity_bytes or 0 for d in disks]))
     colors = tuple(_SEVERITY_COLOR.get(d.severity) for d in disks)
     series = [
         svg.BarSeries("capacity", tuple(None if d.capacity_bytes is None else d.capacity_bytes / size for d in disks),
@@ -325,7 +325,7 @@ def broker_traffic(part: Part[BrokerDisk]) -> Chart:
     disks = part.items
     figures = [v for d in disks for v in (d.bytes_in_per_s, d.bytes_out_per_s, d.network_in_capacity or 0,
                                           d.network_out_capacity or 0)]  # fmt: skip
-    size, unit = _unit(max(figures))
+    size, unit = unit_of_bytes(max(figures))
     series = [
         svg.BarSeries("in as leader (produce)", tuple(d.leader_bytes_in_per_s / size for d in disks), BLUE, "outline"),
         svg.BarSeries("in (produce + replication)", tuple(d.bytes_in_per_s / size for d in disks), BLUE),

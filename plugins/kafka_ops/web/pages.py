@@ -30,6 +30,7 @@ from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.remediation.store import read_audit, read_progress
+from kafka_ops.report.plan_charts import plan_charts
 from kafka_ops.report.publish import read_report
 
 STYLE = """
@@ -247,7 +248,10 @@ def _moves(doc: Mapping[str, Any]) -> str:
 
 
 def _brokers(doc: Mapping[str, Any]) -> str:
-    return _rows_section("Per broker, before and after the plan", doc.get("brokers", ()))
+    rows = doc.get("brokers", ())
+    figures = "".join(f"<figure>{drawing}<figcaption>{escape(caption)}</figcaption></figure>"
+                      for caption, drawing in plan_charts(rows))  # fmt: skip
+    return _rows_section("Per broker, before and after the plan", rows) + figures
 
 
 def _throttle_rows(throttles: object) -> list[Mapping[str, Any]]:

@@ -56,6 +56,7 @@ def test_a_plan_shows_its_moves_progress_and_audit(client: TestClient) -> None:
     assert f"<td>{move.topic}</td><td>{move.partition}</td><td>{current}</td><td>{target}</td>" in page.text
     assert f"Reassignments ({len(PLAN.reassignments)})" in page.text
     assert "<td>verify</td>" in page.text and "all at target" in page.text
+    assert page.text.count("<svg") == 2 and "Replicas per broker before (grey) and after (blue)" in page.text
 
 
 def test_a_dag_run_tab_shows_the_plans_it_made_and_the_events_it_wrote(client: TestClient) -> None:
