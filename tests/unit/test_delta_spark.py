@@ -12,6 +12,7 @@ from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.spark import read_table
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
+from tests.unit.test_delta_lake import EXPECTED_ROWS, finish, run_writer
 
 
 def test_spark_reads_only_committed_batches(spark: SparkSession, tmp_path: Path) -> None:
@@ -44,3 +45,16 @@ def test_a_spark_append_keeps_the_table_readable_by_delta_rs(spark: SparkSession
     protocol = DeltaTable(f"{lake.base}/brokers").protocol()
     assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2)
     assert not protocol.reader_features and not protocol.writer_features
+
+
+def test_spark_sees_no_torn_batch_after_killed_writers(spark: SparkSession, tmp_path: Path) -> None:
+    lake = DeltaLake(tmp_path / "lake")
+    attempts = finish(run_writer("kill", lake.root, "23", "20"))
+    assert sum(a["fate"] == "killed" for a in attempts) >= 10, attempts
+    committed = set(lake.snapshots().column("snapshot_id").to_pylist())
+    raw = set(lake._read_raw("partitions", None).column("snapshot_id").to_pylist())
+    assert raw - committed, f"no kill left rows without a commit row: {attempts}"  # the test's premise
+    for table in ("partitions", "brokers", "configs"):
+        frame = read_table(spark, lake.root, table, lake_format="delta")
+        counts = {r.snapshot_id: r["count"] for r in frame.groupBy("snapshot_id").count().collect()}
+        assert counts == dict.fromkeys(committed, EXPECTED_ROWS[table]), table
