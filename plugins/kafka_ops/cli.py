@@ -9,6 +9,7 @@ import logging
 import os
 import sys
 
+from kafka_ops.cli_lake import add_lake_parser, run_lake
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.digest import render_findings
@@ -57,6 +58,7 @@ def _parser() -> argparse.ArgumentParser:
     findings.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
     findings.add_argument("--snapshot-id", default=None, help="an analysed snapshot (default: the latest)")
     _remediation_parser(verbs)
+    add_lake_parser(verbs)
     return parser
 
 
@@ -96,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         return _findings(args)
     if args.verb == "remediation":
         return _clear_throttles(args)
+    if args.verb == "lake":
+        return run_lake(args)
     return _snapshot(args)
 
 

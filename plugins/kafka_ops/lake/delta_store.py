@@ -97,7 +97,7 @@ class DeltaLake(Lake):
         where = _batch_predicate(batch.cluster, batch.dt, batch.batch_id)
         props = CommitProperties(custom_metadata={"kafka_ops.batch": batch.batch_id}, max_commit_retries=0)
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
-            target = self._open(table)
+            target = self.open_table(table)
             if target is None and data.num_rows == 0:
                 return  # nothing to write and nothing to replace
             try:
@@ -120,7 +120,7 @@ class DeltaLake(Lake):
                 log.info("lost a commit race on %s (attempt %s), retrying: %s", table, attempt, e)
                 time.sleep(random.uniform(0.01, 0.05) * attempt)  # noqa: S311 - jitter, not security
 
-    def _open(self, table: str) -> DeltaTable | None:
+    def open_table(self, table: str) -> DeltaTable | None:
         """The Delta table `table`, checked for features delta-rs and Delta Spark both support."""
         try:
             delta = DeltaTable(self.table_uri(table))
@@ -175,7 +175,7 @@ class DeltaLake(Lake):
         log.warning("removing the rows of batch %s of %s: its writer died before committing it", batch_id, cluster)
         tables = intent["tables"]
         for table in tables if isinstance(tables, list) else []:
-            delta = self._open(str(table))
+            delta = self.open_table(str(table))
             if delta is not None:
                 delta.delete(_batch_predicate(cluster, dt, batch_id))
 
@@ -184,7 +184,7 @@ class DeltaLake(Lake):
     def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
         """Every row of Delta table `table` at its latest version, committed batch or not."""
         known = TABLES.get(table)
-        delta = self._open(table)
+        delta = self.open_table(table)
         if delta is None:
             if known is None:
                 raise LakeError(f"no lake table {table!r} under {self.root}")
