@@ -35,6 +35,7 @@ from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.load_balance import LoadBalancer
 from kafka_ops.planning.load_goals import with_goals
+from kafka_ops.planning.load_leaders import LeaderBalancer
 from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cordoned
@@ -81,15 +82,19 @@ def plan_decommission(
                                 standing=staying)  # fmt: skip
         balancer.check_feasible()
         balancer.drain()
+        leaders = LeaderBalancer(view, layout, load, participants=remaining, moved=layout.targets().keys(),
+                                 movable=movable, reorder_unmoved=False)  # fmt: skip
+        elections = leaders.run()
         on = sum(holding[b] for b in leaving)
         counted = {
             "replicas_on_brokers": on,
             "replicas_left_behind": left_behind,
             "lower_bound_moves": on - left_behind,
         }
-        figures = {**counted, **balancer.figures(round(balancer.drained_bytes))}
+        figures = {**counted, **balancer.figures(round(balancer.drained_bytes)), **leaders.figures()}
         request = {"brokers": sorted(leaving), "load_aware": True, **view.cordon_request()}
-        plan = build_plan("decommission", view, request, layout.targets(), skipped=skipped, figures=figures, load=load)
+        plan = build_plan("decommission", view, request, layout.targets(), elections=elections, skipped=skipped,
+                          figures=figures, load=load)  # fmt: skip
         return with_goals(plan, view, load, remaining)
     for tp in movable:
         for old in [b for b in view.assignment[tp] if b in leaving]:

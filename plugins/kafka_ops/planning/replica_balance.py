@@ -45,6 +45,7 @@ from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.load_balance import LoadBalancer
 from kafka_ops.planning.load_goals import with_goals
+from kafka_ops.planning.load_leaders import LeaderBalancer
 from kafka_ops.planning.placement import required_racks
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cap, check_cordoned
@@ -142,15 +143,20 @@ def _balance_bytes(
     bound = balancer.lower_bound_bytes()
     balancer.drain()
     balancer.balance()
+    leaders = LeaderBalancer(view, layout, load, participants=brokers, moved=layout.targets().keys(), movable=movable,
+                             reorder_unmoved=True)  # fmt: skip
+    elections = leaders.run()
     figures: dict[str, int | float | None] = {
         **balancer.figures(bound),
+        **leaders.figures(),
         "moves_made": balancer.moves,
         "max_moves_reached": int(max_moves is not None and balancer.moves >= max_moves),
         "partitions_without_size": sum(1 for tp in view.assignment if tp not in load.sizes),
     }
     request = {"exclude_brokers": sorted(drained), "max_moves": max_moves, "load_aware": True,
                **view.cordon_request()}  # fmt: skip
-    plan = build_plan("replica_balance", view, request, layout.targets(), skipped=skipped, figures=figures, load=load)
+    plan = build_plan("replica_balance", view, request, layout.targets(), elections=elections, skipped=skipped,
+                      figures=figures, load=load)  # fmt: skip
     return with_goals(plan, view, load, brokers)
 
 

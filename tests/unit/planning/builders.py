@@ -52,6 +52,7 @@ def replicas_per_broker(plan: Plan) -> dict[int, int]:
 def check_invariants(plan: Plan, snap: ClusterSnapshot, *, replication_factor: int | None = None) -> None:
     """What every reassignment plan must keep (see the planning package docs)."""
     view = ClusterView(snap)
+    elected = {(e.topic, e.partition): e.preferred for e in plan.elections}
     assert plan.snapshot_id == snap.snapshot_id and plan.cluster == snap.cluster
     for m in plan.reassignments:
         tp = (m.topic, m.partition)
@@ -64,7 +65,15 @@ def check_invariants(plan: Plan, snap: ClusterSnapshot, *, replication_factor: i
         before, after = spread(m.current, view.rack_of), spread(m.target, view.rack_of)
         assert after >= min(before, need), f"{tp}: rack spread {before} -> {after}"
         if plan.kind in ("replication_factor", "replica_balance") and m.current[0] in m.target:
-            assert m.target[0] == m.current[0], f"{tp}: needless leader movement {m.current} -> {m.target}"
+            # a load-aware plan reorders to even leadership (`load_leaders`), and then hands it over
+            handed = plan.request.get("load_aware") and (
+                elected.get(tp) == m.target[0] or view.leader(tp) not in m.target[1:]
+            )
+            assert m.target[0] == m.current[0] or handed, f"{tp}: needless leader movement {m.current} -> {m.target}"
+    targets = {(m.topic, m.partition): m.target for m in plan.reassignments}
+    for e in plan.elections:
+        replicas = targets.get((e.topic, e.partition), view.assignment[(e.topic, e.partition)])
+        assert replicas[0] == e.preferred, f"{e}: elects a replica that is not the first of {replicas}"
     # a cordon (the operator's, recorded in the request, or Kafka's) stops new replicas, never moves old ones
     cordoned = set(plan.request.get("cordoned_brokers", ())) | {b for b, x in snap.brokers.items() if x.cordoned}
     released = set(plan.request.get("brokers", ())) | set(plan.request.get("exclude_brokers", ()))
