@@ -155,3 +155,15 @@ def test_lake_format_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     config.write_text('lake_format = "orc"\n')
     with pytest.raises(ConfigError, match=r"settings.toml: lake_format must be one of .* not 'orc'"):
         load_settings(config)
+
+
+def test_a_broken_table_is_named(delta: DeltaLake) -> None:
+    delta.publish(snapshot_batch(small_snapshot("s1")))
+    (Path(delta.base) / "brokers" / "_delta_log" / "00000000000000000000.json").write_text("{not json")
+    with pytest.raises(LakeError, match=r"cannot open the Delta table .*/brokers: "):
+        delta.read("brokers", "c1")
+    for data in (Path(delta.base) / "partitions").rglob("*.parquet"):
+        data.write_bytes(b"not parquet")
+    with pytest.raises(LakeError, match=r"cannot read the Delta table .*/partitions: "):
+        delta.read("partitions", "c1")
+    assert delta.latest_snapshot_id("c1") == "s1"  # the other tables still read

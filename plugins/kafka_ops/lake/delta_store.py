@@ -126,6 +126,8 @@ class DeltaLake(Lake):
             delta = DeltaTable(self.table_uri(table))
         except TableNotFoundError:
             return None
+        except (DeltaError, OSError) as e:
+            raise LakeError(f"cannot open the Delta table {self.table_uri(table)}: {e}") from e
         check_protocol(delta, self.table_uri(table))
         return delta
 
@@ -191,7 +193,10 @@ class DeltaLake(Lake):
             return _with_partitions(known).empty_table()
         dataset = delta.to_pyarrow_dataset()
         filt = ds.field("cluster") == cluster if cluster is not None else None
-        rows = dataset.to_table(filter=filt)
+        try:
+            rows = dataset.to_table(filter=filt)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise LakeError(f"cannot read the Delta table {self.table_uri(table)}: {e}") from e
         if known is None:
             return rows
         return _documented(rows, _with_partitions(known))
