@@ -16,6 +16,8 @@ subprocess as the same-run baseline: the bytes it would move and the disk spread
 Planning time covers the load model (`cluster_load`) and the planner; building the synthetic
 snapshot is not timed. After planning, the benchmark checks every hard goal itself from the plan's
 targets and the sizes (rack spread, disk limit, replica limit, no new replica on a drained broker).
+Each scenario also reports, over the brokers that keep replicas, the spread (max - min) before and
+after of leader bytes-in and inbound bytes/s and of leader counts, and the reorders and elections.
 Targets: each plan <= 60 s and <= 4 GB resident; bytes moved <= 1.05 x the lower bound where the
 bound is tight (add_brokers and decommission: what must reach the new brokers, what must leave
 the old ones); every hard goal held.
@@ -124,6 +126,26 @@ def disk_spread(plan: Plan, after: bool) -> float:
     return round((max(values) - min(values)) / DISK, 4)
 
 
+def broker_spread(plan: Plan, field: str) -> float:
+    """Max minus min of a `BrokerLoad` field over the brokers that keep replicas (as `disk_spread`)."""
+    drained = set(plan.request.get("brokers", ()))
+    values = [getattr(b, field) or 0 for b in plan.brokers if b.registered and b.broker_id not in drained]
+    return round(max(values) - min(values), 1)
+
+
+def leader_figures(plan: Plan) -> dict[str, Any]:
+    """Leader bytes-in (bytes/s), leader count and inbound (bytes/s) spreads before → after."""
+    out: dict[str, Any] = {}
+    fields = (("leader_bytes_in", "leader_bytes_in"), ("leader_count", "leaders"), ("network_in", "bytes_in"))
+    for name, field in fields:
+        for when in ("before", "after"):
+            out[f"{name}_spread_{when}"] = broker_spread(plan, f"{field}_{when}")
+    out["leader_reorders"] = plan.figures.get("leader_reorders")
+    out["leader_reorders_unmoved"] = plan.figures.get("leader_reorders_unmoved")
+    out["elections"] = len(plan.elections)
+    return out
+
+
 def child(args: argparse.Namespace) -> dict[str, Any]:
     """One scenario, one planner, in this process: its figures and this process's peak memory."""
     snap, rates = build(args.scenario, args)
@@ -154,6 +176,7 @@ def child(args: argparse.Namespace) -> dict[str, Any]:
                 1 for b in before.values() if (b.disk_bytes_before or 0) > 0.8 * DISK
             ),
             "soft_goals": {g.goal: g.status for g in plan.goals if not g.hard},
+            **leader_figures(plan),
         })  # fmt: skip
     else:
         figures["disk_spread_after"] = _count_based_spread(snap, plan, sizes)
@@ -209,7 +232,14 @@ def main() -> None:
               f"bytes {figures['bytes_moved'] / GB:>10,.0f} GB (bound {figures['lower_bound_bytes'] / GB:,.0f} GB, "
               f"x{figures['bytes_over_lower_bound']})  disk spread {figures['disk_spread_before']:.3f} -> "
               f"{figures['disk_spread_after']:.3f}  count-based: {baseline['bytes_moved'] / GB:,.0f} GB, spread "
-              f"{baseline['disk_spread_after']:.3f}  hard goals broken: {len(figures['hard_goals_broken'])}",
+              f"{baseline['disk_spread_after']:.3f}  hard goals broken: {len(figures['hard_goals_broken'])}\n"
+              f"{'':14s} leader bytes-in spread {figures['leader_bytes_in_spread_before'] / 1e6:,.1f} -> "
+              f"{figures['leader_bytes_in_spread_after'] / 1e6:,.1f} MB/s, leader count spread "
+              f"{figures['leader_count_spread_before']:.0f} -> {figures['leader_count_spread_after']:.0f}, inbound "
+              f"spread {figures['network_in_spread_before'] / 1e6:,.1f} -> "
+              f"{figures['network_in_spread_after'] / 1e6:,.1f} MB/s ({figures['leader_reorders']} reorders, "
+              f"{figures['leader_reorders_unmoved']} of unmoved "
+              f"partitions, {figures['elections']} elections)",
               flush=True)  # fmt: skip
     tight = [scenarios[n]["bytes_over_lower_bound"] for n in TIGHT if scenarios[n]["bytes_over_lower_bound"]]
     result = {

@@ -36,7 +36,7 @@ DISK_CAPACITY = "disk_capacity"
 REPLICA_CAPACITY = "replica_capacity"
 NETWORK_IN_CAPACITY = "network_in_capacity"
 NO_NEW_ON_CORDONED = "cordoned_or_fenced_get_nothing"
-HARD_GOALS = (RACK_AWARE, DISK_CAPACITY, REPLICA_CAPACITY, NO_NEW_ON_CORDONED)
+HARD_GOALS = (RACK_AWARE, DISK_CAPACITY, NETWORK_IN_CAPACITY, REPLICA_CAPACITY, NO_NEW_ON_CORDONED)
 
 
 @dataclass(frozen=True, slots=True)

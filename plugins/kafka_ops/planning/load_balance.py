@@ -22,7 +22,16 @@ by room, in 10 % buckets of their target, then lowest inbound bytes/s share (sof
 rates are known), then fewest replicas. A replica moves at most once and keeps its slot.
 
 Hard goals on every receiver: not already holding the partition, the rack rule of
-`placement.spread_kept`, the disk limit (`max_disk_share` × capacity) and `max_replicas_per_broker`.
+`placement.spread_kept`, the disk limit (`max_disk_share` × capacity), `max_replicas_per_broker` and,
+when rates are known, `network_in_bytes_per_s` (inbound after the move, where set).
+
+Network inbound (soft goal 2, `balance_network`, replica balance only, when rates are known): after
+the disk balance, swaps even the inbound share (bytes-in over `network_in_bytes_per_s`, or bytes-in
+when a capacity is missing) within `NETWORK_TOLERANCE`: a replica with a high rate goes from the
+broker furthest above to one below, and one of about the same size and a lower rate comes back, so
+both disks stay in their bands. A swap copies bytes for inbound alone, so swaps are capped at
+`NETWORK_EXTRA` (4 %) of the bytes the disk balance moved (at least 4 % of a participant's mean disk
+use): where the byte bound is tight (add brokers) the plan stays within 1.05x of it.
 Drained brokers give every movable replica, biggest first, each to the receiver that keeps the
 most racks (up to min(RF, racks)), then with the lowest disk fill after it; one that fits nowhere
 refuses the plan naming the partition and the goal.
@@ -35,7 +44,7 @@ from collections.abc import Collection, Iterable
 
 from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
-from kafka_ops.planning.load import DISK_CAPACITY, RACK_AWARE, REPLICA_CAPACITY, ClusterLoad
+from kafka_ops.planning.load import DISK_CAPACITY, NETWORK_IN_CAPACITY, RACK_AWARE, REPLICA_CAPACITY, ClusterLoad
 from kafka_ops.planning.placement import spread_kept
 from kafka_ops.planning.view import ClusterView
 from kafka_ops.snapshot.model import TopicPartition
@@ -47,6 +56,13 @@ _USEFUL = 0.05
 of its source's tolerance band: KB-sized partitions never matter to a 2 % band."""
 _SCAN = 48
 """Replicas tried per (source, receiver) pair before the next receiver: rack rules reject some."""
+NETWORK_TOLERANCE = 0.05
+"""A broker within ±5 % of the mean inbound share is balanced (soft goal 2)."""
+NETWORK_EXTRA = 0.04
+"""Swaps for inbound alone copy at most this share of the bytes the disk balance moved (and at
+least of a participant's mean disk use): the 1.05x bound on bytes where it is tight survives them."""
+_RECEIVERS = 8
+"""Receivers tried per inbound swap, lowest inbound share first."""
 
 
 class LoadBalancer:
@@ -81,6 +97,8 @@ class LoadBalancer:
                 self.bytes_in[b] = self.bytes_in.get(b, 0.0) + rate
         self.limit = {b: load.disk_limit(b) for b in self.participants}
         self.max_replicas = load.max_replicas_per_broker
+        caps_in = load.network_in_capacity if load.has_rates else {}
+        self.net_cap = {b: c for b, c in caps_in.items() if c}
         # per giving broker: movable replicas by size, descending, and their negated sizes (for bisect)
         self.queue: dict[int, list[TopicPartition]] = {b: [] for b in [*self.participants, *self.drained]}
         for tp in movable:
@@ -144,7 +162,14 @@ class LoadBalancer:
             return False
         if self.max_replicas is not None and self.layout.count[dest] >= self.max_replicas:
             return False
+        if self._over_network(tp, dest):
+            return False
         return self._racks_kept(replicas, source, dest)
+
+    def _over_network(self, tp: TopicPartition, dest: int) -> bool:
+        """Whether `tp`'s replica would take `dest` past its `network_in_bytes_per_s` (where set)."""
+        net = self.net_cap.get(dest)
+        return net is not None and self.bytes_in.get(dest, 0.0) + self.load.bytes_in(tp) > net
 
     def _racks_kept(self, replicas: list[int], source: int, dest: int) -> bool:
         rack_of = self.view.rack_of
@@ -201,6 +226,8 @@ class LoadBalancer:
             goal = RACK_AWARE
         elif self.max_replicas is not None and all(self.layout.count[d] >= self.max_replicas for d in racked):
             goal = REPLICA_CAPACITY
+        elif all(self._over_network(tp, d) for d in racked):
+            goal = NETWORK_IN_CAPACITY
         else:
             goal = DISK_CAPACITY
         return PlanError(
@@ -273,6 +300,104 @@ class LoadBalancer:
                 break
             if self._fits(queue[i], source, dest, -neg[i]):
                 return i
+        return None
+
+    # -- network inbound (soft goal 2) ---------------------------------------------------------------
+
+    def network_budget(self) -> float:
+        """Bytes that swaps for inbound alone may copy: `NETWORK_EXTRA` of what the disk balance
+        moved, and at least of a participant's mean disk use (see the module docstring)."""
+        held = sum(self.used.get(b, 0.0) for b in self.participants)
+        return NETWORK_EXTRA * max(self.bytes_moved, held / max(1, len(self.participants)))
+
+    def balance_network(self, budget: float) -> None:
+        """Swap a replica with a high rate on the broker furthest above the mean inbound share for one
+        of about the same size and a lower rate on a broker below it, keeping both disks in their
+        bands, until every broker is within `NETWORK_TOLERANCE` of the mean or `budget` is spent."""
+        if not self.load.has_rates or not self.participants:
+            return
+        caps = [self.load.network_in_capacity.get(b) for b in self.participants]
+        weight = {b: (c or 1.0) if all(caps) else 1.0 for b, c in zip(self.participants, caps, strict=True)}
+        mean = sum(self.bytes_in.get(b, 0.0) for b in self.participants) / sum(weight.values())
+        self.net_weight, self.net_mean, self.net_tol = weight, mean, mean * NETWORK_TOLERANCE
+        stuck: set[int] = set()
+        while not self._capped() and budget > 0:
+            sources = [b for b in self.participants if b not in stuck and self.queue[b]]
+            if not sources:
+                return
+            source = max(sources, key=lambda b: (self._in_dev(b), -b))
+            if self._in_dev(source) <= self.net_tol:
+                return
+            cost = self._swap_inbound(source, budget)
+            if cost is None:
+                stuck.add(source)
+            else:
+                budget -= cost
+
+    def _in_dev(self, b: int) -> float:
+        return self.bytes_in.get(b, 0.0) / self.net_weight[b] - self.net_mean
+
+    def _swap_inbound(self, source: int, budget: float) -> float | None:
+        """One swap off `source` (see `balance_network`); its bytes, or None when none helps."""
+        receivers = sorted((b for b in self.participants if self._in_dev(b) < 0), key=self._in_dev)[:_RECEIVERS]
+        useful = self.net_tol * _USEFUL
+        queue, neg = self.queue[source], self.neg[source]
+        for dest in receivers:
+            # inbound bytes/s the swap may shift: neither broker may cross the mean's band
+            most = min(self._in_dev(source) + self.net_tol, self.net_tol - self._in_dev(dest)) * min(
+                self.net_weight[source], self.net_weight[dest]
+            )
+            lo, hi = self._disk_shift(source, dest)
+            start = bisect.bisect_left(neg, -budget)
+            for i in range(start, min(len(queue), start + _SCAN)):
+                hot, size = queue[i], -neg[i]
+                found = self._partner(hot, size, source=source, dest=dest, shift=(lo, hi), most=(useful, most),
+                                      budget=budget - size)  # fmt: skip
+                if found is not None:
+                    cold = self.queue[dest][found]
+                    cost = size + self.load.size(cold)
+                    self._move(hot, source, dest, i)
+                    self._move(cold, dest, source, found)
+                    return cost
+        return None
+
+    def _disk_shift(self, source: int, dest: int) -> tuple[float, float]:
+        """The range of (hot size - cold size) that keeps both brokers' disks in their bands."""
+        lo = max(
+            (self.target[dest] - self.tol[dest]) - self.used.get(dest, 0.0),
+            self.used.get(source, 0.0) - (self.target[source] + self.tol[source]),
+        )
+        hi = min(
+            (self.target[dest] + self.tol[dest]) - self.used.get(dest, 0.0),
+            self.used.get(source, 0.0) - (self.target[source] - self.tol[source]),
+        )
+        return lo, hi
+
+    def _partner(
+        self,
+        hot: TopicPartition,
+        size: float,
+        *,
+        source: int,
+        dest: int,
+        shift: tuple[float, float],
+        most: tuple[float, float],
+        budget: float,
+    ) -> int | None:
+        """Index in `dest`'s queue of a replica to send back for `hot`: its size within `size - hi ..
+        size - lo` (`shift`) and `budget`, a rate lower than `hot`'s by between the two of `most`."""
+        (lo, hi), (useful, most_shift) = shift, most
+        rate = self.load.bytes_in(hot)
+        if rate < useful or lo > hi or not self._fits(hot, source, dest, size):
+            return None
+        neg = self.neg[dest]
+        first = bisect.bisect_left(neg, -min(size - lo, budget))
+        last = bisect.bisect_right(neg, -(size - hi))
+        for j in range(first, min(last, first + _SCAN)):
+            cold = self.queue[dest][j]
+            gain = rate - self.load.bytes_in(cold)
+            if cold != hot and useful <= gain <= most_shift and self._fits(cold, dest, source, -neg[j]):
+                return j
         return None
 
     def figures(self, lower_bound: int) -> dict[str, int | float | None]:

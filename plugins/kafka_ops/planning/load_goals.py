@@ -1,7 +1,8 @@
 """The goals of a load-aware plan, judged from the plan itself (its moves and per-broker rows), not
 from the planner's working state: what a reviewer reads, and what refuses a plan that breaks one.
 
-Hard goals (`load.HARD_GOALS`): held, unchecked (naming the brokers or setting it lacks), or
+Hard goals (`load.HARD_GOALS`; network inbound capacity, `network_in_bytes_per_s`, where rates are
+known): held, unchecked (naming the brokers or setting it lacks), or
 violated per broker. A violation the plan causes or worsens (a broker that ends above its limit and
 above where it started, a new replica on a cordoned or unregistered broker, a partition losing rack
 spread) refuses the plan with a `PlanError` naming the goal and the broker. A violation that was
@@ -24,6 +25,7 @@ from kafka_ops.planning.load import (
     DISK_SPREAD,
     LEADER_BYTES_IN_SPREAD,
     LEADER_SPREAD,
+    NETWORK_IN_CAPACITY,
     NETWORK_IN_SPREAD,
     NO_NEW_ON_CORDONED,
     RACK_AWARE,
@@ -38,7 +40,8 @@ from kafka_ops.planning.view import ClusterView
 
 def with_goals(plan: Plan, view: ClusterView, load: ClusterLoad, participants: Collection[int]) -> Plan:
     """`plan` with its goals; `PlanError` when the plan itself breaks a hard goal."""
-    hard = [*_rack(plan, view), *_disk(plan, load), *_replicas(plan, load), *_cordons(plan, view)]
+    hard = [*_rack(plan, view), *_disk(plan, load), *_network_in(plan, load), *_replicas(plan, load),
+            *_cordons(plan, view)]  # fmt: skip
     caused = [g for g in hard if g.status == "violated" and not _standing(g)]
     if caused:
         first = caused[0]
@@ -91,6 +94,25 @@ def _disk(plan: Plan, load: ClusterLoad) -> list[Goal]:
     if unknown:
         out.append(Goal(DISK_CAPACITY, True, "unchecked", f"no disk capacity for broker(s) {unknown}"))
     return out or [Goal(DISK_CAPACITY, True, "held")]
+
+
+def _network_in(plan: Plan, load: ClusterLoad) -> list[Goal]:
+    if not load.has_rates:
+        return [Goal(NETWORK_IN_CAPACITY, True, "unchecked", "no partition byte rates")]
+    out: list[Goal] = []
+    for b in plan.brokers:
+        cap = load.network_in_capacity.get(b.broker_id)
+        after, before = b.bytes_in_after or 0.0, b.bytes_in_before or 0.0
+        if not cap or after <= cap:
+            continue
+        was = "" if before <= cap else f"; it took {before:,.0f} before the plan"
+        out.append(Goal(NETWORK_IN_CAPACITY, True, "violated", f"takes {after:,.0f} bytes/s in after the plan, "
+                        f"above its network_in_bytes_per_s {cap:,.0f}{was}", broker=b.broker_id, before=before,
+                        after=after))  # fmt: skip
+    unknown = [b.broker_id for b in plan.brokers if b.registered and not load.network_in_capacity.get(b.broker_id)]
+    if unknown:
+        out.append(Goal(NETWORK_IN_CAPACITY, True, "unchecked", f"no network_in_bytes_per_s for broker(s) {unknown}"))
+    return out or [Goal(NETWORK_IN_CAPACITY, True, "held")]
 
 
 def _replicas(plan: Plan, load: ClusterLoad) -> list[Goal]:

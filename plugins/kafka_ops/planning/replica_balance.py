@@ -143,11 +143,14 @@ def _balance_bytes(
     bound = balancer.lower_bound_bytes()
     balancer.drain()
     balancer.balance()
+    disk_bytes = balancer.bytes_moved
+    balancer.balance_network(balancer.network_budget())
     leaders = LeaderBalancer(view, layout, load, participants=brokers, moved=layout.targets().keys(), movable=movable,
                              reorder_unmoved=True)  # fmt: skip
     elections = leaders.run()
     figures: dict[str, int | float | None] = {
         **balancer.figures(bound),
+        "network_swap_bytes": int(balancer.bytes_moved - disk_bytes),
         **leaders.figures(),
         "moves_made": balancer.moves,
         "max_moves_reached": int(max_moves is not None and balancer.moves >= max_moves),

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.planning import plan_decommission, plan_replica_balance
-from kafka_ops.planning.load import LEADER_BYTES_IN_SPREAD, LEADER_SPREAD, PartitionRates, cluster_load
+from kafka_ops.planning.load import (
+    LEADER_BYTES_IN_SPREAD,
+    LEADER_SPREAD,
+    NETWORK_IN_CAPACITY,
+    NETWORK_IN_SPREAD,
+    PartitionRates,
+    cluster_load,
+)
 from tests.unit.planning.builders import Assignment, check_invariants
 from tests.unit.planning.test_load_planning import GB, goal, sized
 
@@ -51,3 +59,35 @@ def test_leader_counts_are_evened_in_a_decommission_without_moving_more() -> Non
     assert plan.figures["leader_reorders_unmoved"] == 0, "a decommission touches no other partition"
     # the new first replicas of the moved partitions lead by themselves: broker 4 leaves, nothing to elect
     assert not plan.elections
+
+
+def test_inbound_is_evened_between_two_brokers_of_equal_disk_by_a_swap() -> None:
+    # equal disk; broker 1 holds the two hot small partitions, broker 2 two cold ones of the same size
+    topics: Assignment = {"hot": {0: (1,), 1: (1,)}, "cold": {0: (2,), 1: (2,)}, "fill": {0: (1,), 1: (2,)}}
+    snap = sized({1: None, 2: None}, topics, {"hot": GB // 10, "cold": GB // 10, "fill": 10 * GB})
+    rates = {("hot", 0): PartitionRates(500.0), ("hot", 1): PartitionRates(500.0)}
+    caps = Capacities(BrokerCapacity(disk_bytes=100 * GB, network_in_bytes_per_s=10_000.0))
+    plan = plan_replica_balance(snap, load=cluster_load(snap, caps, rates))
+    check_invariants(plan, snap)
+    assert sorted((m.topic, m.target) for m in plan.reassignments) == [("cold", (1,)), ("hot", (2,))], "a swap"
+    assert plan.figures["bytes_moved"] == plan.figures["network_swap_bytes"] == 2 * GB // 10
+    inbound = {b.broker_id: b.bytes_in_after for b in plan.brokers}
+    assert inbound == {1: 500.0, 2: 500.0}
+    assert {b.broker_id: b.disk_bytes_after for b in plan.brokers} == {1: 10_200_000_000, 2: 10_200_000_000}
+    (net,) = goal(plan, NETWORK_IN_SPREAD)
+    assert (net.status, net.after) == ("improved", 0.0)  # type: ignore[attr-defined]
+
+
+def test_network_capacity_is_a_limit_for_new_replicas() -> None:
+    # broker 2 has room on disk but not on the network for the hot partitions
+    topics: Assignment = {"hot": {p: (1,) for p in range(4)}}
+    snap = sized({1: None, 2: None}, topics, {"hot": GB})
+    rates = {("hot", p): PartitionRates(1000.0) for p in range(4)}
+    caps = Capacities(BrokerCapacity(100 * GB, 2000.0), brokers=((2, BrokerCapacity(100 * GB, 1500.0)),))
+    plan = plan_replica_balance(snap, load=cluster_load(snap, caps, rates))
+    check_invariants(plan, snap)
+    assert {b.broker_id: b.bytes_in_after for b in plan.brokers} == {1: 3000.0, 2: 1000.0}, "only one fits"
+    # broker 1 stays above its 2000 B/s (it took 4000 before): a standing violation, reported per broker
+    (net,) = goal(plan, NETWORK_IN_CAPACITY)
+    assert (net.status, net.broker, net.before, net.after) == ("violated", 1, 4000.0, 3000.0)  # type: ignore[attr-defined]
+    assert "above its network_in_bytes_per_s 2,000; it took 4,000" in net.detail  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from kafka_ops.planning import plan_decommission, plan_replica_balance, plan_rep
 from kafka_ops.planning.load import (
     DISK_CAPACITY,
     DISK_SPREAD,
+    NETWORK_IN_CAPACITY,
     NETWORK_IN_SPREAD,
     REPLICA_CAPACITY,
     PartitionRates,
@@ -122,7 +123,9 @@ def test_balance_follows_capacities_and_keeps_racks() -> None:
     assert after[3] == pytest.approx(3 * after[1], rel=0.1), "disk share, not bytes, is evened"
     for m in plan.reassignments:
         assert {racks[b] for b in m.target} == {"a", "b"}
-    assert all(g.status == "held" for g in plan.goals if g.hard and g.goal != REPLICA_CAPACITY)
+    unchecked = (REPLICA_CAPACITY, NETWORK_IN_CAPACITY)
+    assert all(g.status == "held" for g in plan.goals if g.hard and g.goal not in unchecked)
+    assert [g.status for g in goal(plan, NETWORK_IN_CAPACITY)] == ["unchecked"], "no rates"  # type: ignore[attr-defined]
 
 
 def test_a_broker_over_its_disk_before_the_plan_is_relieved() -> None:
