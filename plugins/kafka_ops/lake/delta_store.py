@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
-from deltalake import CommitProperties, DeltaTable, write_deltalake
+from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 
 from kafka_ops.errors import LakeError
@@ -109,6 +109,7 @@ class DeltaLake(Lake):
                     predicate=where,
                     schema_mode="merge",
                     commit_properties=props,
+                    writer_properties=WriterProperties(compression="ZSTD"),  # as the Parquet lake
                 )
                 return
             except CommitFailedError as e:
