@@ -14,6 +14,7 @@ import pytest
 from kafka import KafkaConsumer
 from kafka.structs import OffsetAndMetadata, TopicPartition
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.runner import analyse, read_history
@@ -153,7 +154,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
     # idle topic, exact when caught up
     window = {t: read_history(spark, lake.root, t, "sandbox", since=bursts[0][1], until=now)
               for t in lag_time.DETECTOR.tables}  # fmt: skip
-    window["group_offsets"] = window["group_offsets"].drop("record_timestamp")
+    window["group_offsets"] = window["group_offsets"].withColumn("record_timestamp", F.lit(None).cast("timestamp"))
     context = Context("sandbox", snap.snapshot_id, now, Thresholds())
     fallback = lag_time.DETECTOR.detect(window, context)["lag_time_partitions"].collect()
     estimated = {str(r["group_id"])[len(f"lag-{run}-") :]: r for r in fallback
