@@ -27,7 +27,8 @@ def add_lake_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "migrate",
         help="turn the Parquet lake into a Delta lake in place (idempotent; pause the DAGs first)",
         description="Give every lake table a Delta log over the Parquet files already there (no copy). Tables "
-        'already Delta are left alone, so it can be run again. Then set lake_format = "delta".',
+        "already Delta are left alone, so it can be run again. Try it on a copy: the pipeline does not use a "
+        "Delta lake yet (the settings refuse lake_format = 'delta').",
     )
     migrate.add_argument("--lake", default=None, help="lake root path or URL (default: the settings' lake_root)")
 
