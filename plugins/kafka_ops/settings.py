@@ -29,6 +29,11 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     metrics_profile = "kafka-lag-exporter"
     metrics_max_age_minutes = 30
 
+    [lake]                          # optional, retention and maintenance (see kafka_ops.lake.policy)
+    keep_snapshots_days = 35
+    keep_audit_days = "forever"
+    vacuum_retention_hours = 168
+
 With no file, one cluster named `default` uses the `zookeeper_default` and `kafka_default`
 connections. `$KAFKA_OPS_LAKE` overrides `lake_root` (default `./var/lake`),
 `$KAFKA_OPS_LAKE_FORMAT` overrides `lake_format`, and `$KAFKA_OPS_METRICS_PROFILE` overrides
@@ -50,6 +55,7 @@ from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.kafka_types import INT32_MAX, finite_number
 from kafka_ops.lake.names import check_name
+from kafka_ops.lake.policy import RetentionPolicy
 
 DEFAULT_LAKE = "var/lake"
 _HOST_PORT = re.compile(r"[^\s:,]+:[0-9]{1,5}")
@@ -264,6 +270,8 @@ class Settings:
     clusters: tuple[ClusterConfig, ...] = (ClusterConfig("default"),)
     web: WebSettings = field(default_factory=WebSettings)
     lake_format: LakeFormat = "parquet"
+    lake: RetentionPolicy = field(default_factory=RetentionPolicy)
+    """What the lake keeps and how the maintenance DAG tidies it (`[lake]`)."""
 
     def __post_init__(self) -> None:
         if self.lake_format not in LAKE_FORMATS:
@@ -316,7 +324,7 @@ def _from_file(path: Path) -> Settings:
         raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise ConfigError(f"settings file {path} nests arrays or tables too deeply to be settings") from None
-    _reject_unknown(raw, {"lake_root", "lake_format", "clusters", "web"}, f"{path}")
+    _reject_unknown(raw, {"lake_root", "lake_format", "clusters", "web", "lake"}, f"{path}")
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:
         raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
@@ -341,8 +349,10 @@ def _from_file(path: Path) -> Settings:
     if not isinstance(lake_root, str) or not lake_root:
         raise ConfigError(f"{path}: 'lake_root' must be a path or URL")
     web = _web(raw.get("web", {}), path)
+    longest_history = max(c.thresholds.history_hours for c in clusters)
+    policy = RetentionPolicy.from_mapping(raw.get("lake", {}), str(path), history_hours=longest_history)
     try:
-        return Settings(lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", "parquet"))
+        return Settings(lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", "parquet"), lake=policy)
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
 

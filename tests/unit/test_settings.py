@@ -42,7 +42,8 @@ def test_file_and_lake_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ('lake = "x"\n', r"unknown setting\(s\) \['lake'\]"),
+        ('lakes = "x"\n', r"unknown setting\(s\) \['lakes'\]"),
+        ('lake = "x"\n', r"\[lake\] must be a table of settings"),
         ('[[clusters]]\nname = "a"\nzk = "x"\n', r"clusters\[0\]: unknown setting\(s\) \['zk'\]"),
         ('[[clusters]]\nname = "a"\n[[clusters]]\nname = "a"\n', r"repeated: \['a'\]"),
         ('[[clusters]]\nzookeeper_conn_id = "x"\n', r"clusters\[0\]: each cluster needs a 'name'"),
