@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from kafka_ops.planning.decommission import plan_decommission
 from kafka_ops.planning.leader_reorder import plan_leader_reorder
+from kafka_ops.planning.log_dir_balance import plan_log_dir_balance
 from kafka_ops.planning.plan import BrokerLoad, Election, Move, Plan, PlanKind, Skip
 from kafka_ops.planning.preferred_election import plan_preferred_election
 from kafka_ops.planning.replica_balance import plan_replica_balance
@@ -23,6 +24,7 @@ PLANNERS: dict[PlanKind, Callable[..., Plan]] = {
     "decommission": plan_decommission,
     "replica_balance": plan_replica_balance,
     "leader_reorder": plan_leader_reorder,
+    "log_dir_balance": plan_log_dir_balance,
 }
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "Skip",
     "plan_decommission",
     "plan_leader_reorder",
+    "plan_log_dir_balance",
     "plan_preferred_election",
     "plan_replica_balance",
     "plan_replication_factor",

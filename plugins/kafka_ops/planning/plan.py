@@ -43,6 +43,7 @@ PlanKind = Literal[
     "decommission",
     "replica_balance",
     "leader_reorder",
+    "log_dir_balance",
     "rollback",
     "finish",
 ]
@@ -75,6 +76,19 @@ class Move:
     @property
     def estimated_bytes(self) -> int | None:
         return None if self.size_bytes is None else self.size_bytes * self.moves
+
+
+@dataclass(frozen=True, slots=True)
+class DirMove:
+    """One replica moved between two log dirs of its broker (AlterReplicaLogDirs): no broker changes,
+    the broker copies it into a future replica in `target_dir`, then swaps it in."""
+
+    topic: str
+    partition: int
+    broker: int
+    source_dir: str
+    target_dir: str
+    size_bytes: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +190,8 @@ class Plan:
     figures: Mapping[str, int | float | None] = field(default_factory=dict)
     goals: tuple[Goal, ...] = ()
     """Load-aware plans: every hard and soft goal's status (empty for count-based plans)."""
+    dir_moves: tuple[DirMove, ...] = ()
+    """`log_dir_balance` plans: replicas moved between log dirs of their broker (no reassignment)."""
 
     @property
     def moves(self) -> int:
@@ -194,7 +210,7 @@ class Plan:
 
     @property
     def is_empty(self) -> bool:
-        return not self.reassignments and not self.elections
+        return not self.reassignments and not self.elections and not self.dir_moves
 
     def to_reassignment_json(self, log_dirs: bool = False) -> dict[str, Any]:
         """Kafka's reassignment file for the targets (`log_dirs` "any" per replica if asked)."""
@@ -241,6 +257,7 @@ class Plan:
             "elections": len(self.elections),
             "skipped": len(self.skipped),
             "estimated_bytes": self.estimated_bytes,
+            **({"dir_moves": len(self.dir_moves)} if self.dir_moves else {}),
             **{k: v for k, v in self.figures.items()},
         }
 
@@ -257,6 +274,7 @@ class Plan:
             "skipped": [{"topic": s.topic, "partition": s.partition, "reason": s.reason} for s in self.skipped],
             "brokers": [_load_row(b) for b in self.brokers],
             "goals": [_goal_row(g) for g in self.goals],
+            **({"dir_moves": [dir_move_row(d) for d in self.dir_moves]} if self.dir_moves else {}),
         }
 
 
@@ -277,6 +295,10 @@ def _load_row(load: BrokerLoad) -> dict[str, Any]:
     return row
 
 
+def dir_move_row(move: DirMove) -> dict[str, Any]:
+    return {name: getattr(move, name) for name in DirMove.__slots__}
+
+
 def _goal_row(goal: Goal) -> dict[str, Any]:
     return {name: getattr(goal, name) for name in Goal.__slots__}
 
@@ -293,9 +315,11 @@ def build_plan(
     partition_sizes: PartitionSizes | None = None,
     load: ClusterLoad | None = None,
     goals: tuple[Goal, ...] = (),
+    dir_moves: tuple[DirMove, ...] = (),
 ) -> Plan:
     """Assemble a plan from a planner's targets (partition → new replica list); with `load`, the
-    per-broker bytes before and after and the moves' sizes come from it."""
+    per-broker bytes before and after and the moves' sizes come from it. `dir_moves`: a log dir
+    balance's moves between a broker's log dirs (they count in the plan id)."""
     sizes = partition_sizes or (load.sizes if load is not None else {})
     moves = tuple(
         Move(tp[0], tp[1], view.assignment[tp], targets[tp], sizes.get(tp))
@@ -306,7 +330,8 @@ def build_plan(
     skips = tuple(sorted(skipped or [], key=lambda s: (s.topic, -1 if s.partition is None else s.partition)))
     canonical = json.dumps(
         [kind, view.cluster, view.snapshot_id, request, [(m.topic, m.partition, m.target) for m in moves],
-         [(e.topic, e.partition) for e in chosen]],
+         [(e.topic, e.partition) for e in chosen],
+         *([[(d.topic, d.partition, d.broker, d.target_dir) for d in dir_moves]] if dir_moves else [])],
         sort_keys=True, default=str,
     )  # fmt: skip
     return Plan(
@@ -322,6 +347,7 @@ def build_plan(
         brokers=broker_loads(view, moves, chosen, load),
         figures=dict(figures or {}),
         goals=goals,
+        dir_moves=dir_moves,
     )
 
 

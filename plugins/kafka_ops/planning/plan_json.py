@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast, get_args
 
 from kafka_ops.errors import PlanFormatError
 from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, NO_LEADER, JsonReader, path_of, shown, whole_number
-from kafka_ops.planning.plan import BrokerLoad, Election, Goal, GoalStatus, Move, Plan, PlanKind, Skip
+from kafka_ops.planning.plan import BrokerLoad, DirMove, Election, Goal, GoalStatus, Move, Plan, PlanKind, Skip
 
 PLAN_KINDS: tuple[str, ...] = get_args(PlanKind)
 REPLICATION_FACTOR_MAX = 2**15 - 1
@@ -56,6 +56,34 @@ def plan_from_json(data: object, document: str = "plan JSON") -> Plan:
         goals=tuple(
             _goal(read, v, path_of("goals", i)) for i, v in enumerate(read.array(obj.get("goals", []), "goals"))
         ),
+        dir_moves=_dir_moves(read, obj),
+    )
+
+
+def _dir_moves(read: JsonReader, obj: Mapping[str, Any]) -> tuple[DirMove, ...]:
+    """A log dir balance's moves (absent on other plans); a replica moves between dirs at most once."""
+    moves = tuple(_dir_move(read, v, path_of("dir_moves", i))
+                  for i, v in enumerate(read.array(obj.get("dir_moves", []), "dir_moves")))  # fmt: skip
+    seen: set[tuple[str, int, int]] = set()
+    for i, d in enumerate(moves):
+        key = (d.topic, d.partition, d.broker)
+        if key in seen:
+            read.fail(path_of("dir_moves", i), f"{d.topic}-{d.partition} on broker {d.broker} is listed twice")
+        if d.source_dir == d.target_dir:
+            read.fail(path_of(path_of("dir_moves", i), "target_dir"), f"is its source dir {d.source_dir!r}")
+        seen.add(key)
+    return moves
+
+
+def _dir_move(read: JsonReader, value: object, path: str) -> DirMove:
+    d = read.mapping(value, path)
+    return DirMove(
+        topic=read.topic(read.field(d, "topic", path), path_of(path, "topic")),
+        partition=read.partition(read.field(d, "partition", path), path_of(path, "partition")),
+        broker=read.broker_id(read.field(d, "broker", path), path_of(path, "broker")),
+        source_dir=read.text(read.field(d, "source_dir", path), path_of(path, "source_dir")),
+        target_dir=read.text(read.field(d, "target_dir", path), path_of(path, "target_dir")),
+        size_bytes=read.integer(read.field(d, "size_bytes", path), path_of(path, "size_bytes"), 0, INT64_MAX, "bytes"),
     )
 
 

@@ -41,7 +41,7 @@ from kafka_ops.kafka_types import parse_json, shown
 from kafka_ops.lake.names import check_name
 from kafka_ops.lake.schema import REMEDIATION_AUDIT_TABLE, REMEDIATION_PLANS_TABLE, TABLES
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.planning.plan import BrokerLoad, Goal, Plan
+from kafka_ops.planning.plan import BrokerLoad, Goal, Plan, dir_move_row
 from kafka_ops.planning.plan_json import plan_from_json
 from kafka_ops.remediation.progress import Progress
 
@@ -80,6 +80,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
         "brokers": [{name: getattr(b, name) for name in BrokerLoad.__slots__} for b in plan.brokers],
         "figures": dict(plan.figures),
         "goals": [{name: getattr(g, name) for name in Goal.__slots__} for g in plan.goals],
+        **({"dir_moves": [dir_move_row(d) for d in plan.dir_moves]} if plan.dir_moves else {}),
     }  # fmt: skip
 
 
