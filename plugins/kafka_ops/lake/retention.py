@@ -86,7 +86,7 @@ def cutoff_of(now: datetime, keep_days: int) -> str:
 
 def expire(lake: Lake, policy: RetentionPolicy, now: datetime, progress: Progress | None = None) -> list[Expired]:
     """Delete the batches older than the policy keeps, commit rows first (see the module docstring)."""
-    say = progress or log.info
+    say = progress or (lambda message: log.info("%s", message))
     if now.tzinfo is None:
         raise LakeError(f"retention time {now.isoformat()} has no time zone")
     tables = lake_tables(lake)
@@ -103,19 +103,24 @@ def expire(lake: Lake, policy: RetentionPolicy, now: datetime, progress: Progres
         store = _DeltaDays(lake) if isinstance(lake, DeltaLake) else _ParquetDays(lake)
         fresh = store.days(commit_table, cutoff)  # their commit rows go now, their data rows next run
         if commit_table in tables:
-            expired.append(store.delete(commit_table, commit_table, cutoff, fresh))
+            expired.append(_said(store.delete(commit_table, commit_table, cutoff, fresh), say))
         for table in by_commit[commit_table]:
             if table != commit_table:
-                expired.append(store.delete(table, commit_table, cutoff, store.days(table, cutoff) - fresh))
-    for e in expired:
-        if e.rows or e.files:
-            kind = "commit rows" if e.commit else "rows"
-            say(
-                f"expired {e.table}: {e.rows} {kind} in {e.files} files of days {', '.join(e.days)} (before {e.cutoff})"
-            )
+                days_gone = store.days(table, cutoff) - fresh
+                expired.append(_said(store.delete(table, commit_table, cutoff, days_gone), say))
     if commit_tables_kept := sorted(c for c in by_commit if c in COMMIT_TABLES and policy.keep_days(c) is None):
         say(f"kept forever: {', '.join(commit_tables_kept)}")
     return [e for e in expired if e.rows or e.files]
+
+
+def _said(expired: Expired, say: Progress) -> Expired:
+    if expired.rows or expired.files:
+        kind = "commit rows" if expired.commit else "rows"
+        say(
+            f"expired {expired.table}: {expired.rows} {kind} in {expired.files} files of days "
+            f"{', '.join(expired.days)} (before {expired.cutoff})"
+        )
+    return expired
 
 
 class _DeltaDays:
