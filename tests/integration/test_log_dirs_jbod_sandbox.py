@@ -1,6 +1,7 @@
 """Load on a broker with two log dirs (JBOD), which the shared sandboxes' single dirs cannot show: a
-replica moving between dirs (a future replica, held half-copied by a 1 B/s throttle) and a dir that
-fails under the broker (KAFKA_STORAGE_ERROR), each checked against Kafka's own `kafka-log-dirs`.
+replica moving between dirs (a future replica, held half-copied by a 1 B/s throttle), the log dir
+balance planned and executed (AlterReplicaLogDirs), and a dir that fails under the broker
+(KAFKA_STORAGE_ERROR), each checked against Kafka's own `kafka-log-dirs`.
 
 One ZooKeeper and one Kafka 3.9 broker of their own, for this module only."""
 
@@ -11,15 +12,22 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from kafka import KafkaProducer
-from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError
 
+from kafka_ops.errors import RemediationRefused
+from kafka_ops.lake.store import Lake
+from kafka_ops.planning import plan_log_dir_balance
+from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, read_audit
+from kafka_ops.remediation.log_dir_moves import ALTER_LOG_DIRS_THROTTLE, execute_dir_moves
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.jars import var_dir
+from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata
 from kafka_ops.sources import log_dirs
@@ -122,6 +130,71 @@ def test_a_replica_moving_between_log_dirs_is_reported_on_both(jbod: tuple[Sandb
     current, future = ours[(1, source, "moving", 0, False)], ours[(1, target, "moving", 0, True)]
     assert current[0] >= 2_000_000 and 0 <= future[0] < current[0] and future[1] > 0  # half copied, lagging
     assert sorted(d.path for d in snap.log_dirs) == sorted(dirs) and snap.issues == []
+
+
+BIG, SMALL = "ldb_big", "ldb_small"
+
+
+def test_the_log_dir_balance_moves_a_big_replica_to_the_empty_dir_as_kafka_log_dirs_shows(
+    jbod: tuple[SandboxCluster, list[str]], lake: Lake
+) -> None:
+    cluster, dirs = jbod
+    admin = admin_for(cluster)
+    try:  # every replica of ours in the first dir, empty (instant moves), then filled
+        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", {THROTTLE: (AlterConfigOp.DELETE, None)})],
+                            incremental=True, raise_on_unknown=False)  # fmt: skip
+        admin.create_topics([NewTopic(BIG, replica_assignments={0: [1], 1: [1]}),
+                             NewTopic(SMALL, replica_assignments={p: [1] for p in range(4)})])  # fmt: skip
+        ours = [(BIG, 0), (BIG, 1), *((SMALL, p) for p in range(4))]
+        wait_for_kafka(cluster, lambda v: {(k[2], k[3]) for k in v["replicas"]} >= set(ours), "the new topics")
+        admin.alter_replica_log_dirs({(t, p, 1): dirs[0] for t, p in ours})
+        wait_for_kafka(cluster, lambda v: {(k[2], k[3], k[1], k[4]) for k in v["replicas"] if k[2] in (BIG, SMALL)}
+                       == {(t, p, dirs[0], False) for t, p in ours}, "the topics in the first dir")  # fmt: skip
+    finally:
+        admin.close()
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, linger_ms=20)
+    for partition, count in ((0, 2000), (1, 1500)):
+        for _ in range(count):
+            producer.send(BIG, b"b" * 1000, partition=partition)
+    for partition in range(4):
+        producer.send(SMALL, b"s" * 100, partition=partition)
+    producer.flush(60)
+    producer.close()
+    _, whole = settled(cluster)
+    snap = replace(whole, replica_sizes=[r for r in whole.replica_sizes if r.topic in (BIG, SMALL)])
+
+    plan = plan_log_dir_balance(snap)
+
+    assert [(d.topic, d.partition, d.source_dir, d.target_dir) for d in plan.dir_moves] == [(BIG, 1, *dirs)]
+    backend = AdminApiBackend(KafkaTarget(cluster.bootstrap_servers))
+    options = ExecutionOptions(throttle_bytes_per_s=50_000_000, poll_s=0.5)
+
+    def run(writes_enabled: bool) -> ExecutionReport:
+        config = ClusterConfig("jbod", writes_enabled=writes_enabled)
+        return execute_dir_moves(plan, lake=lake, cluster_config=config, backend=backend, actor="pytest",
+                                 trusted=lambda *_: None, options=options)  # fmt: skip
+
+    try:
+        with pytest.raises(RemediationRefused, match="writes enabled"):
+            run(writes_enabled=False)
+        report, again = run(writes_enabled=True), run(writes_enabled=True)
+    finally:
+        backend.close()
+
+    assert (report.status, report.submitted, report.throttles_removed) == ("done", [0], True)
+    assert again.status == "already_done"
+    kafka = log_dirs_described(cluster.bootstrap_servers, [1])["replicas"]
+    where = {(t, p): (d, future) for (_, d, t, p, future) in kafka if t in (BIG, SMALL)}
+    assert where == {(BIG, 1): (dirs[1], False), **{tp: (dirs[0], False) for tp in ours if tp != (BIG, 1)}}
+    actions = [(r["action"], r["outcome"]) for r in read_audit(lake, "jbod", plan.plan_id)]
+    assert actions == [("refuse", "refused"), ("set_throttle", "ok"), ("alter_log_dirs", "ok"), ("verify", "ok"),
+                       ("remove_throttle", "ok")]  # fmt: skip
+    admin = admin_for(cluster)
+    try:
+        (described,) = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")])["broker"].values()
+    finally:
+        admin.close()
+    assert described.get(ALTER_LOG_DIRS_THROTTLE, {}).get("value") in (None, "9223372036854775807")
 
 
 def test_a_log_dir_failing_under_the_broker_is_a_row_with_its_error_and_an_issue(
