@@ -5,7 +5,8 @@
 1. retention (`lake.retention.expire`): batches older than the policy keeps leave the lake whole,
    commit rows first; on the Parquet lake too;
 2. for each Delta table (the Parquet lake has no more to do: one file per batch, no log):
-   * compaction: each (cluster, dt) partition of a closed day (`dt` before `now`'s day) holding
+   * compaction: each (cluster, dt) partition of a closed, kept day (`dt` before `now`'s day and
+     not expiring: expired rows wait for their deletion, see `lake.retention`) holding
      more than one file is rewritten by delta-rs `optimize.compact` into files of up to
      `compact_target_mb` (a day of 5-minute snapshots, 288 files per table, ends as one file
      unless it is bigger than that). Compaction changes no rows (`dataChange=false`): readers
@@ -39,7 +40,8 @@ from deltalake.exceptions import DeltaError
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.policy import RetentionPolicy
-from kafka_ops.lake.retention import Expired, Progress, expire, lake_tables
+from kafka_ops.lake.retention import Expired, Progress, cutoff_of, expire, lake_tables
+from kafka_ops.lake.schema import commit_table_of
 from kafka_ops.lake.store import Lake
 
 log = logging.getLogger(__name__)
@@ -73,7 +75,8 @@ class TableMaintenance:
     files: int
     bytes: int
     most_files_in_a_closed_day: int
-    """The most files any (cluster, dt) partition of a closed day holds after compaction."""
+    """The most files any (cluster, dt) partition of a closed day holds after compaction (days
+    expiring, whose rows are already invisible, left out)."""
 
 
 @dataclass(frozen=True)
@@ -104,36 +107,49 @@ def maintain(lake: Lake, policy: RetentionPolicy, now: datetime, log: Progress |
     which are closed. Raises `LakeError` naming every table that failed, after doing the others."""
     say = log or _log_info
     expired = expire(lake, policy, now, say)
+    report = MaintenanceReport(tuple(expired), tidy(lake, policy, now, say))
+    say(f"done: {report.summary()}")
+    return report
+
+
+def tidy(
+    lake: Lake, policy: RetentionPolicy, now: datetime, log: Progress | None = None
+) -> tuple[TableMaintenance, ...]:
+    """Step 2 of `maintain`: compaction, vacuum, checkpoint and log cleanup of every Delta table;
+    nothing on the Parquet lake. Raises `LakeError` naming every table that failed, after the others."""
+    say = log or _log_info
     if not isinstance(lake, DeltaLake):
         say(f"{lake.root} is a Parquet lake: one file per batch and no log, so no compaction or vacuum")
-        return MaintenanceReport(tuple(expired), ())
+        return ()
     done, failed = [], []
     for table in lake_tables(lake):
         try:
-            done.append(_maintain_table(lake, table, policy, f"{now:%Y-%m-%d}", say))
+            days = policy.keep_days(commit_table_of(table))
+            expiring = cutoff_of(now, days) if days is not None else ""  # invisible: gone next run
+            done.append(_maintain_table(lake, table, policy, (expiring, f"{now:%Y-%m-%d}"), say))
         except (DeltaError, OSError, LakeError) as e:
             say(f"{table}: FAILED: {e}")
             failed.append(f"{table}: {e}")
-    report = MaintenanceReport(tuple(expired), tuple(done))
-    say(f"done: {report.summary()}")
     if failed:
         raise LakeError(
             f"maintenance of the Delta lake at {lake.root} failed for {len(failed)} table(s), the others were done; "
             f"rerun it (every step is idempotent): {'; '.join(failed)}"
         )
-    return report
+    return tuple(done)
 
 
 def _maintain_table(
-    lake: DeltaLake, table: str, policy: RetentionPolicy, today: str, say: Progress
+    lake: DeltaLake, table: str, policy: RetentionPolicy, days: tuple[str, str], say: Progress
 ) -> TableMaintenance:
+    """Compact the days from `days[0]` (the first kept) to before `days[1]` (today), vacuum, checkpoint."""
+    kept, today = days
     delta = lake.open_table(table)
     if delta is None:
         raise LakeError(f"no Delta table {lake.table_uri(table)}")
     _set_retention_properties(delta, policy)
     compactions = []
     files, sizes = _partitions(delta)
-    for cluster, dt in sorted(p for p in files if p[1] < today and files[p] > 1):
+    for cluster, dt in sorted(p for p in files if kept <= p[1] < today and files[p] > 1):
         delta.optimize.compact(
             partition_filters=[("cluster", "=", cluster), ("dt", "=", dt)],
             target_size=policy.compact_target_mb * 2**20,
@@ -164,7 +180,7 @@ def _maintain_table(
     delta.create_checkpoint()
     delta.cleanup_metadata()
     files, sizes = _partitions(delta)
-    closed = [n for (_, dt), n in files.items() if dt < today]
+    closed = [n for (_, dt), n in files.items() if kept <= dt < today]
     done_table = TableMaintenance(
         table,
         tuple(compactions),
