@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +25,7 @@ from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.lake.retention import expire
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE, TABLES
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.lake.time_travel import batch_as_of
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.lake_maintainers import policy
 from tests.unit.snapshots import small_snapshot
@@ -101,7 +103,7 @@ def test_vacuum_keeps_replaced_files_for_time_travel(delta: DeltaLake) -> None:
     assert table.get_add_actions().num_rows == 3
     assert table.to_pyarrow_table().num_rows == 3 * EXPECTED_ROWS["partitions"]
     props = DeltaTable(delta.table_uri("partitions")).metadata().configuration
-    assert props["delta.logRetentionDuration"] == "interval 720 hours"
+    assert props["delta.logRetentionDuration"] == "interval 168 hours"
     assert props["delta.deletedFileRetentionDuration"] == "interval 168 hours"
 
 
@@ -227,3 +229,16 @@ def test_a_failing_table_is_named_after_the_others_are_done(delta: DeltaLake) ->
         maintain(delta, policy(keep_days=35), DAY0 + timedelta(days=2))
     partitions = DeltaTable(delta.table_uri("partitions")).get_add_actions(flatten=True)
     assert Counter(partitions.column("partition.dt").to_pylist()) == {"2026-11-01": 1, "2026-11-02": 1}
+
+
+def test_time_travel_beyond_the_vacuum_window_is_refused_clearly(delta: DeltaLake) -> None:
+    """Log and vacuum retentions equal (0 h here, 168 h by default): a version whose files were
+    vacuumed is gone from the log too, so `as-of` says where history starts instead of failing."""
+    publish_days(delta, days=1, per_day=2)
+    time.sleep(1.1)  # Delta versions carry millisecond times: leave a gap to point into
+    between = datetime.now(UTC)
+    time.sleep(1.1)
+    assert batch_as_of(delta, "c1", between) is not None
+    maintain(delta, policy(keep_days=35), DAY0 + timedelta(days=1))
+    with pytest.raises(LakeError, match="its kept history starts at"):
+        batch_as_of(delta, "c1", between)

@@ -26,7 +26,7 @@ def test_defaults_keep_batches_35_days_and_plans_and_audit_forever() -> None:
     assert policy.keep_days("snapshot_validations") == 35
     assert policy.keep_days("remediation_plans") is None
     assert policy.keep_days("remediation_audit") is None
-    assert (policy.vacuum_retention_hours, policy.log_retention_hours) == (168, 720)
+    assert (policy.vacuum_retention_hours, policy.log_retention_hours) == (168, 168)
 
 
 def test_every_commit_log_has_a_retention_key() -> None:
@@ -49,7 +49,7 @@ def test_file_values_and_forever(tmp_path: Path) -> None:
         ('keep_audit_days = "always"', "'keep_audit_days' must be a whole number of days >= 1 or 'forever'"),
         ("vacuum_retention_hours = true", "'vacuum_retention_hours' must be a whole number of hours >= 0"),
         ("vacuum_retention_hours = 12", "'vacuum_retention_hours' must be at least 24"),
-        ("vacuum_retention_hours = 800", "'log_retention_hours' (720) must be at least 'vacuum_retention_hours'"),
+        ("vacuum_retention_hours = 200", "'log_retention_hours' (168) must be at least 'vacuum_retention_hours'"),
         ("compact_target_mb = 0", "'compact_target_mb' must be a whole number >= 1"),
         ("keep_validations_days = 7", "'keep_validations_days' (7) must be at least 'keep_snapshots_days'"),
         ("keep_everything = true", "[lake] unknown setting(s) ['keep_everything']"),

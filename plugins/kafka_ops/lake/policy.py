@@ -11,7 +11,7 @@ History is kept per commit log, and a commit log's retention applies to every ta
     keep_plans_days = "forever"     # `remediation_plans`
     keep_audit_days = "forever"     # `remediation_audit`
     vacuum_retention_hours = 168    # Delta: files a newer version replaced are deleted this long after
-    log_retention_hours = 720       # Delta: commit log entries (versions) kept this long
+    log_retention_hours = 168       # Delta: commit log entries (versions) kept this long
     compact_target_mb = 256         # Delta: compaction writes files up to this size
 
 Light on purpose (no pyarrow, no deltalake): the settings import it at DAG parse time.
@@ -55,7 +55,10 @@ class RetentionPolicy:
     keep_plans_days: int | None = None
     keep_audit_days: int | None = None
     vacuum_retention_hours: int = 168
-    log_retention_hours: int = 720
+    log_retention_hours: int = 168
+    """At least `vacuum_retention_hours`. Equal by default: a version older than the vacuum window
+    has lost files, so time travel to it should find no version (a clear error) rather than one
+    that cannot be read; longer keeps the table's history listed for audit."""
     compact_target_mb: int = 256
 
     def __post_init__(self) -> None:
