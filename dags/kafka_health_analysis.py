@@ -43,7 +43,9 @@ detector output, atomically (commit log `analysis_runs`).
 
 **Spark.** `SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
 point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
-from the kafka-ops settings file, per cluster (`[clusters.thresholds]`).
+from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a Delta lake
+(`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
+(fetched by Maven once) and the jobs read every table through it.
 
 **Automatic election.** `auto_election` does nothing unless the cluster's settings say
 `auto_remediation = true` (and `writes_enabled`): then, once leader imbalance a preferred election
@@ -58,6 +60,8 @@ task failure.
 
 
 DAG_ID = "kafka_health_analysis"
+JARS = "{{ ti.xcom_pull(task_ids='spark_jars') }}"
+"""spark-submit --jars, from the `spark_jars` task (empty on a Parquet lake: no --jars)."""
 
 
 @dag(
@@ -105,6 +109,14 @@ def kafka_health_analysis() -> None:
 
         return spark_arguments(load_settings(), targets, "group_snapshots")  # type: ignore[arg-type]
 
+    @task
+    def spark_jars() -> str:
+        """spark-submit --jars: Delta Lake's Spark connector when lake_format = 'delta', else none."""
+        from kafka_ops.airflow.analysis_arguments import spark_jars
+        from kafka_ops.settings import load_settings
+
+        return spark_jars(load_settings())
+
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
     def health_gates(target: dict[str, Any]) -> dict[str, Any]:
         """The gates over the latest findings: offline, under-min-ISR, leader imbalance, controller
@@ -143,21 +155,25 @@ def kafka_health_analysis() -> None:
     validated = validate_snapshots.expand(target=targets)
     zookeeper_args = cluster_health_arguments(targets)  # type: ignore[arg-type]
     group_args = consumer_groups_arguments(targets)  # type: ignore[arg-type]
-    validated >> [zookeeper_args, group_args]
+    jars = spark_jars()
+    validated >> [zookeeper_args, group_args, jars]
     analysed = [
         SparkSubmitOperator.partial(
             task_id="analyse_cluster",
             application=os.path.join(SPARK_JOBS, "cluster_health.py"),
             conn_id="spark_default",
             name="kafka-ops-cluster-health",
+            jars=JARS,
         ).expand(application_args=zookeeper_args),
         SparkSubmitOperator.partial(
             task_id="analyse_groups",
             application=os.path.join(SPARK_JOBS, "consumer_groups.py"),
             conn_id="spark_default",
             name="kafka-ops-consumer-groups",
+            jars=JARS,
         ).expand(application_args=group_args),
     ]
+    jars >> analysed
     gated = health_gates.expand(target=targets)
     analysed >> gated
     sent = send_alerts.expand(gated=gated)

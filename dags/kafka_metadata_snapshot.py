@@ -116,13 +116,13 @@ def kafka_metadata_snapshot() -> None:
         # imported here, not at parse time: kazoo, kafka-python, pyarrow
         from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
         from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
-        from kafka_ops.lake.store import Lake
+        from kafka_ops.lake.open import lake_of
 
         settings = load_settings()
         lake_root = settings.lake_root
         source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
         try:
-            snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, Lake(lake_root))
+            snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, lake_of(settings))
         except Exception as e:
             _record_attempt(lake_root, cluster["name"], source, conn_id, e)
             if isinstance(e, NOT_RETRYABLE):
@@ -138,12 +138,13 @@ def kafka_metadata_snapshot() -> None:
         Independent of the ZooKeeper snapshot: either can fail without blocking the other."""
         from kafka_ops.airflow.kafka_hook import KafkaAdminHook
         from kafka_ops.errors import ConfigError
-        from kafka_ops.lake.store import Lake
+        from kafka_ops.lake.open import lake_of
 
-        lake_root = load_settings().lake_root
+        settings = load_settings()
+        lake_root = settings.lake_root
         try:
             snap, info = KafkaAdminHook(cluster["kafka_conn_id"]).collect_groups(
-                cluster["name"], Lake(lake_root), cluster["groups_include"], cluster["groups_exclude"]
+                cluster["name"], lake_of(settings), cluster["groups_include"], cluster["groups_exclude"]
             )
         except Exception as e:
             _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], e)

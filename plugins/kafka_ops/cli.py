@@ -11,7 +11,7 @@ import sys
 
 from kafka_ops.cli_lake import add_lake_parser, run_lake
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import add_lake_format_argument, lake_at, open_lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.settings import DEFAULT_LAKE, load_settings
 from kafka_ops.snapshot.publish import snapshot_to_lake
@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a KRaft cluster's brokers, e.g. 127.0.0.1:9092 (PLAINTEXT); with --zookeeper, where the load is read",
     )
     snap.add_argument("--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL")
+    add_lake_format_argument(snap)
     snap.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
     snap.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for ZooKeeper or the brokers (default 10)"
@@ -55,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
     findings.add_argument(
         "--lake", default=os.environ.get("KAFKA_OPS_LAKE", DEFAULT_LAKE), help="lake root path or URL"
     )
+    add_lake_format_argument(findings)
     findings.add_argument("--cluster", default="default", help="the cluster's name in the lake (default: default)")
     findings.add_argument("--snapshot-id", default=None, help="an analysed snapshot (default: the latest)")
     _remediation_parser(verbs)
@@ -87,6 +89,7 @@ def _remediation_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParse
         "read through them",
     )
     clear.add_argument("--lake", default=None, help="lake root path or URL (default: the settings' lake_root)")
+    add_lake_format_argument(clear)
     clear.add_argument("--dry-run", action="store_true", help="say what would be removed; write nothing")
     clear.add_argument("--actor", default=os.environ.get("USER", "cli"), help="who runs it, for the audit")
 
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _findings(args: argparse.Namespace) -> int:
     try:
-        print(render_findings(Lake(args.lake), args.cluster, args.snapshot_id))
+        print(render_findings(lake_at(args.lake, args.lake_format), args.cluster, args.snapshot_id))
     except KafkaOpsError as e:
         print(f"kafka-ops: {e}", file=sys.stderr)
         return 2
@@ -134,7 +137,7 @@ def _clear_throttles(args: argparse.Namespace) -> int:
         try:
             report = clear_throttles(
                 args.plan_id,
-                lake=Lake(args.lake or settings.lake_root),
+                lake=open_lake(args.lake or settings.lake_root, args.lake_format or settings.lake_format),
                 cluster_config=config,
                 backend=backend,
                 zookeeper=zookeeper,
@@ -161,12 +164,13 @@ def _snapshot(args: argparse.Namespace) -> int:
     timeout_ms = int(args.timeout * 1000)
     options = {"request_timeout_ms": timeout_ms, "bootstrap_timeout_ms": timeout_ms}
     try:
+        lake = lake_at(args.lake, args.lake_format)
         if args.zookeeper:
             zookeeper = ZooKeeperTarget.parse(args.zookeeper, digest_auth=auth, timeout_s=args.timeout)
             brokers = KafkaTarget(args.bootstrap_servers, log_dirs.bounded(options)) if args.bootstrap_servers else None
-            snap, info = snapshot_to_lake(args.cluster, zookeeper, Lake(args.lake), None, brokers)
+            snap, info = snapshot_to_lake(args.cluster, zookeeper, lake, None, brokers)
         else:
-            snap, info = snapshot_to_lake(args.cluster, KafkaTarget(args.bootstrap_servers, options), Lake(args.lake))
+            snap, info = snapshot_to_lake(args.cluster, KafkaTarget(args.bootstrap_servers, options), lake)
     except KafkaOpsError as e:
         print(f"kafka-ops: {e}", file=sys.stderr)
         return 2

@@ -14,8 +14,8 @@ from dataclasses import asdict, fields
 from typing import Any, TypedDict
 
 from kafka_ops.capacities import BrokerCapacity, Capacities
+from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
-from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings
 
 
@@ -48,7 +48,7 @@ def analysis_targets(
             for c in settings.clusters
             if c.name in snapshots or c.name in groups
         ]
-    lake = Lake(settings.lake_root)
+    lake = lake_of(settings)
     targets = []
     for c in settings.clusters:
         has_snapshot = lake.latest_snapshot_id(c.name, COMMIT_TABLE) is not None
@@ -75,9 +75,20 @@ def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) 
         args = ["--lake", settings.lake_root, "--cluster", target["cluster"],
                 "--thresholds", json.dumps(asdict(cluster.thresholds)),
                 "--min-insync-replicas-default", str(cluster.min_insync_replicas_default),
-                "--capacity", json.dumps(capacity_table(cluster.capacity))]  # fmt: skip
+                "--capacity", json.dumps(capacity_table(cluster.capacity)),
+                "--lake-format", settings.lake_format]  # fmt: skip
         out.append(args + (["--snapshot-id", batch] if batch else []))
     return out
+
+
+def spark_jars(settings: Settings) -> str:
+    """spark-submit's --jars for the analysis jobs: Delta Lake's Spark connector when the lake is on
+    Delta (fetched by Maven on the first call), else none ('')."""
+    if settings.lake_format != "delta":
+        return ""
+    from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415 - Maven once, then cached
+
+    return ",".join(str(j) for j in ensure_delta_spark_jars())
 
 
 def capacity_table(capacity: Capacities) -> dict[str, Any]:

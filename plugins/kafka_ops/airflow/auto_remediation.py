@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka_ops.airflow.remediation_params import RemediationRequest
 from kafka_ops.airflow.remediation_tasks import execute_plan, make_plan
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.remediation.auto_election import should_auto_elect
 from kafka_ops.settings import load_settings
 
@@ -28,7 +28,7 @@ def auto_elect(cluster_name: str, run_id: str | None) -> dict[str, Any]:
     cluster = settings.cluster(cluster_name)
     if not cluster.auto_remediation:
         return {"cluster": cluster.name, "elected": False, "reason": "auto_remediation is off for this cluster"}
-    decision = should_auto_elect(Lake(settings.lake_root), cluster.name, int(cluster.auto_election_after_runs))
+    decision = should_auto_elect(lake_of(settings), cluster.name, int(cluster.auto_election_after_runs))
     if not decision.elect:
         return {"cluster": cluster.name, "elected": False, "reason": decision.reason}
     request = RemediationRequest(

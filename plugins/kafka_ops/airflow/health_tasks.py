@@ -25,7 +25,7 @@ from kafka_ops.analysis.pipeline import (
     health_gates,
     validate_batches,
 )
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
@@ -40,7 +40,7 @@ def validate(target: Target, at: datetime) -> dict[str, Any]:
     settings = load_settings()
     cluster = settings.cluster(target["cluster"])
     return validate_batches(
-        Lake(settings.lake_root),
+        lake_of(settings),
         cluster.name,
         at,
         snapshot_id=target["snapshot_id"],
@@ -53,7 +53,7 @@ def gates(target: Target, at: datetime) -> dict[str, Any]:
     """The health gates over the cluster's latest findings (`report` None before any analysis)."""
     settings = load_settings()
     cluster = settings.cluster(target["cluster"])
-    report = health_gates(Lake(settings.lake_root), cluster.name, cluster.thresholds, at)
+    report = health_gates(lake_of(settings), cluster.name, cluster.thresholds, at)
     return {"cluster": cluster.name, "report": gate_report_to_dict(report) if report else None}
 
 
@@ -62,7 +62,7 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
     each alert links to this run and to the health report the run writes next."""
     settings = load_settings()
     cluster = settings.cluster(gated["cluster"])
-    lake = Lake(settings.lake_root)
+    lake = lake_of(settings)
     page = _report_id(gated)
     links = Links(airflow_run=_run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
     gate_report = gate_report_from_dict(gated["report"]) if gated["report"] else None
@@ -87,7 +87,7 @@ def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str
         return None
     gate_report = gate_report_from_dict(gated["report"])
     links = ReportLinks(airflow_run=_run_link(dag_id, run_id), data_docs=gate_report.data_docs)
-    lake = Lake(load_settings().lake_root)
+    lake = lake_of(load_settings())
     return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at)
 
 

@@ -91,6 +91,7 @@ class CancelRequest:
     dry_run: bool
     wait_seconds: int
     action: str = "cancel"
+    lake_format: str = "parquet"
 
 
 def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelRequest:
@@ -108,17 +109,17 @@ def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelReques
     action = values.get("action", "cancel")
     if action not in ACTIONS:
         raise ParamError("action", f"must be one of {list(ACTIONS)}, got {action!r}")
-    request = CancelRequest(cluster, settings.lake_root, plan_id, dry_run, wait, action)
+    request = CancelRequest(cluster, settings.lake_root, plan_id, dry_run, wait, action, settings.lake_format)
     _plan(request)
     return request
 
 
 def _plan(request: CancelRequest) -> Plan:
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415 - pyarrow: run time only
     from kafka_ops.remediation import load_plan  # noqa: PLC0415
 
     try:
-        return load_plan(Lake(request.lake_root), request.cluster.name, request.plan_id)
+        return load_plan(open_lake(request.lake_root, request.lake_format), request.cluster.name, request.plan_id)
     except KafkaOpsError as e:
         raise ParamError(
             "plan_id", f"no stored plan {request.plan_id} for cluster {request.cluster.name!r} ({e})"
@@ -132,12 +133,12 @@ def preview(request: CancelRequest) -> dict[str, Any]:
         log.info("%s", render_clear(summary))
         return summary
     from kafka_ops.airflow.remediation_tasks import live_reader  # noqa: PLC0415
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415
     from kafka_ops.remediation import plan_dir, read_progress  # noqa: PLC0415
     from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
     from kafka_ops.remediation.live import in_flight, moving_as_planned  # noqa: PLC0415
 
-    lake = Lake(request.lake_root)
+    lake = open_lake(request.lake_root, request.lake_format)
     plan = _plan(request)
     progress = read_progress(lake, plan.cluster, plan.plan_id)
     ours: list[tuple[str, int]] = []
@@ -193,13 +194,13 @@ def render_preview(summary: Mapping[str, Any]) -> str:
 def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
     """Cancel the plan (see the module docstring); returns the cancel report's summary."""
     from kafka_ops.airflow.remediation_tasks import cluster_writer  # noqa: PLC0415
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415
     from kafka_ops.remediation import AuditLog, read_progress  # noqa: PLC0415
     from kafka_ops.remediation import cancel as cancel_plan  # noqa: PLC0415
     from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
 
     config = request.cluster
-    lake = Lake(request.lake_root)
+    lake = open_lake(request.lake_root, request.lake_format)
     # the executor's own check, before any connection is resolved: a read-only cluster may have no Kafka one
     refusal = cancel_refusal(request.plan_id, read_progress(lake, config.name, request.plan_id), config)
     if refusal is not None:
@@ -229,7 +230,7 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
 def clear_throttles(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[str, Any]:
     """Remove (or, dry run, say which) throttles the plan left; the report's summary."""
     from kafka_ops.airflow.remediation_tasks import cluster_writer  # noqa: PLC0415
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415
     from kafka_ops.remediation import clear_throttles as clear_plan_throttles  # noqa: PLC0415
 
     config = request.cluster
@@ -237,7 +238,7 @@ def clear_throttles(request: CancelRequest, *, actor: str, run_id: str | None) -
     try:
         report = clear_plan_throttles(
             request.plan_id,
-            lake=Lake(request.lake_root),
+            lake=open_lake(request.lake_root, request.lake_format),
             cluster_config=config,
             backend=backend,
             reader=reader,

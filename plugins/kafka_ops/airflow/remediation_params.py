@@ -249,6 +249,7 @@ class RemediationRequest:
     form: str = field(default="", compare=False)
     source_plan_id: str | None = None
     """rollback / finish: the half-applied plan to roll back or finish."""
+    lake_format: str = "parquet"
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for XCom and logs."""
@@ -293,6 +294,7 @@ def parse_request(params: Mapping[str, Any], settings: Settings, form: Form | No
     request = RemediationRequest(
         cluster=cluster,
         lake_root=settings.lake_root,
+        lake_format=settings.lake_format,
         action=action,
         dry_run=dry_run,
         plan_id=plan_id,
@@ -493,11 +495,11 @@ def _source_plan_id(value: object, action: str, *, required: bool) -> str | None
 
 def _check_source_plan(request: RemediationRequest, source: str) -> None:
     """A rollback / finish dry run names a stored reassignment plan of this cluster."""
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only, never at DAG parse time
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415 - pyarrow: run time only, never at DAG parse time
     from kafka_ops.remediation.store import load_plan  # noqa: PLC0415
 
     try:
-        plan = load_plan(Lake(request.lake_root), request.cluster.name, source)
+        plan = load_plan(open_lake(request.lake_root, request.lake_format), request.cluster.name, source)
     except KafkaOpsError as e:
         raise ParamError(
             "source_plan_id", f"no stored plan {source} for cluster {request.cluster.name!r} ({e})"
@@ -514,11 +516,11 @@ def plan_id_param(value: object) -> str:
 
 
 def _check_stored_plan(request: RemediationRequest, plan_id: str) -> None:
-    from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow: run time only, never at DAG parse time
+    from kafka_ops.lake.open import open_lake  # noqa: PLC0415 - pyarrow: run time only, never at DAG parse time
     from kafka_ops.remediation.store import load_plan  # noqa: PLC0415
 
     try:
-        plan = load_plan(Lake(request.lake_root), request.cluster.name, plan_id)
+        plan = load_plan(open_lake(request.lake_root, request.lake_format), request.cluster.name, plan_id)
     except KafkaOpsError as e:
         raise ParamError(
             "plan_id", f"no stored plan {plan_id} for cluster {request.cluster.name!r} ({e}); run a dry run first"

@@ -36,7 +36,7 @@ from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError,
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
 from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -147,7 +147,7 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     Raises `SnapshotUntrusted` (no plan is made on a snapshot that failed validation), `ParamError`
     when the request cannot be planned on this snapshot, and the collector's errors."""
     name = request.cluster.name
-    lake = Lake(request.lake_root)
+    lake = open_lake(request.lake_root, request.lake_format)
     snapshot, _ = snapshot_to_lake(request.cluster, *_resolve(request.cluster), lake)  # the DAG's way: load too
     validation = validate_snapshot(lake, name, snapshot.snapshot_id)
     if not validation.trusted:
@@ -193,7 +193,9 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot, rates: Part
         if request.action == "decommission":
             return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned, load=load)
         if request.action in ("rollback", "finish") and request.source_plan_id is not None:
-            source = load_plan(Lake(request.lake_root), request.cluster.name, request.source_plan_id)
+            source = load_plan(
+                open_lake(request.lake_root, request.lake_format), request.cluster.name, request.source_plan_id
+            )
             return plan_rollback(snapshot, source, finish=request.action == "finish")
         return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned, load=load)
     except PlanError as e:
@@ -229,7 +231,7 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     if request.plan_id is None:
         raise ParamError("plan_id", "required to execute")
     config = request.cluster
-    lake = Lake(request.lake_root)
+    lake = open_lake(request.lake_root, request.lake_format)
     reviewed = load_plan(lake, config.name, request.plan_id)
     log.info("executing plan %s as reviewed: %s", reviewed.plan_id, json.dumps(reviewed.summary(), default=str))
     try:

@@ -23,7 +23,7 @@ import pyarrow.fs as pafs
 from kafka_ops.alerting.alert import PIPELINE_STAGES, Alert, Links, cannot_see_cluster, check_aware
 from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.store import lake_filesystem
 
 Stage = Literal["ZooKeeper", "KRaft", "Kafka"]
 DIRECTORY = "_alerting"
@@ -45,9 +45,9 @@ class PipelineStatus:
     """Attempts of each cluster's collection stages, under a lake root."""
 
     def __init__(self, lake_root: str | os.PathLike[str]) -> None:
-        lake = Lake(lake_root)
-        self.fs: pafs.FileSystem = lake.fs
-        self.directory = f"{lake.base.rstrip('/')}/{DIRECTORY}"
+        fs, base, _ = lake_filesystem(lake_root)
+        self.fs: pafs.FileSystem = fs
+        self.directory = f"{base.rstrip('/')}/{DIRECTORY}"
 
     def path(self, cluster: str, stage: Stage) -> str:
         if stage not in PIPELINE_STAGES:

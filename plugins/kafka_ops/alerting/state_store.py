@@ -28,7 +28,7 @@ from kafka_ops.alerting.alert import SEVERITIES, Severity, check_aware, check_ke
 from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
 from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.store import lake_filesystem
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +40,9 @@ class IncidentStore:
     """Load and save `ClusterState` documents under a lake root (a local path or a filesystem URL)."""
 
     def __init__(self, lake_root: str | os.PathLike[str]) -> None:
-        lake = Lake(lake_root)  # the lake's own URL handling (s3a:// → s3://, local paths); no I/O
-        self.fs: pafs.FileSystem = lake.fs
-        self.root = lake.root
-        self.directory = f"{lake.base.rstrip('/')}/{DIRECTORY}"
+        fs, base, self.root = lake_filesystem(lake_root)  # the lake's own URL handling; no I/O
+        self.fs: pafs.FileSystem = fs
+        self.directory = f"{base.rstrip('/')}/{DIRECTORY}"
 
     def __repr__(self) -> str:
         return f"IncidentStore({self.root!r})"

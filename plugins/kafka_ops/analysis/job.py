@@ -38,12 +38,13 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
     try:
         thresholds = parse_thresholds(args.thresholds)
         capacity = parse_capacity(args.capacity)
-        spark = build_session(f"kafka-ops {prog}: {args.cluster}")
+        spark = build_session(f"kafka-ops {prog}: {args.cluster}", args.lake_format)
         try:
             detectors = [registry[n] for n in names]
             result = analyse(
                 spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id,
                 min_insync_replicas_default=args.min_insync_replicas_default, capacity=capacity,
+                lake_format=args.lake_format, as_of=args.as_of,
             )  # fmt: skip
         finally:
             spark.stop()

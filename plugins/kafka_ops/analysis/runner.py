@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,8 @@ from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
+from kafka_ops.lake.open import open_lake
+from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
 
 if TYPE_CHECKING:
@@ -52,14 +54,31 @@ class AnalysisResult:
         return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts}
 
 
-def build_session(app_name: str) -> SparkSession:
-    """A session with the defaults above, except where spark-submit's --conf already set a value."""
+def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
+    """A session with the defaults above, except where spark-submit's --conf already set a value.
+    For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars
+    (`spark.jars`, fetched once by Maven: `sandbox.jars`); under spark-submit they must come with
+    its --jars, as a session cannot add them to a running driver's class path (Spark then reads
+    Delta tables as empty, after a ClassNotFoundException it only logs)."""
     from pyspark import SparkConf  # noqa: PLC0415 - only jobs need Spark
     from pyspark.sql import SparkSession  # noqa: PLC0415
 
     given = SparkConf()
+    wanted = dict(LOCAL_SPARK_DEFAULTS)
+    if lake_format == "delta":
+        from kafka_ops.lake.spark import DELTA_SPARK_CONF  # noqa: PLC0415
+        from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415 - Maven once, then cached
+
+        wanted.update(DELTA_SPARK_CONF)
+        if "delta-spark" not in given.get("spark.jars", ""):
+            if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started the driver: its class path is fixed
+                raise ConfigError(
+                    "a Delta lake needs Delta's Spark connector on the driver's class path: run spark-submit with "
+                    "--jars <the jars of kafka_ops.sandbox.jars.ensure_delta_spark_jars()> (the analysis DAG does)"
+                )
+            wanted["spark.jars"] = ",".join(str(j) for j in ensure_delta_spark_jars())
     builder = SparkSession.builder.appName(app_name)
-    for key, value in LOCAL_SPARK_DEFAULTS.items():
+    for key, value in wanted.items():
         if not given.contains(key):
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
@@ -76,7 +95,20 @@ def build_session(app_name: str) -> SparkSession:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", required=True, help="lake root path or URL")
     parser.add_argument("--cluster", required=True, help="cluster name in the lake")
+    parser.add_argument(
+        "--lake-format",
+        choices=("parquet", "delta"),
+        default="parquet",
+        help="the lake's table format (the settings' lake_format; default: parquet)",
+    )
     parser.add_argument("--snapshot-id", default=None, help="snapshot to analyse (default: the latest)")
+    parser.add_argument(
+        "--as-of",
+        type=parse_as_of,
+        default=None,
+        help="analyse the lake as it was at this ISO 8601 time with its zone (a Delta lake's time travel): "
+        "its latest batch then (or --snapshot-id), each table read at its Delta version current then",
+    )
     parser.add_argument(
         "--thresholds",
         default="{}",
@@ -108,23 +140,35 @@ def analyse(
     analysed_at: datetime | None = None,
     min_insync_replicas_default: int = 1,
     capacity: Capacities | None = None,
+    lake_format: str = "parquet",
+    as_of: datetime | None = None,
 ) -> AnalysisResult:
     """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish;
-    `min_insync_replicas_default` and `capacity` are the cluster's settings of those names (see `Context`)."""
+    `min_insync_replicas_default` and `capacity` are the cluster's settings of those names (see `Context`).
+
+    With `as_of` (Delta lakes only: time travel, not a scan), the lake is read as it was then: the
+    latest batch committed by that time (or `snapshot_id`, which must have been committed by then),
+    and every input table at its Delta version current then. The findings are published now, as
+    an analysis of that batch."""
     sources = sorted({d.source for d in detectors})
     if len(sources) != 1:
         raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
     source = sources[0]
-    lake = Lake(lake_root)
-    context = _context(lake, cluster, snapshot_id, thresholds, source)
+    lake = open_lake(lake_root, lake_format)
+    versions = _versions_as_of(lake, cluster, source, tables_of(detectors), as_of) if as_of is not None else {}
+    context = _context(lake, cluster, snapshot_id, thresholds, source, as_of=as_of)
     context = replace(
         context, min_insync_replicas_default=min_insync_replicas_default, capacity=capacity or Capacities()
     )
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
-    tables = sorted({t for d in detectors for t in d.tables})
     until = context.captured_at
     # each input is scanned by several detectors: read the window once, keep it in memory
-    inputs = {t: read_history(spark, lake_root, t, cluster, since=since, until=until).cache() for t in tables}
+    inputs = {
+        t: read_history(
+            spark, lake_root, t, cluster, since=since, until=until, lake_format=lake_format, versions=versions
+        ).cache()
+        for t in tables_of(detectors)
+    }
     findings: dict[str, DataFrame] = {}
     for detector in detectors:
         for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
@@ -140,15 +184,29 @@ def analyse(
     return AnalysisResult(cluster, context.snapshot_id, counts)
 
 
+def tables_of(detectors: Sequence[Detector]) -> list[str]:
+    """The lake tables `detectors` read."""
+    return sorted({t for d in detectors for t in d.tables})
+
+
 def read_history(
-    spark: SparkSession, lake_root: str, table: str, cluster: str, *, since: datetime, until: datetime
+    spark: SparkSession,
+    lake_root: str,
+    table: str,
+    cluster: str,
+    *,
+    since: datetime,
+    until: datetime,
+    lake_format: str = "parquet",
+    versions: Mapping[str, int | None] | None = None,
 ) -> DataFrame:
-    """`table`'s committed rows for `cluster` captured in [since, until]."""
+    """`table`'s committed rows for `cluster` captured in [since, until]; on a Delta lake, each table
+    (and its commit table) at its version in `versions` when named there (see `analyse`'s `as_of`)."""
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     from kafka_ops.lake.spark import read_table  # noqa: PLC0415
 
-    frame = read_table(spark, lake_root, table)
+    frame = read_table(spark, lake_root, table, lake_format=lake_format, versions=versions)
     return frame.where(
         (F.col("cluster") == cluster)
         & (F.col("dt") >= f"{since:%Y-%m-%d}")
@@ -158,18 +216,61 @@ def read_history(
     ).drop("cluster", "dt")
 
 
-def _context(lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thresholds, source: str) -> Context:
-    log_rows = lake.commit_log(source, cluster).select(["snapshot_id", "captured_at"]).to_pylist()
+def _versions_as_of(
+    lake: Lake, cluster: str, source: str, tables: Sequence[str], at: datetime
+) -> dict[str, int | None]:
+    """The Delta version of `source` and of each of `tables` current at `at` (None: the table did
+    not exist yet, it reads as empty); refused on a Parquet lake, which keeps no versions."""
+    from kafka_ops.lake.delta_store import DeltaLake  # noqa: PLC0415 - deltalake only for Delta lakes
+    from kafka_ops.lake.time_travel import version_as_of  # noqa: PLC0415
+
+    if not isinstance(lake, DeltaLake):
+        raise LakeError(
+            f"as of {at.isoformat()}: the lake at {lake.root} is a Parquet lake, which keeps no past versions; "
+            "time travel needs lake_format = 'delta' (see kafka-ops lake migrate)"
+        )
+    wanted = {source, *tables, *(commit_table_of(t) for t in tables)}
+    return {t: version_as_of(lake, t, at) for t in sorted(wanted)}
+
+
+def _context(
+    lake: Lake, cluster: str, snapshot_id: str | None, thresholds: Thresholds, source: str, *, as_of: datetime | None
+) -> Context:
+    log_rows = _commit_rows(lake, cluster, source, as_of)
     if not log_rows:
-        raise LakeError(f"no committed batch of cluster {cluster!r} in commit log {source!r} of {lake.root}")
+        when = f" by {as_of.isoformat()}" if as_of is not None else ""
+        raise LakeError(f"no committed batch of cluster {cluster!r} in commit log {source!r} of {lake.root}{when}")
     if snapshot_id is None:
         row = max(log_rows, key=lambda r: (r["captured_at"], r["snapshot_id"]))
     else:
         matches = [r for r in log_rows if r["snapshot_id"] == snapshot_id]
         if not matches:
-            raise LakeError(f"{snapshot_id!r} of cluster {cluster!r} is not committed in {source!r} in {lake.root}")
+            when = f" by {as_of.isoformat()}" if as_of is not None else ""
+            raise LakeError(
+                f"{snapshot_id!r} of cluster {cluster!r} is not committed in {source!r} in {lake.root}{when}"
+            )
         row = matches[0]
     return Context(cluster, row["snapshot_id"], row["captured_at"].astimezone(UTC), thresholds)
+
+
+def _commit_rows(lake: Lake, cluster: str, source: str, as_of: datetime | None) -> list[dict[str, Any]]:
+    """`source`'s commit rows of `cluster`: now, or as committed at `as_of` (a Delta lake)."""
+    if as_of is None:
+        return lake.commit_log(source, cluster).select(["snapshot_id", "captured_at"]).to_pylist()
+    from kafka_ops.lake.time_travel import commit_rows_as_of  # noqa: PLC0415 - deltalake only for Delta lakes
+
+    return commit_rows_as_of(lake, cluster, as_of, source)  # type: ignore[arg-type]  # a DeltaLake: checked
+
+
+def parse_as_of(text: str) -> datetime:
+    """--as-of: an ISO 8601 time with its zone."""
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time, e.g. 2026-11-21T03:10:00+00:00") from None
+    if at.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no time zone: give one, e.g. {text}+00:00")
+    return at
 
 
 def _to_arrow(name: str, frame: DataFrame) -> pa.Table:

@@ -45,6 +45,7 @@ from kafka_ops.demo.common import (
     say,
 )
 from kafka_ops.demo.kraft import KRAFT_CLUSTER, kraft_demo
+from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster, var_dir
@@ -184,9 +185,9 @@ def zookeeper_demo(lake_root: str) -> None:
         consume_some(cluster.bootstrap_servers, "billing", "orders", 1200)
         print("consumer group billing read part of orders, committed and left")
         say("consumer groups: real Java consumers (kafka-clients 3.9), collected a few times")
-        stage_groups(cluster, consumers, Lake(lake_root))
+        stage_groups(cluster, consumers, lake_at(lake_root))
         say("a first snapshot of the healthy cluster")
-        snapshot_to_lake("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), Lake(lake_root))
+        snapshot_to_lake("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), lake_at(lake_root))
         say(f"stopping broker {STOPPED_BROKER}: its replicas leave the ISRs, its leaderships move")
         cluster.stop_broker(STOPPED_BROKER)
         started = time.monotonic()
@@ -195,10 +196,10 @@ def zookeeper_demo(lake_root: str) -> None:
         say("running the snapshot DAG once: airflow dags test kafka_metadata_snapshot")
         airflow_dags_test("kafka_metadata_snapshot", lake_root, connections)
         say("what the lake now holds")
-        print_lake(Lake(lake_root), "default")
+        print_lake(lake_at(lake_root), "default")
         say("running the analysis DAG (Spark, local[2]): airflow dags test kafka_health_analysis")
         airflow_dags_test("kafka_health_analysis", lake_root, connections)
-        print(render_findings(Lake(lake_root), "default"))
+        print(render_findings(lake_at(lake_root), "default"))
         say("what the on-call engineer received (the default log sink; Slack, PagerDuty, e-mail by connection)")
         print_alerts(Path(lake_root), "default")
         say(f"restarting broker {STOPPED_BROKER}: ISRs expand, but its leaderships stay where they moved")
@@ -206,7 +207,7 @@ def zookeeper_demo(lake_root: str) -> None:
         cluster.wait_healthy(120)
         airflow_dags_test("kafka_metadata_snapshot", lake_root, connections)
         airflow_dags_test("kafka_health_analysis", lake_root, connections)
-        print(render_findings(Lake(lake_root), "default"))
+        print(render_findings(lake_at(lake_root), "default"))
         say("alerts after the broker came back: the incident it caused is resolved")
         print_alerts(Path(lake_root), "default", events=("resolve",))
         say("dry-run remediation plans, one per action (nothing is written; make demo-remediate applies two)")

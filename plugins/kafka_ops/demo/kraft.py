@@ -23,6 +23,7 @@ from kafka.admin import NewTopic
 from kafka_ops.airflow.remediation_params import REASSIGNMENT_FORM, ParamError, parse_request
 from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.demo.common import SPARK_LOCAL, airflow_dags_test, print_alerts, print_lake, produce, say
+from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import KRaftSandbox
@@ -109,7 +110,7 @@ def show_dry_run_plan(cluster: KRaftSandbox, settings: Settings) -> None:
 def kraft_demo(lake_root: str, messages: int = 1000) -> None:
     """The KRaft cluster from start to teardown, in `lake_root` beside the ZooKeeper one; its
     settings file goes next to the lake."""
-    lake = Lake(lake_root)
+    lake = lake_at(lake_root)
     settings_file = Path(lake_root).parent / "kraft-settings.toml"
     settings_file.parent.mkdir(parents=True, exist_ok=True)
     settings_file.write_text(SETTINGS)

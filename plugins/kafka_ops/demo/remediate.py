@@ -33,6 +33,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, parse_request
 from kafka_ops.airflow.remediation_tasks import render_plan
+from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.remediation import load_plan, plan_dir, read_audit, read_progress
@@ -157,7 +158,7 @@ def dry_run_then_execute(
     say(f"{form.dag_id}: dry run")
     dags_test(form.dag_id, conf, cluster, settings_file, f"{name}-dry-run")
     settings = load_settings(settings_file)
-    lake = Lake(settings.lake_root)
+    lake = lake_of(settings)
     plan_id = newest_plan(lake, conf["action"])
     request = parse_request(conf, settings, form)
     plan = load_plan(lake, CLUSTER, plan_id)
@@ -225,7 +226,7 @@ def main() -> None:
         print(f"  leaders after   {leaders_per_broker(after)}")
 
         say("the audit trail (lake table remediation_audit)")
-        print_audit(Lake(load_settings(settings_file).lake_root), [rf_plan, election_plan])
+        print_audit(lake_of(load_settings(settings_file)), [rf_plan, election_plan])
         say("tearing down the sandbox")
     print("done: no Kafka or ZooKeeper process left running")
 

@@ -7,8 +7,12 @@ table, whose row is written last:
 
 1. intent: `<root>/_delta_pending/<cluster>/<batch>.json` names the batch's partition and tables;
 2. data: each data table gets the batch's rows in its own Delta commit, as an overwrite of the
-   rows `cluster = C AND dt = D AND snapshot_id = B` (delete-then-append in one transaction), so
-   a retried batch replaces its earlier attempt's rows instead of duplicating them;
+   rows `cluster = C AND dt = D AND <key> = K` (delete-then-append in one transaction), so a
+   retried batch replaces its earlier attempt's rows instead of duplicating them. The key is the
+   commit row's column holding the batch id (`snapshot_id` of a snapshot, `plan_id` of a plan,
+   `event_id` of an audit event), or `snapshot_id` for a batch `<snapshot_id>.analysis` /
+   `.validation`, of which there is one per snapshot (`batch_key`): the rows a Parquet batch's
+   file `<batch>.parquet` held;
 3. commit: the commit-table row, written the same way, last; then the intent file is removed.
 
 Readers go through the commit table (`read`, `commit_log`, Spark's `read_table`), so a batch whose
@@ -26,10 +30,11 @@ import json
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 from deltalake import CommitProperties, DeltaTable, WriterProperties, write_deltalake
@@ -71,6 +76,7 @@ class DeltaLake(Lake):
             raise LakeError(f"batch {batch.batch_id} has no {batch.commit_table!r} commit row")
         names = sorted(batch.tables, key=lambda t: (t == batch.commit_table, t))
         rows = {name: self._with_partition(batch, name) for name in names}  # schema errors before any write
+        _key_of(batch)  # a batch whose rows cannot be told apart is refused before any write
         try:
             self.recover(older_than_s=STALE_STAGING_S)
             self._write_intent(batch, names)
@@ -98,7 +104,7 @@ class DeltaLake(Lake):
 
     def _replace_batch_rows(self, table: str, batch: Batch, data: pa.Table) -> None:
         """One Delta commit replacing this batch's rows of `table`, retried on a concurrent commit."""
-        where = _batch_predicate(batch.cluster, batch.dt, batch.batch_id)
+        where = _batch_predicate(batch.cluster, batch.dt, _key_of(batch))
         props = CommitProperties(custom_metadata={"kafka_ops.batch": batch.batch_id}, max_commit_retries=0)
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             target = self.open_table(table)
@@ -142,7 +148,8 @@ class DeltaLake(Lake):
     def _write_intent(self, batch: Batch, tables: list[str]) -> None:
         path = self._intent_path(batch.cluster, batch.batch_id)
         self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-        intent = {"cluster": batch.cluster, "dt": batch.dt, "commit_table": batch.commit_table, "tables": tables}
+        intent = {"cluster": batch.cluster, "dt": batch.dt, "commit_table": batch.commit_table, "tables": tables,
+                  "key": list(_key_of(batch))}  # fmt: skip
         tmp = path + ".tmp"
         with self.fs.open_output_stream(tmp) as out:
             out.write(json.dumps(intent).encode())
@@ -176,17 +183,69 @@ class DeltaLake(Lake):
 
     def _undo_unless_committed(self, batch_id: str, intent: Mapping[str, object]) -> None:
         cluster, dt, commit_table = str(intent["cluster"]), str(intent["dt"]), str(intent["commit_table"])
+        stored = intent.get("key")
+        key = (str(stored[0]), str(stored[1])) if isinstance(stored, list) else ("snapshot_id", batch_id)
         commits = self._read_raw(commit_table, cluster)
-        if batch_id in commits.column("snapshot_id").to_pylist():
+        if key[1] in commits.column(key[0]).to_pylist():
             return
         log.warning("removing the rows of batch %s of %s: its writer died before committing it", batch_id, cluster)
         tables = intent["tables"]
         for table in tables if isinstance(tables, list) else []:
             delta = self.open_table(str(table))
             if delta is not None:
-                delta.delete(_batch_predicate(cluster, dt, batch_id))
+                delta.delete(_batch_predicate(cluster, dt, key))
 
     # -- reading ----------------------------------------------------------------------------------
+
+    def read_day(
+        self,
+        table: str,
+        cluster: str,
+        dt: str,
+        *,
+        columns: Sequence[str] | None = None,
+        where: pc.Expression | None = None,
+    ) -> pa.Table | None:
+        """Rows of `table` in one day partition at its latest version, committed batch or not, without
+        `cluster` and `dt` (documented columns when documented); None when there is no such table.
+        Only the partition's files are read (the Delta log names each file's partition)."""
+        delta = self.open_table(table)
+        if delta is None:
+            return None
+        dataset = delta.to_pyarrow_dataset()
+        known = TABLES.get(table)
+        wanted = list(columns) if columns else [n for n in (known or dataset.schema).names if n not in PARTITION_BY]
+        present = [c for c in wanted if c in dataset.schema.names]
+        filt = (ds.field("cluster") == cluster) & (ds.field("dt") == dt)
+        try:
+            rows = dataset.to_table(columns=present, filter=filt if where is None else filt & where)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise LakeError(
+                f"cannot read dt={dt} of cluster {cluster} of the Delta table {self.table_uri(table)}: {e}"
+            ) from e
+        if known is None:
+            return rows
+        return _documented(rows, pa.schema([known.field(c) for c in wanted if c in known.names]))
+
+    def batch_commit(self, commit_table: str, cluster: str, dt: str, batch_id: str) -> dict[str, object] | None:
+        """The commit row of batch `batch_id` in `commit_table` on day `dt` (see `batch_key`), or None."""
+        rows = self.read_day(commit_table, cluster, dt)
+        for row in [] if rows is None else rows.to_pylist():
+            if _is_key_of(batch_id, row):
+                return row
+        return None
+
+    def read_batch(
+        self, table: str, cluster: str, dt: str, batch_id: str, commit: Mapping[str, object]
+    ) -> pa.Table | None:
+        """`table`'s rows of batch `batch_id` (day `dt`, commit row `commit`), committed or not. A Delta
+        commit of no rows adds no file, so an empty table and one the batch did not write read alike:
+        rows = 0 for a documented table, None for an undocumented one that does not exist."""
+        column, value = batch_key(batch_id, commit)
+        rows = self.read_day(table, cluster, dt, where=ds.field(column) == value)
+        if rows is None and table in TABLES:
+            return TABLES[table].empty_table()
+        return rows
 
     def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
         """Every row of Delta table `table` at its latest version, committed batch or not."""
@@ -219,9 +278,45 @@ def check_protocol(delta: DeltaTable, where: str) -> None:
         )
 
 
-def _batch_predicate(cluster: str, dt: str, batch_id: str) -> str:
-    # the three values passed check_name or are formatted dates: no quotes to escape
-    return f"cluster = '{cluster}' AND dt = '{dt}' AND snapshot_id = '{batch_id}'"
+BATCH_KEY_COLUMNS = ("snapshot_id", "plan_id", "event_id")
+
+
+def batch_key(batch_id: str, commit: Mapping[str, object]) -> tuple[str, str]:
+    """The column and value that pick batch `batch_id`'s rows out of a Delta table, from its commit
+    row: the column holding the batch id, else `snapshot_id` for a batch `<snapshot_id>.<kind>` (an
+    analysis or a validation, one per snapshot: a new one replaces the last, as its Parquet file did)."""
+    for column in BATCH_KEY_COLUMNS:
+        if commit.get(column) == batch_id:
+            return column, batch_id
+    snapshot_id = commit.get("snapshot_id")
+    if isinstance(snapshot_id, str) and batch_id.rsplit(".", 1)[0] == snapshot_id:
+        return "snapshot_id", check_name("snapshot id", snapshot_id)
+    raise LakeError(
+        f"batch {batch_id!r}: its commit row holds it in none of {list(BATCH_KEY_COLUMNS)}, nor is it "
+        f"'<snapshot_id>.<kind>' of its snapshot_id {snapshot_id!r}: its rows cannot be told apart in a Delta table"
+    )
+
+
+def _key_of(batch: Batch) -> tuple[str, str]:
+    commit = batch.tables[batch.commit_table]
+    if commit.num_rows != 1:
+        raise LakeError(f"batch {batch.batch_id}: its {batch.commit_table!r} table must hold one commit row")
+    return batch_key(batch.batch_id, commit.to_pylist()[0])
+
+
+def _is_key_of(batch_id: str, commit: Mapping[str, object]) -> bool:
+    try:
+        batch_key(batch_id, commit)
+    except LakeError:
+        return False
+    return True
+
+
+def _batch_predicate(cluster: str, dt: str, key: tuple[str, str]) -> str:
+    # the values passed check_name or are formatted dates, the column is one of BATCH_KEY_COLUMNS:
+    # no quotes to escape
+    column, value = key
+    return f"cluster = '{cluster}' AND dt = '{dt}' AND {column} = '{value}'"
 
 
 def _documented(rows: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from typing import TYPE_CHECKING
 
@@ -28,3 +29,23 @@ def open_lake(root: str | os.PathLike[str], lake_format: str = "parquet") -> Lak
 def lake_of(settings: Settings) -> Lake:
     """The lake the settings name, in their `lake_format`."""
     return open_lake(settings.lake_root, settings.lake_format)
+
+
+def lake_at(root: str | os.PathLike[str], lake_format: str | None = None) -> Lake:
+    """The lake at `root` (a command's --lake) in `lake_format` (its --lake-format); None: the
+    settings' `lake_format` (`$KAFKA_OPS_CONFIG`, `$KAFKA_OPS_LAKE_FORMAT`)."""
+    if lake_format is None:
+        from kafka_ops.settings import load_settings  # noqa: PLC0415 - settings only when not given
+
+        lake_format = load_settings().lake_format
+    return open_lake(root, lake_format)
+
+
+def add_lake_format_argument(parser: argparse.ArgumentParser) -> None:
+    """--lake-format for a command that takes --lake (`lake_at` reads it)."""
+    parser.add_argument(
+        "--lake-format",
+        choices=("parquet", "delta"),
+        default=None,
+        help="the lake's table format (default: the settings' lake_format, $KAFKA_OPS_LAKE_FORMAT, else parquet)",
+    )

@@ -14,8 +14,13 @@ from kafka_ops.errors import LakeError
 from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+LATEST = -2
+"""`_read_delta`'s version for "the latest" (a real version is >= 0; -1 or None: not created yet)."""
 
 DELTA_SPARK_CONF = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -25,21 +30,32 @@ DELTA_SPARK_CONF = {
 
 
 def read_table(
-    spark: SparkSession, root: str, table: str, committed_only: bool = True, lake_format: str = "parquet"
+    spark: SparkSession,
+    root: str,
+    table: str,
+    committed_only: bool = True,
+    *,
+    lake_format: str = "parquet",
+    versions: Mapping[str, int | None] | None = None,
 ) -> DataFrame:
     """`table` as a DataFrame with `cluster` and `dt` as strings; by default only rows of
     published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`).
     A documented table never written yet reads as empty (e.g. group tables of a lake that only
-    has ZooKeeper snapshots)."""
+    has ZooKeeper snapshots). On a Delta lake, a table named in `versions` (it and its commit
+    table: see `lake.time_travel.version_as_of`) is read at that Delta version (`versionAsOf`),
+    None or a negative version meaning it did not exist yet."""
+    if versions and lake_format != "delta":
+        raise LakeError(f"the Parquet lake at {root} keeps no table versions: reading as of a version needs Delta")
     if lake_format == "delta":
-        frame = _read_delta(spark, root, table)
+        frame = _read_delta(spark, root, table, (versions or {}).get(table, LATEST))
     elif lake_format == "parquet":
         frame = _read_parquet(spark, root, table)
     else:
         raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
     commit_table = commit_table_of(table)
     if committed_only and table != commit_table:
-        commits = read_table(spark, root, commit_table, lake_format=lake_format).select("cluster", "snapshot_id")
+        commits = read_table(spark, root, commit_table, lake_format=lake_format, versions=versions)
+        commits = commits.select("cluster", "snapshot_id")
         frame = frame.join(commits, ["cluster", "snapshot_id"], "left_semi")
     return frame
 
@@ -64,14 +80,21 @@ def _read_parquet(spark: SparkSession, root: str, table: str) -> DataFrame:
     return frame
 
 
-def _read_delta(spark: SparkSession, root: str, table: str) -> DataFrame:
+def _read_delta(spark: SparkSession, root: str, table: str, version: int | None) -> DataFrame:
     from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     path = f"{root.rstrip('/')}/{table}"
     known = _documented(spark, table)
+    if version is None or version < 0:  # not yet created at the time asked for
+        if known is None:
+            raise LakeError(f"lake table {table!r} under {root} did not exist at the time asked for")
+        return spark.createDataFrame([], known)
+    reader = spark.read.format("delta")
+    if version != LATEST:
+        reader = reader.option("versionAsOf", version)
     try:
-        frame = spark.read.format("delta").load(path)
+        frame = reader.load(path)
     except AnalysisException as e:
         if known is None or e.getCondition() not in ("PATH_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"):
             raise

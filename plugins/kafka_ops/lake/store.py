@@ -20,11 +20,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
@@ -61,18 +62,7 @@ class Lake:
     """A lake rooted at a local path or a filesystem URL."""
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
-        root = str(root)
-        scheme, sep, rest = root.partition("://")
-        if sep and scheme in _SCHEME_ALIASES:
-            root = f"{_SCHEME_ALIASES[scheme]}://{rest}"
-        try:
-            if sep:
-                self.fs, self.base = pafs.FileSystem.from_uri(root)
-            else:
-                self.fs, self.base = pafs.LocalFileSystem(), os.path.abspath(root)
-        except (pa.ArrowInvalid, OSError) as e:
-            raise LakeError(f"cannot open the lake at {root!r}: {e}") from e
-        self.root = root
+        self.fs, self.base, self.root = lake_filesystem(root)
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"
@@ -205,6 +195,59 @@ class Lake:
             return data.slice(0, 0)
         return data.filter(ds.field("snapshot_id").isin(sorted(wanted)))
 
+    def days(self, table: str, cluster: str) -> list[str]:
+        """The `dt` partitions of `table` for `cluster`, newest first (none: []): one directory listing.
+        A day may hold only uncommitted rows: a reader still goes through the commit table."""
+        base = f"{self.base}/{table}/cluster={cluster}"
+        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
+            return []
+        infos = self.fs.get_file_info(pafs.FileSelector(base))
+        names = [i.base_name for i in infos if i.type == pafs.FileType.Directory and i.base_name.startswith("dt=")]
+        return sorted((n.removeprefix("dt=") for n in names), reverse=True)
+
+    def read_day(
+        self,
+        table: str,
+        cluster: str,
+        dt: str,
+        *,
+        columns: Sequence[str] | None = None,
+        where: pc.Expression | None = None,
+    ) -> pa.Table | None:
+        """Rows of `table` in one day partition, committed or not, without `cluster` and `dt` (documented
+        columns when the table is documented), or None when there is no such partition."""
+        directory = f"{self.base}/{table}/cluster={cluster}/dt={dt}"
+        if self.fs.get_file_info(directory).type != pafs.FileType.Directory:
+            return None
+        try:
+            dataset = ds.dataset(directory, filesystem=self.fs, format="parquet", schema=TABLES.get(table))
+            return dataset.to_table(columns=list(columns) if columns else None, filter=where)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise LakeError(f"cannot read {directory} of lake table {table!r}: {e}") from e
+
+    def batch_commit(self, commit_table: str, cluster: str, dt: str, batch_id: str) -> dict[str, object] | None:
+        """The commit row of batch `batch_id` in `commit_table` on day `dt`, or None: its file's, if any."""
+        rows = self.read_batch(commit_table, cluster, dt, batch_id, {})
+        return rows.to_pylist()[0] if rows is not None and rows.num_rows else None
+
+    def read_batch(
+        self, table: str, cluster: str, dt: str, batch_id: str, commit: Mapping[str, object]
+    ) -> pa.Table | None:
+        """`table`'s rows of batch `batch_id` (day `dt`, commit row `commit`), committed or not: only that
+        batch's file is read. None when the batch wrote no such table (an empty table is still a table:
+        rows = 0)."""
+        path = self.final_path(table, cluster, dt, batch_id)
+        if self.fs.get_file_info(path).type != pafs.FileType.File:
+            return None
+        try:
+            data = pq.read_table(path, filesystem=self.fs)
+        except (OSError, pa.ArrowInvalid) as e:
+            raise LakeError(f"cannot read {path} of lake table {table!r}: {e}") from e
+        schema = TABLES.get(table)
+        if schema is not None and not data.schema.equals(schema):
+            data = data.select(schema.names).cast(schema)
+        return data
+
     def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
         """Every row under `<root>/<table>`, committed or not; documented schema when known."""
         known = TABLES.get(table)
@@ -222,6 +265,23 @@ class Lake:
         )
         filt = ds.field("cluster") == cluster if cluster is not None else None
         return dataset.to_table(filter=filt)
+
+
+def lake_filesystem(root: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str, str]:
+    """The filesystem, base path and normalised root (s3a:// → s3://) of a lake root; no I/O.
+    For the lake's own files beside its tables (alert state, plans, reports), whatever its format."""
+    root = str(root)
+    scheme, sep, rest = root.partition("://")
+    if sep and scheme in _SCHEME_ALIASES:
+        root = f"{_SCHEME_ALIASES[scheme]}://{rest}"
+    try:
+        if sep:
+            fs, base = pafs.FileSystem.from_uri(root)
+        else:
+            fs, base = pafs.LocalFileSystem(), os.path.abspath(root)
+    except (pa.ArrowInvalid, OSError) as e:
+        raise LakeError(f"cannot open the lake at {root!r}: {e}") from e
+    return fs, base, root
 
 
 def _with_partitions(schema: pa.Schema) -> pa.Schema:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import add_lake_format_argument, lake_at
 from kafka_ops.report import browser
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import write_report
@@ -21,6 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m kafka_ops.report", description="Write a cluster's health report from the lake."
     )
     parser.add_argument("--lake", required=True, help="lake root path or URL")
+    add_lake_format_argument(parser)
     parser.add_argument("--cluster", required=True, help="cluster name in the lake")
     parser.add_argument("--snapshot-id", default=None, help="ZooKeeper snapshot (default: the latest analysed)")
     parser.add_argument("--group-snapshot-id", default=None, help="group collection (default: the latest analysed)")
@@ -33,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path = write_report(
-            Lake(args.lake),
+            lake_at(args.lake, args.lake_format),
             args.cluster,
             snapshot_id=args.snapshot_id,
             group_snapshot_id=args.group_snapshot_id,

@@ -1,8 +1,8 @@
 """Lake reads for the health report that stay small on a lake holding months of history.
 
 `Lake.read` and `Lake.commit_log` read every file of a table for a cluster; the report runs after
-every analysis, so it reads only the day directories it needs (`<table>/cluster=<c>/dt=<day>`), finds
-a named batch by its file's path, and reads one analysis's findings straight from that batch's files
+every analysis, so it reads only the day partitions it needs (`<table>/cluster=<c>/dt=<day>`, `Lake.read_day`),
+finds a named batch by its day and id, and reads one analysis's findings straight from that batch's files
 (`validation.lake_batches`).
 """
 
@@ -14,10 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-import pyarrow.fs as pafs
 
-from kafka_ops.errors import LakeError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, TABLES
 from kafka_ops.lake.store import Lake
 from kafka_ops.validation.lake_batches import CommittedBatch, days, find_commit, read_batch_table
@@ -51,14 +48,9 @@ def read_days(
     schema = TABLES.get(table)
     parts = []
     for dt in wanted_days:
-        directory = f"{lake.base}/{table}/cluster={cluster}/dt={dt}"
-        if lake.fs.get_file_info(directory).type != pafs.FileType.Directory:
-            continue
-        try:
-            dataset = ds.dataset(directory, filesystem=lake.fs, format="parquet", schema=schema)
-            parts.append(dataset.to_table(columns=list(columns) if columns else None, filter=where))
-        except (OSError, pa.ArrowInvalid) as e:
-            raise LakeError(f"cannot read {directory} of lake table {table!r}: {e}") from e
+        rows = lake.read_day(table, cluster, dt, columns=columns, where=where)
+        if rows is not None:
+            parts.append(rows)
     if parts:
         return pa.concat_tables(parts, promote_options="permissive")
     if schema is None:

@@ -1,10 +1,10 @@
 """Read one committed batch of the lake, without scanning a table's history.
 
 `Lake.read(table, cluster, [id])` reads every file of `table` for the cluster and then filters: fine
-for tests, too slow every 5 minutes on a lake holding days of 20,000-partition snapshots. A batch's
-files sit at `Lake.final_path(table, cluster, dt, batch_id)`, so here the day directory holding the
-batch's commit row is found first (one listing, newest day first), and only that batch's files are
-read. Committed-only, like `Lake.read`: without its commit row a batch does not exist.
+for tests, too slow every 5 minutes on a lake holding days of 20,000-partition snapshots. Here the day
+partition holding the batch's commit row is found first (one listing, newest day first), and only
+that batch's rows are read (`Lake.read_batch`: its own file on the Parquet lake, its day partition's
+files on the Delta lake). Committed-only, like `Lake.read`: without its commit row a batch does not exist.
 """
 
 from __future__ import annotations
@@ -13,12 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import pyarrow as pa
-import pyarrow.dataset as ds
-import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.schema import TABLES
 from kafka_ops.lake.store import Lake
 
 
@@ -42,32 +38,22 @@ class CommittedBatch:
 
 def days(lake: Lake, table: str, cluster: str) -> list[str]:
     """The `dt` values under `<table>/cluster=<cluster>`, newest first (none: [])."""
-    base = f"{lake.base}/{table}/cluster={cluster}"
-    if lake.fs.get_file_info(base).type != pafs.FileType.Directory:
-        return []
-    infos = lake.fs.get_file_info(pafs.FileSelector(base))
-    names = [i.base_name for i in infos if i.type == pafs.FileType.Directory and i.base_name.startswith("dt=")]
-    return sorted((n.removeprefix("dt=") for n in names), reverse=True)
+    return lake.days(table, cluster)
 
 
 def find_commit(lake: Lake, commit_table: str, cluster: str, batch_id: str) -> CommittedBatch | None:
     """The committed batch `batch_id` of `commit_table`, or None when it was never committed."""
     for dt in days(lake, commit_table, cluster):
-        path = lake.final_path(commit_table, cluster, dt, batch_id)
-        if lake.fs.get_file_info(path).type == pafs.FileType.File:
-            rows = _read_file(lake, commit_table, path).to_pylist()
-            if rows:
-                return CommittedBatch(cluster, commit_table, batch_id, dt, rows[0])
+        commit = lake.batch_commit(commit_table, cluster, dt, batch_id)
+        if commit is not None:
+            return CommittedBatch(cluster, commit_table, batch_id, dt, commit)
     return None
 
 
 def read_batch_table(lake: Lake, batch: CommittedBatch, table: str) -> pa.Table | None:
     """`table`'s rows of `batch` (documented schema when the table is documented), or None when the
-    batch wrote no such table (an empty table is still a table: rows = 0)."""
-    path = lake.final_path(table, batch.cluster, batch.dt, batch.batch_id)
-    if lake.fs.get_file_info(path).type != pafs.FileType.File:
-        return None
-    return _read_file(lake, table, path)
+    batch wrote no such table (an empty table is still a table: rows = 0; see `Lake.read_batch`)."""
+    return lake.read_batch(table, batch.cluster, batch.dt, batch.batch_id, batch.commit)
 
 
 def previous_commit(lake: Lake, commit_table: str, batch: CommittedBatch) -> dict[str, object] | None:
@@ -86,17 +72,5 @@ def previous_commit(lake: Lake, commit_table: str, batch: CommittedBatch) -> dic
 
 def find_day_commits(lake: Lake, commit_table: str, cluster: str, dt: str) -> list[dict[str, object]]:
     """Every commit row of `commit_table` for `cluster` on day `dt`, unordered."""
-    directory = f"{lake.base}/{commit_table}/cluster={cluster}/dt={dt}"
-    rows = ds.dataset(directory, filesystem=lake.fs, format="parquet", schema=TABLES.get(commit_table))
-    return rows.to_table().to_pylist()
-
-
-def _read_file(lake: Lake, table: str, path: str) -> pa.Table:
-    try:
-        data = pq.read_table(path, filesystem=lake.fs)
-    except (OSError, pa.ArrowInvalid) as e:
-        raise LakeError(f"cannot read {path} of lake table {table!r}: {e}") from e
-    schema = TABLES.get(table)
-    if schema is not None and not data.schema.equals(schema):
-        data = data.select(schema.names).cast(schema)
-    return data
+    rows = lake.read_day(commit_table, cluster, dt)
+    return [] if rows is None else rows.to_pylist()

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.settings import Settings, load_settings
 from kafka_ops.web import burrow, metrics, pages
 from kafka_ops.web.lake_cache import LakeCache
@@ -29,11 +29,9 @@ def build_app(
     """The app for `settings` (default: `load_settings()`); `reuse` false reads the lake on every request;
     `clock` gives "now" for the data's age (default: the wall clock)."""
     settings = settings or load_settings()
-    cache = LakeCache(Lake(settings.lake_root), [c.name for c in settings.clusters], reuse=reuse)
+    cache = LakeCache(lake_of(settings), [c.name for c in settings.clusters], reuse=reuse)
     app = FastAPI(title="kafka-ops", description="Prometheus metrics and Burrow's v3 API from the kafka-ops lake")
     app.include_router(metrics.router(metrics.MetricsEndpoint(cache, settings.web, clock), dependencies))
     app.include_router(burrow.router(burrow.BurrowApi(cache), dependencies))
-    app.include_router(
-        pages.router(pages.Pages(Lake(settings.lake_root), [c.name for c in settings.clusters]), dependencies)
-    )
+    app.include_router(pages.router(pages.Pages(lake_of(settings), [c.name for c in settings.clusters]), dependencies))
     return app

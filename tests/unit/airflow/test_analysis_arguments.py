@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from kafka_ops.analysis.runner import parse_capacity
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -53,6 +54,15 @@ def test_manual_run_analyses_every_cluster_with_batches(tmp_path: Path) -> None:
     assert west[:4] == ["--lake", str(tmp_path), "--cluster", "west"] and "--snapshot-id" not in west  # the latest
     assert json.loads(west[west.index("--thresholds") + 1])["stuck_reassignment_minutes"] == 30
     assert [a[3] for a in spark_arguments(settings(str(tmp_path)), found, "group_snapshots")] == ["west"]
+
+
+def test_a_delta_lake_is_read_as_delta_and_its_format_reaches_the_jobs(tmp_path: Path) -> None:
+    open_lake(tmp_path, "delta").publish(snapshot_batch(small_snapshot("s1", cluster="east")))
+    delta = replace(settings(str(tmp_path)), lake_format="delta")
+    found = analysis_targets(delta, None, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)
+    assert [(t["cluster"], t["zookeeper"], t["groups"]) for t in found] == [("east", True, False)]
+    (args,) = spark_arguments(delta, found, "snapshots")
+    assert args[args.index("--lake-format") + 1] == "delta"
 
 
 def test_a_cluster_never_collected_is_not_analysed(tmp_path: Path) -> None:

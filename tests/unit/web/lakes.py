@@ -13,8 +13,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
-from kafka_ops.settings import ClusterConfig, Settings, WebSettings
+from kafka_ops.settings import ClusterConfig, LakeFormat, Settings, WebSettings
 from tests.unit.report import scenario
 
 NOW = scenario.NOW
@@ -76,13 +77,18 @@ def metadata_findings() -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
-def build(root: Path) -> Lake:
-    lake = scenario.build(Lake(root), analyse=False)
+def build(root: Path, lake_format: str = "parquet") -> Lake:
+    lake = scenario.build(open_lake(root, lake_format), analyse=False)
     scenario.publish_findings(lake, "s4", "snapshots", metadata_findings())
     scenario.publish_findings(lake, "g4", "group_snapshots", group_findings())
     return lake
 
 
-def settings(root: Path, profile: str = "kafka-lag-exporter", max_age: timedelta = timedelta(minutes=30)) -> Settings:
+def settings(
+    root: Path,
+    profile: str = "kafka-lag-exporter",
+    max_age: timedelta = timedelta(minutes=30),
+    lake_format: LakeFormat = "parquet",
+) -> Settings:
     web = WebSettings(profile, max_age.total_seconds() / 60)  # type: ignore[arg-type]
-    return Settings(lake_root=str(root), clusters=(ClusterConfig(CLUSTER),), web=web)
+    return Settings(lake_root=str(root), clusters=(ClusterConfig(CLUSTER),), web=web, lake_format=lake_format)
