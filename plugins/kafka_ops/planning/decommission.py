@@ -1,7 +1,12 @@
-"""Broker decommission: move every replica off the named brokers, and nothing else.
+"""Broker decommission: move every replica off the named brokers, and no other replica.
 
 Fewest moves: exactly one move per replica on a decommissioned broker, which is also the lower
-bound (each of those replicas must land somewhere new); no other replica is touched.
+bound (each of those replicas must land somewhere new); no other replica is moved. With replica
+sizes (the load-aware plan), leadership is then evened at no byte cost (`load_leaders.even_leaders`,
+`keep_spread`): the moved partitions' replica order is chosen to even leader bytes-in (with rates)
+and leader counts over the remaining brokers, and other partitions are reordered (a zero-move
+reassignment plus an election) only while the leader count spread would otherwise end above what
+it was before the plan.
 
 Each replacement takes the slot of the replica it replaces, so the survivors keep their order
 and the preferred leader changes only where the decommissioned broker was the preferred leader.
@@ -35,7 +40,7 @@ from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.load_balance import LoadBalancer
 from kafka_ops.planning.load_goals import with_goals
-from kafka_ops.planning.load_leaders import LeaderBalancer
+from kafka_ops.planning.load_leaders import even_leaders
 from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cordoned
@@ -82,16 +87,15 @@ def plan_decommission(
                                 standing=staying)  # fmt: skip
         balancer.check_feasible()
         balancer.drain()
-        leaders = LeaderBalancer(view, layout, load, participants=remaining, moved=layout.targets().keys(),
-                                 movable=movable, reorder_unmoved=False)  # fmt: skip
-        elections = leaders.run()
+        elections, leader_figures = even_leaders(view, layout, load, participants=remaining,
+                                                 movable=_reorderable(view, leaving), keep_spread=True)  # fmt: skip
         on = sum(holding[b] for b in leaving)
         counted = {
             "replicas_on_brokers": on,
             "replicas_left_behind": left_behind,
             "lower_bound_moves": on - left_behind,
         }
-        figures = {**counted, **balancer.figures(round(balancer.drained_bytes)), **leaders.figures()}
+        figures = {**counted, **balancer.figures(round(balancer.drained_bytes)), **leader_figures}
         request = {"brokers": sorted(leaving), "load_aware": True, **view.cordon_request()}
         plan = build_plan("decommission", view, request, layout.targets(), elections=elections, skipped=skipped,
                           figures=figures, load=load)  # fmt: skip
@@ -111,6 +115,16 @@ def plan_decommission(
         "decommission", view, request, layout.targets(), skipped=skipped, figures=figures,
         partition_sizes=partition_sizes,
     )  # fmt: skip
+
+
+def _reorderable(view: ClusterView, leaving: set[int]) -> list[TopicPartition]:
+    """Partitions whose replica order the plan may change at no byte cost: not blocked, every replica live
+    (the moved ones included: their replicas on `leaving` are replaced by then)."""
+    return [
+        tp
+        for tp, replicas in view.assignment.items()
+        if view.blocking_reason(tp) is None and all(b in view.live or b in leaving for b in replicas)
+    ]
 
 
 def _check_room(

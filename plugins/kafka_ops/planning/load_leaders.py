@@ -12,9 +12,13 @@ drained) and, for a partition the plan does not move, in its ISR (else the elect
 every replica of a moved partition is in the ISR once its reassignment completes.
 
 Which partitions: every partition the plan reassigns, and, where the planner allows it
-(`reorder_unmoved`: the replica balance, not the decommission, which touches nothing else), the
-other movable partitions; a reassigned partition is tried before an unmoved one, whose reorder adds
-a zero-byte reassignment and an election to the plan. A partition's leadership moves at most once.
+(`reorder_unmoved`: the replica balance), the other movable partitions; a reassigned partition is
+tried before an unmoved one, whose reorder adds a zero-byte reassignment and an election to the plan.
+With `keep_spread` (the decommission), unmoved partitions are reordered only in step 2 and only while
+the participants' leader count spread is above what it was before the plan (at least 1): the plan
+touches nothing else unless its moves would leave leadership less even than it found it. A
+partition's leadership moves at most once. The replication-factor change reorders only the
+partitions it changes. `even_leaders` runs it for any planner, with or without a load.
 
 1. Leader bytes-in (when rates are known): the participant leading the most bytes/s gives, to the
    follower leading the least, the leadership of the largest partition that takes neither past the
@@ -56,9 +60,14 @@ class LeaderBalancer:
         moved: Collection[TopicPartition],
         movable: Collection[TopicPartition],
         reorder_unmoved: bool,
+        keep_spread: bool = False,
     ) -> None:
         self.view, self.layout, self.load = view, layout, load
         self.participants = set(participants)
+        self.reorder_unmoved, self.keep_spread = reorder_unmoved, keep_spread
+        led = view.leader_counts() if keep_spread else {}
+        before = [led.get(b, 0) for b in self.participants]
+        self.spread_before = max(1, max(before, default=0) - min(before, default=0))
         self.moved = set(moved)
         self.rate_sum = dict.fromkeys(self.participants, 0.0)
         self.count = dict.fromkeys(self.participants, 0)
@@ -78,7 +87,7 @@ class LeaderBalancer:
             if leader in self.participants and len(layout.replicas[tp]) > 1:
                 if tp in self.moved:
                     self.queues[leader][0].tps.append(tp)
-                elif reorder_unmoved:
+                elif reorder_unmoved or keep_spread:
                     self.queues[leader][1].tps.append(tp)
         for pair in self.queues.values():
             for queue in pair:
@@ -129,7 +138,8 @@ class LeaderBalancer:
             over = self.rate_sum[source] - mean
             if over <= tol:
                 return
-            if not any(self._give_bytes(source, queue, over + tol, mean + tol) for queue in self.queues[source]):
+            queues = self.queues[source] if self.reorder_unmoved else self.queues[source][:1]
+            if not any(self._give_bytes(source, queue, over + tol, mean + tol) for queue in queues):
                 stuck.add(source)
 
     def _give_bytes(self, source: int, queue: _Queue, most: float, ceiling: float) -> bool:
@@ -156,9 +166,12 @@ class LeaderBalancer:
             if not sources:
                 return
             source = max(sources, key=lambda b: (self.count[b], -b))
-            if self.count[source] - min(self.count.values()) <= 1:
+            spread = self.count[source] - min(self.count.values())
+            if spread <= 1:
                 return
-            if not any(self._give_one(source, queue, low, high) for queue in self.queues[source]):
+            unmoved = self.reorder_unmoved or (self.keep_spread and spread > self.spread_before)
+            queues = self.queues[source] if unmoved else self.queues[source][:1]
+            if not any(self._give_one(source, queue, low, high) for queue in queues):
                 stuck.add(source)
 
     def _give_one(self, source: int, queue: _Queue, low: float, high: float) -> bool:
@@ -192,6 +205,24 @@ class LeaderBalancer:
             "leader_reorders": len(self.reordered),
             "leader_reorders_unmoved": len(self.reordered - self.moved),
         }
+
+
+def even_leaders(
+    view: ClusterView,
+    layout: Layout,
+    load: ClusterLoad | None,
+    *,
+    participants: Iterable[int],
+    movable: Collection[TopicPartition],
+    reorder_unmoved: bool = False,
+    keep_spread: bool = False,
+) -> tuple[list[Election], dict[str, int | float | None]]:
+    """`LeaderBalancer` on a planner's finished `layout` (the partitions it reassigns are its targets);
+    without a `load` (a count-based plan) only leader counts are evened. The elections, and figures."""
+    model = load if load is not None else ClusterLoad({}, {}, {}, {})
+    balancer = LeaderBalancer(view, layout, model, participants=participants, moved=layout.targets().keys(),
+                              movable=movable, reorder_unmoved=reorder_unmoved, keep_spread=keep_spread)  # fmt: skip
+    return balancer.run(), balancer.figures()
 
 
 class _Queue:

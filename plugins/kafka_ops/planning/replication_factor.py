@@ -2,7 +2,12 @@
 
 Going up, every existing replica stays where it is and in its slot (so the preferred leader and
 the current leader do not change); only the missing replicas are added, at the end of the list,
-one move each. Each new replica goes to a live broker that is not cordoned (`view`: the cluster's
+one move each. With replica sizes (the load-aware plan), the changed partitions' replica order is
+then chosen at no byte cost to even leader bytes-in (with rates) and leader counts over the brokers
+that may receive (`load_leaders.even_leaders`: a new first replica is elected once the reassignment
+is complete); no other partition is touched, so the leader count spread never grows.
+
+Each new replica goes to a live broker that is not cordoned (`view`: the cluster's
 `cordoned_brokers` setting, or Kafka's own `cordoned.log.dirs`) and does not hold the partition yet:
 
 1. on a rack the partition does not use yet, while such a rack exists (Kafka's rule: no two
@@ -33,6 +38,7 @@ from kafka_ops.errors import PlanError
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import DISK_CAPACITY, REPLICA_CAPACITY, ClusterLoad
 from kafka_ops.planning.load_goals import with_goals
+from kafka_ops.planning.load_leaders import even_leaders
 from kafka_ops.planning.placement import required_racks, rotation, spread
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cordoned, check_topics
@@ -100,10 +106,12 @@ def plan_replication_factor(
         load.size(tp) * (rf - len(view.assignment[tp])) for tp in layout.targets() if len(view.assignment[tp]) < rf
     )
     bytes_moved = sum(load.size(tp) for tp, b in disk.added)
-    figures.update({"lower_bound_bytes": bound, "bytes_moved": bytes_moved,
+    elections, leader_figures = even_leaders(view, layout, load, participants=view.placeable,
+                                             movable=layout.targets().keys())  # fmt: skip
+    figures.update({**leader_figures, "lower_bound_bytes": bound, "bytes_moved": bytes_moved,
                     "bytes_over_lower_bound": round(bytes_moved / bound, 4) if bound else None})  # fmt: skip
-    plan = build_plan("replication_factor", view, {**request, "load_aware": True}, layout.targets(), skipped=skipped,
-                      figures=figures, load=load)  # fmt: skip
+    plan = build_plan("replication_factor", view, {**request, "load_aware": True}, layout.targets(),
+                      elections=elections, skipped=skipped, figures=figures, load=load)  # fmt: skip
     return with_goals(plan, view, load, view.placeable)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafka_ops.capacities import BrokerCapacity, Capacities
-from kafka_ops.planning import plan_decommission, plan_replica_balance
+from kafka_ops.planning import plan_decommission, plan_replica_balance, plan_replication_factor
 from kafka_ops.planning.load import (
     LEADER_BYTES_IN_SPREAD,
     LEADER_SPREAD,
@@ -91,3 +91,46 @@ def test_network_capacity_is_a_limit_for_new_replicas() -> None:
     (net,) = goal(plan, NETWORK_IN_CAPACITY)
     assert (net.status, net.broker, net.before, net.after) == ("violated", 1, 4000.0, 3000.0)  # type: ignore[attr-defined]
     assert "above its network_in_bytes_per_s 2,000; it took 4,000" in net.detail  # type: ignore[attr-defined]
+
+
+def leader_spread(plan: object, brokers: tuple[int, ...]) -> tuple[int, int]:
+    """Max minus min leaders over `brokers`, before and after the plan."""
+    rows = [b for b in plan.brokers if b.broker_id in brokers]  # type: ignore[attr-defined]
+    before, after = [b.leaders_before for b in rows], [b.leaders_after for b in rows]
+    return max(before) - min(before), max(after) - min(after)
+
+
+def test_a_decommission_reorders_unmoved_partitions_only_to_keep_the_leader_spread_from_growing() -> None:
+    # broker 4 leads six partitions whose other replica is broker 2; all six replicas go to broker 1 (the
+    # emptiest disk), so reordering only those would leave leaders 5, 5, 1 over brokers 1-3 (2, 2, 1 before)
+    topics: Assignment = {
+        "t": {p: (4, 2) for p in range(6)},
+        "u": {0: (1, 3), 1: (1, 3), 2: (2, 3), 3: (2, 3)},
+        "fill": {0: (3,)},
+    }
+    snap = sized({1: None, 2: None, 3: None, 4: None}, topics, {"t": GB, "u": GB, "fill": 100 * GB})
+    plan = plan_decommission(snap, [4], load=cluster_load(snap))
+    check_invariants(plan, snap)
+    assert plan.figures["bytes_moved"] == plan.figures["lower_bound_bytes"] == 6 * GB, "no byte more"
+    assert plan.moves == 6
+    before, after = leader_spread(plan, (1, 2, 3))
+    assert (before, after) == (1, 1)
+    assert plan.figures["leader_reorders_unmoved"] == 2
+    assert {m.topic for m in plan.reassignments if m.moves == 0} == {"u"}
+    # without unmoved partitions whose leadership broker 3 could take, the spread grows: nothing can help it
+    alone = {"t": topics["t"], "fill": topics["fill"]}
+    snap = sized({1: None, 2: None, 3: None, 4: None}, alone, {"t": GB, "fill": 100 * GB})
+    plan = plan_decommission(snap, [4], load=cluster_load(snap))
+    assert plan.figures["leader_reorders_unmoved"] == 0 and leader_spread(plan, (1, 2, 3)) == (1, 2)
+
+
+def test_a_replication_factor_change_evens_the_leaders_of_the_partitions_it_changes_and_no_other() -> None:
+    topics: Assignment = {"t": {p: (1,) for p in range(4)}, "other": {0: (2, 3), 1: (2, 3)}}
+    snap = sized({1: None, 2: None, 3: None}, topics, {"t": GB, "other": GB})
+    plan = plan_replication_factor(snap, ["t"], 2, load=cluster_load(snap))
+    check_invariants(plan, snap, replication_factor=2)
+    assert plan.moves == 4 and {m.topic for m in plan.reassignments} == {"t"}
+    before, after = leader_spread(plan, (1, 2, 3))
+    assert (before, after) == (4, 0), "1 led all four t partitions and 2 both of other's: 2, 2, 2 after"
+    assert all(e.topic == "t" and e.leader == 1 for e in plan.elections) and len(plan.elections) == 2
+    assert plan.figures["bytes_moved"] == plan.figures["lower_bound_bytes"] == 4 * GB
