@@ -272,3 +272,14 @@ def test_compaction_racing_a_writer_on_the_same_day_loses_nothing(delta: DeltaLa
     assert whole_batches(delta) == {f"d0-{i:03d}" for i in range(15)}
     tidy(delta, tidy_policy, DAY0 + timedelta(days=1))
     assert DeltaTable(delta.table_uri("partitions")).get_add_actions().num_rows == 1
+
+
+def test_an_unreadable_expiring_parquet_file_is_deleted_all_the_same(tmp_path: Path) -> None:
+    lake = Lake(tmp_path / "lake")
+    publish_days(lake, days=2, per_day=1)
+    broken = Path(lake.base) / "partitions" / "cluster=c1" / "dt=2026-11-01" / "d0-000.parquet"
+    broken.write_bytes(b"not parquet")
+    expire(lake, policy(keep_days=1), DAY0 + timedelta(days=2))
+    expire(lake, policy(keep_days=1), DAY0 + timedelta(days=2))
+    assert not broken.parent.exists()
+    assert whole_batches(lake) == {"d1-000"}

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
@@ -170,9 +171,17 @@ class _ParquetDays:
                 if info.type != pafs.FileType.File:
                     continue
                 if info.base_name.endswith(".parquet"):
-                    with self.lake.fs.open_input_file(info.path) as f:
-                        rows += pq.read_metadata(f).num_rows
+                    rows += self._rows(info.path)
                 self.lake.fs.delete_file(info.path)  # one commit row file: one batch gone, whole
                 files += 1
             self.lake.fs.delete_dir(folder.path)
         return Expired(table, commit_table, cutoff, tuple(sorted(days)), rows, files)
+
+    def _rows(self, path: str) -> int:
+        """Rows in an expiring file, for the log; an unreadable file is deleted all the same."""
+        try:
+            with self.lake.fs.open_input_file(path) as f:
+                return int(pq.read_metadata(f).num_rows)
+        except (OSError, pa.ArrowInvalid) as e:
+            log.warning("expiring %s, whose rows cannot be counted: %s", path, e)
+            return 0
