@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kafka.admin import KafkaAdminClient
-from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError
-from kafka.protocol.admin import DescribeTopicPartitionsRequest
+from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError, for_code
+from kafka.protocol.admin import DescribeTopicPartitionsRequest, ListPartitionReassignmentsRequest
 
 from kafka_ops.errors import NotAKRaftCluster
 from kafka_ops.snapshot.model import (
@@ -41,7 +41,7 @@ from kafka_ops.snapshot.model import (
     new_snapshot_id,
 )
 from kafka_ops.sources import log_dirs
-from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, settled, with_admin
+from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.kraft import extras
 
 log = logging.getLogger(__name__)
@@ -89,8 +89,13 @@ class _Run:
         self.admin = admin
         self.where = where
         self.requests = 0
+        self.log_dirs: list[Any] = []
+        """DescribeLogDirs sent (`log_dirs.send` futures), read after the rest; `log_dirs_asked`: to whom."""
+        self.log_dirs_asked: set[int] = set()
+        self.page_node: int | None = None
+        """The broker the partition pages came from."""
         self.topic_configs: list[Any] = []
-        """DescribeConfigs answers (or the exception in place of one) for the topics, gathered with the pages."""
+        """The topics' DescribeConfigs, sent during the walk and read last (kafka-python futures)."""
         manager = admin._manager
         send = manager.send
 
@@ -113,18 +118,16 @@ class _Run:
         )
         self._core(lambda attempt: self._quorum(snap))  # first: a ZooKeeper-mode cluster is refused at once
         self._core(lambda attempt: self._cluster(snap))
-        # the log dirs are asked for now and read last: the brokers answer while the pages are walked (each
-        # within the request timeout, connecting included: a broker hung but not fenced yet costs only that)
-        timeout_ms = self.admin.config["request_timeout_ms"]
-        sizes = None if only is not None else log_dirs.send(self.admin, snap.brokers, timeout_ms)
         self._core(lambda attempt: self._topics(snap, attempt, only))
         self._optional(snap, "ListPartitionReassignments", lambda: self._reassignments(snap))
-        self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
         if only is None:  # a live read, polled while a plan runs, needs none of these
             self._optional(snap, "ApiVersions (finalized features)", lambda: extras.read_features(self.admin, snap))
             self._optional(snap, "DescribeClientQuotas", lambda: extras.read_quotas(self.admin, snap))
             self._optional(snap, "DescribeAcls", lambda: extras.read_acls(self.admin, snap))
-            self._optional(snap, log_dirs.REQUEST, lambda: log_dirs.read(self.admin, snap, sizes))
+            self._ask_log_dirs(snap.brokers)  # the page broker's, now that it has answered the rest
+            self._optional(snap, log_dirs.REQUEST, lambda: log_dirs.read(self.admin, snap, *self.log_dirs))
+        # last: the slowest answers, which the brokers prepare while the rest is read
+        self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
         snap.completed_at = datetime.now(UTC)
         snap.requests = self.requests
         return snap
@@ -210,38 +213,49 @@ class _Run:
         a broker that is behind would end the walk at the last topic it knows (a snapshot seen missing
         its last 2,000 partitions under load, with pages spread over brokers). The broker is the
         unfenced one furthest along the metadata log (the quorum's observers); a retry asks the next.
-        The topics' configs are asked for while the walk goes on (see `_walk`)."""
+        The topics' configs are asked for during the walk and read last (see `_walk`)."""
         snap.topics.clear()  # a retried walk starts again
         snap.partition_states.clear()
-        node = self._freshest_broker(snap, attempt)
-        pages, self.topic_configs = self.admin._manager.run(self._walk, node, only or [], sorted(snap.brokers))
-        for page in pages:
-            for topic in page.topics:
-                if only is not None and topic.error_code == UNKNOWN_TOPIC:
-                    continue  # a topic of the plan that is gone: the executor sees it missing
-                self._topic(snap, topic)
+        self.page_node = node = self._freshest_broker(snap, attempt)
+        if only is None:  # a broker answers one connection's requests in turn: the page broker's log dirs wait
+            self._ask_log_dirs(b for b in snap.brokers if b != node)
+        self.topic_configs = self.admin._manager.run(self._walk, snap, node, only, sorted(snap.brokers))
 
-    async def _walk(self, node: int | None, topics: list[str], config_nodes: list[int]) -> tuple[list[Any], list[Any]]:
-        """The pages, and one DescribeConfigs per page for the topics it brings, sent as soon as the
-        page is in (to the brokers in turn, so they work on configs while the next page is read and
-        decoded): a snapshot costs the pages' round trips, not the configs' too. A failed DescribeConfigs
-        leaves its exception in its place (the configs are optional; the pages are not)."""
-        pages: list[Any] = []
+    def _ask_log_dirs(self, brokers: Iterable[int]) -> None:
+        """DescribeLogDirs to those of `brokers` not asked yet, answered while the collector reads the rest
+        (each within the request timeout, connecting included: a broker hung but not fenced yet costs
+        only that)."""
+        ask = set(brokers) - self.log_dirs_asked
+        if ask:
+            self.log_dirs_asked |= ask
+            self.log_dirs.append(log_dirs.send(self.admin, ask, self.admin.config["request_timeout_ms"]))
+
+    async def _walk(self, snap: ClusterSnapshot, node: int | None, only: list[str] | None,
+                    config_nodes: list[int]) -> list[Any]:  # fmt: skip
+        """The pages into `snap`, each read while the broker prepares the next one, and one DescribeConfigs
+        per page for the topics it brings, sent as soon as the page is in, to the other brokers in turn:
+        a broker answers one connection's requests one after another, so configs asked of the page's
+        broker would hold the next page back. Returns the DescribeConfigs still in flight (kafka-python
+        futures): the brokers work on them while the collector reads the rest, and they are read last
+        (`extras.read_configs`). A snapshot costs the pages' round trips, not the configs' too."""
         configs: list[Any] = []
         asked: set[str] = set()
-        cursor = None
-        while True:
-            page = await self._describe_page(node, cursor, topics)
-            pages.append(page)
+        config_nodes = [b for b in config_nodes if b != node] or config_nodes
+        topics = only or []
+        pending = self._page(node, None, topics)
+        while pending is not None:
+            page = await pending
+            pending = None if page.next_cursor is None else self._page(node, page.next_cursor, topics)
             names = sorted({t.name for t in page.topics if not t.error_code} - asked)
             if names:
                 asked.update(names)
                 to = config_nodes[len(configs) % len(config_nodes)] if config_nodes else None
                 configs.append(self.admin._manager.send(extras.topic_configs_request(names), node_id=to))
-            cursor = page.next_cursor
-            if cursor is None:
-                break
-        return pages, await settled(configs)
+            for topic in page.topics:
+                if only is not None and topic.error_code == UNKNOWN_TOPIC:
+                    continue  # a topic of the plan that is gone: the executor sees it missing
+                self._topic(snap, topic)
+        return configs
 
     @staticmethod
     def _freshest_broker(snap: ClusterSnapshot, attempt: int) -> int | None:
@@ -249,7 +263,8 @@ class _Run:
         ranked = sorted(snap.brokers, key=lambda b: (-observed.get(b, -1), b))
         return ranked[(attempt - 1) % len(ranked)] if ranked else None
 
-    async def _describe_page(self, node: int | None, cursor: Any, topics: list[str]) -> Any:
+    def _page(self, node: int | None, cursor: Any, topics: list[str]) -> Any:
+        """Send one DescribeTopicPartitions (the page from `cursor` on); a kafka-python future of its answer."""
         request = DescribeTopicPartitionsRequest(
             topics=[DescribeTopicPartitionsRequest.TopicRequest(name=t) for t in topics],
             response_partition_limit=self.collector.page_size,
@@ -259,7 +274,7 @@ class _Run:
                 topic_name=cursor.topic_name, partition_index=cursor.partition_index
             ),
         )
-        return await self.admin._manager.send(request, node_id=node)
+        return self.admin._manager.send(request, node_id=node)
 
     def _topic(self, snap: ClusterSnapshot, raw: Any) -> None:
         """One topic of a DescribeTopicPartitions answer (kafka-python's response object)."""
@@ -296,12 +311,20 @@ class _Run:
 
     def _reassignments(self, snap: ClusterSnapshot) -> None:
         """Adding / removing replicas of each moving partition, as the topic znode holds them on
-        ZooKeeper (the replicas DescribeTopicPartitions gave already hold target plus original)."""
+        ZooKeeper (the replicas DescribeTopicPartitions gave already hold target plus original). Asked of
+        the broker the pages came from (any broker forwards it to the active controller): it is idle now,
+        while the others may still be working on the topics' configs, which would hold this answer back."""
+        request = ListPartitionReassignmentsRequest(timeout_ms=self.admin.config["request_timeout_ms"], topics=None)
+        answer = self.admin._manager.run(self.admin._manager.send, request, self.page_node)
+        if answer.error_code:
+            error = for_code(answer.error_code)
+            raise error(f"ListPartitionReassignments: {answer.error_message or error.__name__}")
         adding: dict[str, dict[int, tuple[int, ...]]] = {}
         removing: dict[str, dict[int, tuple[int, ...]]] = {}
-        for tp, moving in self.admin.list_partition_reassignments().items():
-            adding.setdefault(tp.topic, {})[tp.partition] = tuple(moving["adding_replicas"])
-            removing.setdefault(tp.topic, {})[tp.partition] = tuple(moving["removing_replicas"])
+        for topic in answer.topics:
+            for p in topic.partitions:
+                adding.setdefault(topic.name, {})[p.partition_index] = tuple(p.adding_replicas)
+                removing.setdefault(topic.name, {})[p.partition_index] = tuple(p.removing_replicas)
         for name in adding.keys() & snap.topics.keys():
             t = snap.topics[name]
             snap.topics[name] = TopicAssignment(name, t.topic_id, t.partitions, adding[name], removing[name], None)

@@ -46,7 +46,10 @@ from kafka_ops.sources.admin import settled
 DEFAULT_ENTITY = "<default>"
 CORDONED_LOG_DIRS = "cordoned.log.dirs"
 """KIP-1066 (Kafka 4.3+): log dirs that take no new replica; `*` is every one of the broker's."""
-_DYNAMIC_BROKER = {"DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"}
+_DYNAMIC_BROKER = ConfigSourceType.DYNAMIC_BROKER_CONFIG.value
+_DYNAMIC_DEFAULT_BROKER = ConfigSourceType.DYNAMIC_DEFAULT_BROKER_CONFIG.value
+_CORDON_KEYS = {CORDONED_LOG_DIRS, "log.dirs", "log.dir"}
+"""What `cordons_every_log_dir` reads of a broker's configs."""
 _DYNAMIC_TOPIC = ConfigSourceType.DYNAMIC_TOPIC_CONFIG.value
 _UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 # AclAuthorizer's znode names for resource types, so both sources fill `acls` alike
@@ -85,36 +88,40 @@ def topic_configs_request(topics: list[str]) -> Any:
     return KafkaAdminClient._describe_configs_request(resources, False)
 
 
-def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot, topic_answers: list[Any]) -> None:
+def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot, topic_pending: list[Any]) -> None:
     """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
-    `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides from `topic_answers`
-    (the DescribeConfigs answers the collector gathered page by page, see `topic_overrides`), each
-    broker's from that broker, and the
-    cluster-wide default. (Kafka 4 with ELR writes the cluster default `min.insync.replicas`
+    `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides from `topic_pending`
+    (the DescribeConfigs the collector sent page by page, still in flight: each answer is read as it
+    comes and let go, see `topic_overrides`; the list is emptied), each broker's from that broker, and
+    the cluster-wide default. (Kafka 4 with ELR writes the cluster default `min.insync.replicas`
     itself, so the analysis knows it instead of assuming it.)
 
     Each broker's answer also sets its `Broker.cordoned` (see `cordons_every_log_dir`), from the
     effective `cordoned.log.dirs` whatever its source (static or dynamic)."""
-    overrides, issues = topic_overrides(topic_answers)
+    manager = admin._manager
+    brokers = manager.call_soon(_broker_configs, admin, sorted(snap.brokers))  # answered meanwhile
+    overrides, issues = manager.run(_topic_overrides_as_answered, topic_pending)
     snap.configs.extend(overrides)
     snap.issues.extend(issues)
-    answer: dict[str, dict[str, Any]] = {}
-    for name, response in admin._manager.run(_broker_configs, admin, sorted(snap.brokers)).items():
+    per_entity: dict[str, dict[str, str]] = defaultdict(dict)
+    for name, response in manager.run(lambda: brokers).items():
         if isinstance(response, BaseException):  # a broker going down costs its own configs only
             problem = f"{type(response).__name__}: {response}"
             snap.issues.append(CollectionIssue(f"DescribeConfigs broker {name or DEFAULT_ENTITY}", problem, "request"))
-        else:
-            answer |= admin._describe_configs_process_responses([response], "all").get("broker", {})
-    for name, configs in answer.items():
-        if name and int(name) in snap.brokers:
-            snap.brokers[int(name)] = replace(snap.brokers[int(name)], cordoned=cordons_every_log_dir(configs))
-    per_entity: dict[str, dict[str, str]] = defaultdict(dict)
-    for broker, configs in answer.items():
-        for key, c in configs.items():
-            if c["config_source"] == "DYNAMIC_BROKER_CONFIG" and broker:
-                per_entity[broker][key] = c["value"]
-            elif c["config_source"] == "DYNAMIC_DEFAULT_BROKER_CONFIG":
-                per_entity[DEFAULT_ENTITY][key] = c["value"]
+            continue
+        for result in response.results:  # read off the response: some 350 configs a broker, a few kept
+            broker = result.resource_name
+            cordon_keys: dict[str, dict[str, Any]] = {}
+            for c in result.configs:
+                if c.config_source == _DYNAMIC_BROKER and broker:
+                    per_entity[broker][c.name] = c.value
+                elif c.config_source == _DYNAMIC_DEFAULT_BROKER:
+                    per_entity[DEFAULT_ENTITY][c.name] = c.value
+                if c.name in _CORDON_KEYS:
+                    cordon_keys[c.name] = {"value": c.value}
+            if broker and int(broker) in snap.brokers:
+                cordoned = cordons_every_log_dir(cordon_keys)
+                snap.brokers[int(broker)] = replace(snap.brokers[int(broker)], cordoned=cordoned)
     for entity in sorted(per_entity):
         snap.configs.append(ConfigOverride("broker", entity, per_entity[entity]))
 
@@ -133,6 +140,18 @@ async def _broker_configs(admin: KafkaAdminClient, broker_ids: list[int]) -> dic
         admin._describe_configs_request([ConfigResource(ConfigResourceType.BROKER, "")], False)
     )
     return dict(zip(pending, await settled(pending.values()), strict=True))
+
+
+async def _topic_overrides_as_answered(pending: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
+    """`topic_overrides` of each future's answer as it comes, each let go once read (some 40 config
+    entries a topic: freed while the next answer is awaited, not all at the end)."""
+    overrides: list[ConfigOverride] = []
+    issues: list[CollectionIssue] = []
+    while pending:
+        found, problems = topic_overrides(await settled([pending.pop(0)]))
+        overrides.extend(found)
+        issues.extend(problems)
+    return sorted(overrides, key=lambda o: o.entity_name), issues
 
 
 def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
