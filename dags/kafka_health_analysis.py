@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import dag, get_current_context, task
+from airflow.sdk import Param, dag, get_current_context, task
 from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
@@ -45,7 +45,9 @@ detector output, atomically (commit log `analysis_runs`).
 point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
 from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a Delta lake
 (`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
-(fetched by Maven once) and the jobs read every table through it.
+(fetched by Maven once) and the jobs read every table through it. The `as_of` Param of a manual
+run makes both jobs analyse the lake as it was then (Delta only: each table at its version
+current then); validation, gates and the report still judge the latest batches.
 
 **Automatic election.** `auto_election` does nothing unless the cluster's settings say
 `auto_remediation = true` (and `writes_enabled`): then, once leader imbalance a preferred election
@@ -72,6 +74,15 @@ JARS = "{{ ti.xcom_pull(task_ids='spark_jars') }}"
     max_active_runs=1,
     tags=["kafka-ops", "analysis", "spark"],
     doc_md=DOC_MD,
+    params={
+        "as_of": Param(
+            None,
+            type=["null", "string"],
+            title="As of",
+            description="Manual runs only: analyse each cluster's lake as it was at this ISO 8601 time with its "
+            "zone, e.g. 2026-11-21T03:10:00+00:00 (a Delta lake's time travel; empty: now).",
+        )
+    },
     default_args={
         "retries": 1,
         "retry_delay": timedelta(seconds=60),
@@ -100,14 +111,16 @@ def kafka_health_analysis() -> None:
         from kafka_ops.airflow.analysis_arguments import spark_arguments
         from kafka_ops.settings import load_settings
 
-        return spark_arguments(load_settings(), targets, "snapshots")  # type: ignore[arg-type]
+        as_of = get_current_context()["params"].get("as_of")
+        return spark_arguments(load_settings(), targets, "snapshots", as_of)  # type: ignore[arg-type]
 
     @task
     def consumer_groups_arguments(targets: list[dict[str, Any]]) -> list[list[str]]:
         from kafka_ops.airflow.analysis_arguments import spark_arguments
         from kafka_ops.settings import load_settings
 
-        return spark_arguments(load_settings(), targets, "group_snapshots")  # type: ignore[arg-type]
+        as_of = get_current_context()["params"].get("as_of")
+        return spark_arguments(load_settings(), targets, "group_snapshots", as_of)  # type: ignore[arg-type]
 
     @task
     def spark_jars() -> str:

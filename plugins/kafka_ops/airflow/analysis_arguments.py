@@ -8,12 +8,15 @@ with both jobs where the cluster has batches for them.
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from typing import Any, TypedDict
 
+from kafka_ops.analysis.runner import parse_as_of
 from kafka_ops.capacities import BrokerCapacity, Capacities
+from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.settings import Settings
@@ -59,9 +62,13 @@ def analysis_targets(
     return targets
 
 
-def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) -> list[list[str]]:
+def spark_arguments(
+    settings: Settings, targets: Sequence[Target], source: str, as_of: object = None
+) -> list[list[str]]:
     """One job argument list per target to analyse with the job of `source` (`snapshots` →
-    cluster_health.py, `group_snapshots` → consumer_groups.py)."""
+    cluster_health.py, `group_snapshots` → consumer_groups.py); `as_of` is the run's Param of
+    that name (an ISO 8601 time with its zone, or None: the lake as it is now)."""
+    past = as_of_arguments(as_of)
     out = []
     for target in targets:
         wanted, batch = (
@@ -77,8 +84,22 @@ def spark_arguments(settings: Settings, targets: Sequence[Target], source: str) 
                 "--min-insync-replicas-default", str(cluster.min_insync_replicas_default),
                 "--capacity", json.dumps(capacity_table(cluster.capacity)),
                 "--lake-format", settings.lake_format]  # fmt: skip
-        out.append(args + (["--snapshot-id", batch] if batch else []))
+        out.append(args + past + (["--snapshot-id", batch] if batch else []))
     return out
+
+
+def as_of_arguments(value: object) -> list[str]:
+    """The jobs' --as-of for the run's `as_of` Param; a value that is not a time with its zone is a
+    `ConfigError` naming the Param."""
+    if value is None or value == "":
+        return []
+    if not isinstance(value, str):
+        raise ConfigError(f"Param 'as_of': expected an ISO 8601 time, got {value!r}")
+    try:
+        parse_as_of(value)
+    except argparse.ArgumentTypeError as e:
+        raise ConfigError(f"Param 'as_of': {e}") from None
+    return ["--as-of", value]
 
 
 def spark_jars(settings: Settings) -> str:

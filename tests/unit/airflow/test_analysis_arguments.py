@@ -65,6 +65,19 @@ def test_a_delta_lake_is_read_as_delta_and_its_format_reaches_the_jobs(tmp_path:
     assert args[args.index("--lake-format") + 1] == "delta"
 
 
+def test_the_as_of_param_reaches_both_jobs_and_a_bad_one_is_named() -> None:
+    found = [Target(cluster="west", zookeeper=True, snapshot_id=None, groups=True, group_snapshot_id=None)]
+    for source in ("snapshots", "group_snapshots"):
+        (args,) = spark_arguments(settings(), found, source, "2026-11-21T03:10:00+00:00")
+        assert args[args.index("--as-of") + 1] == "2026-11-21T03:10:00+00:00"
+        (now,) = spark_arguments(settings(), found, source, None)
+        assert "--as-of" not in now
+    with pytest.raises(ConfigError, match=r"Param 'as_of': '2026-11-21T03:10' has no time zone"):
+        spark_arguments(settings(), found, "snapshots", "2026-11-21T03:10")
+    with pytest.raises(ConfigError, match=r"Param 'as_of': 'yesterday' is not an ISO 8601 time"):
+        spark_arguments(settings(), found, "snapshots", "yesterday")
+
+
 def test_a_cluster_never_collected_is_not_analysed(tmp_path: Path) -> None:
     assert targets({}, str(tmp_path)) == []
 
