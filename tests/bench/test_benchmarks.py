@@ -53,6 +53,11 @@ TOYS: dict[str, Toy] = {
         ("kafka_clients", "members", "partitions", "whatif", "server_whatif", "kafka_scale", "worst_ratio", "targets"),
         ("whatif", "server_whatif", "kafka_scale"),
     ),
+    "log_dirs_decode": Toy(
+        ("--partitions", "300", "--topics", "10", "--brokers", "3", "--runs", "1"),
+        ("replicas", "decode_seconds", "parse_seconds", "publish_seconds", "seconds", "with_zk_snapshot_seconds"),
+        ("replicas", "decode_seconds", "parse_seconds", "seconds"),
+    ),
     "load_planning": Toy(
         ("--partitions", "3000", "--topics", "60", "--brokers", "20", "--add", "3", "--decommission", "2"),
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "scenarios.add_brokers.count_based", "targets"),
