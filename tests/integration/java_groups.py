@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -52,20 +52,41 @@ def described(sandbox: Sandbox, group: str) -> ConsumerGroup | None:
     return next(iter(snap.groups), None)
 
 
-def wait_settled(sandbox: Sandbox, group: str, consumers: Sequence[JavaConsumer], timeout_s: float = 90) -> None:
-    """Until the group is Stable with every consumer, and what each consumer holds is what the
-    coordinator records for it (by client id): every rebalance round is over (for a
-    consumer-protocol group: every member holds its target)."""
+def partitions_of(sandbox: Sandbox, topics: Iterable[str]) -> set[tuple[str, int]]:
+    admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, **FAST)
+    try:
+        return {(t["name"], p["partition_index"]) for t in admin.describe_topics(sorted(topics)) for p in t["partitions"]}
+    finally:
+        admin.close()
+
+
+def wait_settled(
+    sandbox: Sandbox,
+    group: str,
+    consumers: Sequence[JavaConsumer],
+    subscribed: set[tuple[str, int]],
+    timeout_s: float = 90,
+) -> None:
+    """Until the group is Stable with every consumer, what each consumer holds is what the
+    coordinator records for it (by client id), and every `subscribed` partition is held: every
+    rebalance round is over (a cooperative rebalance passes through a Stable generation whose
+    revoked partitions nobody holds yet; for a consumer-protocol group: every member holds its
+    target)."""
     deadline = time.monotonic() + timeout_s
     while True:
         d = described(sandbox, group)
         if d is not None and d.state == "Stable" and len(d.members) == len(consumers):
             recorded = {m.client_id: m.assignment for m in d.members}
-            if all(recorded.get(c.name) == c.assignment for c in consumers) and not d.reconciling_members:
+            held = {tp for c in consumers for tp in c.assignment or ()}
+            if (
+                all(recorded.get(c.name) == c.assignment for c in consumers)
+                and not d.reconciling_members
+                and held == subscribed
+            ):
                 return
         if time.monotonic() > deadline:
-            held = {c.name: c.assignment for c in consumers}
-            raise AssertionError(f"group {group} did not settle: described {d}, consumers hold {held}")
+            holding = {c.name: c.assignment for c in consumers}
+            raise AssertionError(f"group {group} did not settle: described {d}, consumers hold {holding}")
         time.sleep(0.5)
 
 
@@ -97,5 +118,5 @@ def java_group(
             )
             for i, topics in enumerate(subscriptions)
         ]
-        wait_settled(sandbox, group, consumers)
+        wait_settled(sandbox, group, consumers, partitions_of(sandbox, {t for s in subscriptions for t in s}))
         yield consumers

@@ -19,7 +19,7 @@ from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.groups.model import TopicPartition
 from kafka_ops.sources.kraft.collector import KRaftCollector
-from tests.integration.java_groups import described, make_topics, wait_settled
+from tests.integration.java_groups import described, make_topics, partitions_of, wait_settled
 
 pytestmark = pytest.mark.integration
 
@@ -43,7 +43,7 @@ def test_the_bridge_computes_each_target_the_real_coordinator_computed(
         for i, subscribed in enumerate([topics, topics, topics[:1]]):
             consumer = JavaConsumer(sandbox.bootstrap_servers, group, subscribed, client_id=f"{group}-c{i}", **options)  # type: ignore[arg-type]
             consumers.append(stack.enter_context(consumer))
-            wait_settled(sandbox, group, consumers)
+            wait_settled(sandbox, group, consumers, partitions_of(sandbox, topics))
             now = described(sandbox, group)
             assert now is not None and now.assignor == assignor
             real = {m.member_id: tuple(sorted(m.assignment)) for m in now.members}
