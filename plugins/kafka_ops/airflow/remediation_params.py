@@ -44,6 +44,7 @@ Action = Literal[
     "replication_factor",
     "decommission",
     "replica_balance",
+    "log_dir_balance",
     "rollback",
     "finish",
 ]
@@ -56,11 +57,13 @@ ACTION_LABELS: dict[str, str] = {
     "decommission": "Decommission brokers: move every replica off the chosen brokers",
     "replica_balance": "Replica balance: even out replicas per broker with the fewest moves (optionally "
     "draining the chosen brokers)",
+    "log_dir_balance": "Log dir balance: even out each broker's log dirs (JBOD) by moving replicas between "
+    "them (AlterReplicaLogDirs; no replica changes broker)",
     "rollback": "Roll back a cancelled or failed plan: put its moved partitions back to the plan's base",
     "finish": "Finish a cancelled or failed plan: move its partitions still at the base to the plan's target",
 }
 TOPIC_ACTIONS = frozenset({"preferred_election", "leader_reorder", "replication_factor"})
-BROKER_ACTIONS = frozenset({"decommission", "replica_balance"})
+BROKER_ACTIONS = frozenset({"decommission", "replica_balance", "log_dir_balance"})
 SOURCE_PLAN_ACTIONS = frozenset({"rollback", "finish"})
 
 MIN_THROTTLE = 1_000_000
@@ -148,7 +151,8 @@ class Form:
                 [], type="array", items={"type": "integer", "minimum": 0, "maximum": INT32_MAX}, title="Brokers",
                 section=WHAT,
                 description="Broker ids as a JSON list, e.g. [3]. decommission: the brokers to empty (required). "
-                "replica_balance: brokers to drain to zero while balancing (optional).",
+                "replica_balance: brokers to drain to zero while balancing (optional). log_dir_balance: the "
+                "brokers whose log dirs to even (optional; empty: every broker with two or more log dirs).",
             )  # fmt: skip
         if self.replication_factor:
             out["replication_factor"] = Param(
@@ -169,7 +173,9 @@ class Form:
                 DEFAULT_THROTTLE, type=["null", "integer"], minimum=MIN_THROTTLE, maximum=MAX_THROTTLE, section=PACE,
                 title="Replication throttle (bytes/s)",
                 description=f"Caps replication traffic on every broker that sends or receives a replica while "
-                f"a batch moves; at least {MIN_THROTTLE} (1 MB/s). Empty: no throttle. Removed when done.",
+                f"a batch moves (log_dir_balance: the copy between a broker's log dirs, "
+                f"replica.alter.log.dirs.io.max.bytes.per.second); at least {MIN_THROTTLE} (1 MB/s). Empty: no "
+                "throttle. Removed when done.",
             )  # fmt: skip
             out["time_budget_minutes"] = Param(
                 None, type=["null", "number"], exclusiveMinimum=0, maximum=MAX_BUDGET_MINUTES, section=PACE,
@@ -214,7 +220,7 @@ ELECTION_FORM = Form(
 )
 REASSIGNMENT_FORM = Form(
     dag_id="kafka_partition_reassignment",
-    actions=("replication_factor", "decommission", "replica_balance", "rollback", "finish"),
+    actions=("replication_factor", "decommission", "replica_balance", "log_dir_balance", "rollback", "finish"),
     batch_size=10,
     batch_help="At most this many partitions are reassigned at once; the next batch starts when every "
     "replica of the previous one is in sync.",

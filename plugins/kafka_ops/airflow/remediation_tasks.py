@@ -37,6 +37,7 @@ from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
 from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
+from kafka_ops.lake.store import Lake
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -45,10 +46,12 @@ from kafka_ops.planning import (
     plan_replica_balance,
     plan_replication_factor,
 )
-from kafka_ops.planning.load import HARD_GOALS, PartitionRateMap, cluster_load
+from kafka_ops.planning.load import HARD_GOALS, ClusterLoad, PartitionRateMap, cluster_load
+from kafka_ops.planning.log_dir_balance import plan_log_dir_balance
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
+    AdminApiBackend,
     AuditLog,
     Backend,
     ExecutionOptions,
@@ -61,6 +64,7 @@ from kafka_ops.remediation import (
 )
 from kafka_ops.remediation import execute as execute_remediation
 from kafka_ops.remediation.live import KRaftLiveReader, LiveReader, LiveSource
+from kafka_ops.remediation.log_dir_moves import execute_dir_moves, split_dir_moves
 from kafka_ops.remediation.preflight import check_offline_config
 from kafka_ops.remediation.throttle_budget import BudgetThrottle, throttle_for_budget
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
@@ -190,14 +194,12 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot, rates: Part
             return plan_replication_factor(
                 snapshot, topics, request.replication_factor, cordoned_brokers=cordoned, load=load
             )
-        if request.action == "decommission":
-            return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned, load=load)
         if request.action in ("rollback", "finish") and request.source_plan_id is not None:
             source = load_plan(
                 open_lake(request.lake_root, request.lake_format), request.cluster.name, request.source_plan_id
             )
             return plan_rollback(snapshot, source, finish=request.action == "finish")
-        return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned, load=load)
+        return _broker_plan(request, snapshot, load)
     except PlanError as e:
         if e.field == CORDONED or e.field in HARD_GOALS:
             raise PlanError(CORDONED, f"{e.problem} (cluster {request.cluster.name!r})") from e
@@ -205,6 +207,17 @@ def plan_for(request: RemediationRequest, snapshot: ClusterSnapshot, rates: Part
         if param == "topics" and pattern_used:
             param = "topic_pattern"
         raise ParamError(param, e.problem) from e
+
+
+def _broker_plan(request: RemediationRequest, snapshot: ClusterSnapshot, load: ClusterLoad) -> Plan:
+    """The actions on brokers: decommission, log dir balance, replica balance."""
+    cordoned = request.cluster.cordoned_brokers
+    if request.action == "decommission":
+        return plan_decommission(snapshot, request.brokers, cordoned_brokers=cordoned, load=load)
+    if request.action == "log_dir_balance":
+        share = request.cluster.capacity.max_disk_share
+        return plan_log_dir_balance(snapshot, brokers=request.brokers, max_disk_share=share)
+    return plan_replica_balance(snapshot, exclude_brokers=request.brokers, cordoned_brokers=cordoned, load=load)
 
 
 def topic_scope(request: RemediationRequest, snapshot: ClusterSnapshot) -> list[str] | None:
@@ -240,6 +253,8 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
     except RemediationRefused as e:
         AuditLog(lake, reviewed, config.remediation_backend, actor, run_id).record("refuse", "refused", detail=str(e))
         raise
+    if reviewed.kind == "log_dir_balance":
+        return _execute_dir_moves(request, reviewed, lake, actor=actor, run_id=run_id)
     reader, backend = cluster_writer(config)
     try:
         report = execute_remediation(
@@ -253,6 +268,23 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
             options=execution_options(request, reviewed),
             run_id=run_id,
         )
+    finally:
+        backend.close()
+    summary = report.summary()
+    log.info("plan %s: %s", reviewed.plan_id, json.dumps(summary, sort_keys=True))
+    return summary
+
+
+def _execute_dir_moves(
+    request: RemediationRequest, reviewed: Plan, lake: Lake, *, actor: str, run_id: str | None
+) -> dict[str, Any]:
+    """A log dir balance: AlterReplicaLogDirs through the cluster's Kafka connection, whatever its
+    `remediation_backend` (ZooKeeper cannot move a replica between dirs)."""
+    backend = AdminApiBackend(KafkaAdminHook(request.cluster.kafka_conn_id).target())
+    try:
+        report = execute_dir_moves(reviewed, lake=lake, cluster_config=request.cluster, backend=backend, actor=actor,
+                                   trusted=require_trusted, options=execution_options(request, reviewed),
+                                   run_id=run_id)  # fmt: skip
     finally:
         backend.close()
     summary = report.summary()
@@ -312,6 +344,8 @@ def throttle_of(request: RemediationRequest, plan_: Plan | None) -> int | None:
 def batch_count(plan_: Plan, request: RemediationRequest) -> int:
     """How many reassignment batches the executor will run the plan in, paced as `request` asks."""
     options = execution_options(request)
+    if plan_.dir_moves:
+        return len(split_dir_moves(plan_.dir_moves, options.batch_max_partitions))
     return len(split_moves(plan_.reassignments, options.batch_max_partitions, options.batch_max_moves_per_broker))
 
 
@@ -364,6 +398,7 @@ def render_plan(
             if plan_.elections
             else ""
         ),
+        *_dir_move_lines(plan_, request, batches, throttle),
         f"  skipped          {len(plan_.skipped)}",
         "  figures          " + (", ".join(f"{k}={v}" for k, v in plan_.figures.items()) or "none"),
     ]
@@ -372,6 +407,8 @@ def render_plan(
                                    for m in plan_.reassignments])  # fmt: skip
         lines += _listed("elections", [f"{e.topic}-{e.partition}: leader {e.leader} -> {e.preferred}"
                                        for e in plan_.elections])  # fmt: skip
+        lines += _listed("log dir moves", [f"{d.topic}-{d.partition} @ {d.broker}: {d.source_dir} -> {d.target_dir} "
+                                           f"({d.size_bytes:,} B)" for d in plan_.dir_moves])  # fmt: skip
         lines += _listed("skipped", [f"{s.topic}{'' if s.partition is None else f'-{s.partition}'}: {s.reason}"
                                      for s in plan_.skipped])  # fmt: skip
     cordoned = {*plan_.request.get(CORDONED, ()), *plan_.request.get(KAFKA_CORDONED, ())}
@@ -394,12 +431,20 @@ def render_plan(
     return "\n".join(lines)
 
 
+def _dir_move_lines(plan_: Plan, request: RemediationRequest, batches: int, throttle: str) -> list[str]:
+    if not plan_.dir_moves:
+        return []
+    moved = sum(d.size_bytes for d in plan_.dir_moves)
+    return [f"  log dir moves    {len(plan_.dir_moves)} replica(s), {moved:,} bytes, {batches} batch(es) of at most "
+            f"{request.batch_size}, throttle {throttle} (replica.alter.log.dirs.io.max.bytes.per.second)"]  # fmt: skip
+
+
 def _load_lines(plan_: Plan) -> list[str]:
     """A load-aware plan's per-broker disk and inbound bytes, and its goals; nothing for count-based plans."""
     if not plan_.goals:
         return []
-    lines = ["  per broker disk (before -> after)"]
-    for b in plan_.brokers:
+    lines = ["  per broker disk (before -> after)"] if not plan_.dir_moves else []
+    for b in plan_.brokers if not plan_.dir_moves else ():
         share = (f" ({b.disk_share_before:.1%} -> {b.disk_share_after:.1%} of {b.disk_capacity_bytes:,})"
                  if b.disk_share_before is not None and b.disk_share_after is not None else "")  # fmt: skip
         rate = f", in {b.bytes_in_before or 0:,.0f} -> {b.bytes_in_after or 0:,.0f} B/s" if b.bytes_in_before else ""
@@ -415,7 +460,7 @@ def _load_lines(plan_: Plan) -> list[str]:
 
 
 def _throttle_text(plan_: Plan, request: RemediationRequest) -> str:
-    budget = budget_throttle(request, plan_) if plan_.reassignments else None
+    budget = budget_throttle(request, plan_) if plan_.reassignments or plan_.dir_moves else None
     if budget is None:
         return f"{request.throttle_bytes_per_s} B/s" if request.throttle_bytes_per_s else "none"
     late = (f"; capped by the network capacity of broker(s) {list(budget.capped)}: about "

@@ -10,6 +10,10 @@ writes one rate to every broker that sends or receives, so the throttle is the b
 need (every other broker then finishes early), never below `minimum` (Kafka's tools, and the
 Params, refuse less than 1 MB/s). When a capacity caps the busiest broker below its need, the
 budget cannot be met: `BudgetThrottle.seconds` says how long the plan then takes.
+
+A log dir balance (`Plan.dir_moves`) copies within each broker, from one of its dirs to another,
+under `replica.alter.log.dirs.io.max.bytes.per.second`: a broker's need is the bytes of its own
+moves over the budget, and no network capacity caps it.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ def throttle_for_budget(plan: Plan, minutes: float, capacities: Capacities, *, m
             f"plan {plan.plan_id} does not know the size of {len(unsized)} moved partition(s) (e.g. {unsized[0]}): "
             "the snapshot had no replica sizes; set throttle_bytes_per_s instead",
         )
+    if plan.dir_moves:
+        return _within_brokers(plan, minutes * 60, minimum)
     sent: dict[int, int] = {}
     received: dict[int, int] = {}
     for m in plan.reassignments:
@@ -77,6 +83,16 @@ def throttle_for_budget(plan: Plan, minutes: float, capacities: Capacities, *, m
         cap = _cap(capacities, b, sends=sent.get(b, 0) >= received.get(b, 0))
         longest = max(longest, max(sent.get(b, 0), received.get(b, 0)) / min(rate, cap or rate))
     return BudgetThrottle(rate, per_broker, busiest, tuple(capped), longest)
+
+
+def _within_brokers(plan: Plan, seconds: float, minimum: int) -> BudgetThrottle:
+    copied: dict[int, int] = {}
+    for d in plan.dir_moves:
+        copied[d.broker] = copied.get(d.broker, 0) + d.size_bytes
+    per_broker = {b: max(minimum, math.ceil(n / seconds)) for b, n in sorted(copied.items())}
+    busiest = max(per_broker, key=lambda b: (per_broker[b], -b))
+    rate = per_broker[busiest]
+    return BudgetThrottle(rate, per_broker, busiest, (), max(copied.values()) / rate)
 
 
 def _cap(capacities: Capacities, broker: int, *, sends: bool) -> float | None:

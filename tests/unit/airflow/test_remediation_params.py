@@ -76,7 +76,14 @@ def test_forms_render_as_usable_params(form: Form) -> None:
 
 def test_the_two_forms_split_the_actions() -> None:
     assert ELECTION_FORM.actions == ("preferred_election", "leader_reorder")
-    assert REASSIGNMENT_FORM.actions == ("replication_factor", "decommission", "replica_balance", "rollback", "finish")
+    assert REASSIGNMENT_FORM.actions == (
+        "replication_factor",
+        "decommission",
+        "replica_balance",
+        "log_dir_balance",
+        "rollback",
+        "finish",
+    )
     assert {"throttle_bytes_per_s", "brokers", "replication_factor"} <= REASSIGNMENT_FORM.fields
     assert not {"throttle_bytes_per_s", "brokers", "replication_factor"} & ELECTION_FORM.fields
     assert REASSIGNMENT_FORM.params()["throttle_bytes_per_s"].schema["minimum"] == 1_000_000

@@ -19,6 +19,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import read_audit, save_plan
 from kafka_ops.settings import ClusterConfig, Settings
+from kafka_ops.snapshot.model import LogDir, ReplicaSize
 from tests.unit.planning.builders import cluster
 
 RACKS = {1: "a", 2: "b", 3: "c"}
@@ -163,3 +164,23 @@ def test_the_clusters_cordons_reach_the_planners(tmp_path: Path) -> None:
         "cordoned: 1 (setting cordoned_brokers), 2 (setting cordoned_brokers); lift a cordon or ask for a lower "
         "replication factor (cluster 'c1')"
     )
+
+
+def test_the_log_dir_balance_through_the_form(settings: Settings) -> None:
+    jbod = cluster(RACKS, {"big": {0: (1,)}, "mid": {0: (1,)}})
+    jbod.log_dirs = [LogDir(1, "/a", None, 10**9, 10**9), LogDir(1, "/b", None, 10**9, 10**9)]
+    jbod.replica_sizes = [ReplicaSize("big", 0, 1, "/a", 40_000_000), ReplicaSize("mid", 0, 1, "/a", 30_000_000)]
+    form = params(action="log_dir_balance", topics=[], replication_factor=None, brokers=[1], batch_size=1)
+    request = parse_request(form, settings, REASSIGNMENT_FORM)
+    plan = tasks.plan_for(request, jbod)
+    assert plan.kind == "log_dir_balance" and plan.request["brokers"] == [1]
+    assert [(d.topic, d.target_dir) for d in plan.dir_moves] == [("mid", "/b")]  # big would overshoot the band
+    text = tasks.render_plan(plan, request)
+    assert "  log dir moves    1 replica(s), 30,000,000 bytes, 1 batch(es) of at most 1, throttle 50000000 B/s" in text
+    assert "    mid-0 @ 1: /a -> /b (30,000,000 B)" in text
+    budget = tasks.budget_throttle(replace(request, time_budget_minutes=1.0), plan)
+    assert budget is not None and budget.rate == tasks.MIN_THROTTLE  # 30 MB in a minute: below 1 MB/s
+    with pytest.raises(ParamError, match=r"^Param 'topics': is not used by action log_dir_balance"):
+        parse_request({**form, "topics": ["big"]}, settings, REASSIGNMENT_FORM)
+    with pytest.raises(ParamError, match=r"^Param 'brokers': broker\(s\) \[7\] reported no log dir"):
+        tasks.plan_for(parse_request({**form, "brokers": [7]}, settings, REASSIGNMENT_FORM), jbod)
