@@ -86,7 +86,7 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
 
     path = f"{root.rstrip('/')}/{table}"
     known = _documented(spark, table)
-    if version is None or version < 0:  # not yet created at the time asked for
+    if version is None or (version < 0 and version != LATEST):  # not yet created at the time asked for
         if known is None:
             raise LakeError(f"lake table {table!r} under {root} did not exist at the time asked for")
         return spark.createDataFrame([], known)
