@@ -63,7 +63,7 @@ integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
 
 test: lint jars airflow-db browser prometheus
-	$(BIN)/pytest tests -m "not scale"
+	$(BIN)/pytest tests -m "not scale" --durations=40
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
 test-scale: jars
