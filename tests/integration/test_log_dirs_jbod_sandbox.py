@@ -23,8 +23,10 @@ from kafka.errors import KafkaError
 from kafka_ops.errors import RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_log_dir_balance
-from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, read_audit
-from kafka_ops.remediation.log_dir_moves import ALTER_LOG_DIRS_THROTTLE, execute_dir_moves
+from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, clear_throttles, read_audit
+from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE
+from kafka_ops.remediation.log_dir_moves import execute_dir_moves
+from kafka_ops.remediation.store import read_progress, write_progress
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.jars import var_dir
 from kafka_ops.settings import ClusterConfig
@@ -189,12 +191,39 @@ def test_the_log_dir_balance_moves_a_big_replica_to_the_empty_dir_as_kafka_log_d
     actions = [(r["action"], r["outcome"]) for r in read_audit(lake, "jbod", plan.plan_id)]
     assert actions == [("refuse", "refused"), ("set_throttle", "ok"), ("alter_log_dirs", "ok"), ("verify", "ok"),
                        ("remove_throttle", "ok")]  # fmt: skip
+    assert throttle_of(cluster) in (None, "9223372036854775807")  # gone (Kafka shows the default, or nothing)
+
+    # a run that died with its throttle set: clear_throttles removes this plan's key (not the reassignment rates)
+    died = read_progress(lake, "jbod", plan.plan_id)
+    assert died is not None
+    died.status, died.throttled_brokers = "failed", [1]
+    write_progress(lake, died)
+    admin = admin_for(cluster)
+    try:
+        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, "1", {THROTTLE: "2000000"})], incremental=True,
+                            raise_on_unknown=False)  # fmt: skip
+    finally:
+        admin.close()
+    backend = AdminApiBackend(KafkaTarget(cluster.bootstrap_servers))
+    try:
+        cleared = clear_throttles(plan.plan_id, lake=lake, cluster_config=ClusterConfig("jbod", writes_enabled=True),
+                                  backend=backend, zookeeper=ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot),
+                                  actor="pytest")  # fmt: skip
+    finally:
+        backend.close()
+    assert cleared.brokers_cleared == [1]
+    assert throttle_of(cluster) in (None, "9223372036854775807")
+
+
+def throttle_of(cluster: SandboxCluster) -> str | None:
+    """Broker 1's `replica.alter.log.dirs.io.max.bytes.per.second`, as DescribeConfigs shows it."""
     admin = admin_for(cluster)
     try:
         (described,) = admin.describe_configs([ConfigResource(ConfigResourceType.BROKER, "1")])["broker"].values()
     finally:
         admin.close()
-    assert described.get(ALTER_LOG_DIRS_THROTTLE, {}).get("value") in (None, "9223372036854775807")
+    value: str | None = described.get(ALTER_LOG_DIRS_THROTTLE, {}).get("value")
+    return value
 
 
 def test_a_log_dir_failing_under_the_broker_is_a_row_with_its_error_and_an_issue(

@@ -70,7 +70,7 @@ from kafka_ops.errors import (
 )
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
-from kafka_ops.remediation.backends import BROKER_THROTTLES, FOLLOWER_RATE, LEADER_RATE, Backend
+from kafka_ops.remediation.backends import FOLLOWER_RATE, LEADER_RATE, Backend, broker_throttles
 from kafka_ops.remediation.batching import chunk_elections, split_moves
 from kafka_ops.remediation.live import (
     LiveReader,
@@ -702,7 +702,7 @@ class _Run:
             )
             return False
         topics = {t: (LEADER_THROTTLED, FOLLOWER_THROTTLED) for t in p.throttled_topics if t in live.topics}
-        brokers = {b: BROKER_THROTTLES for b in p.throttled_brokers}
+        brokers = {b: broker_throttles(self.plan.kind) for b in p.throttled_brokers}
         detail = f"brokers {sorted(brokers)}, topics {sorted(topics)}"
         try:
             self.backend.delete_configs(topics, brokers)
@@ -760,9 +760,8 @@ class _Run:
             f"; kept: {plan.kept}" if plan.kept else ""
         )
         try:
-            self.backend.delete_configs(
-                dict.fromkeys(plan.topics, TOPIC_THROTTLES), dict.fromkeys(plan.brokers, BROKER_THROTTLES)
-            )
+            keys = broker_throttles(self.plan.kind)
+            self.backend.delete_configs(dict.fromkeys(plan.topics, TOPIC_THROTTLES), dict.fromkeys(plan.brokers, keys))
         except KafkaOpsError as e:
             self.audit.record("remove_throttle", "failed", detail=f"{e}; {detail}")
             raise

@@ -26,8 +26,10 @@ No progress (a future replica's size and lag unchanged) for `stuck_after_s` is `
 the copy stays in flight with its throttle, and a later run resumes waiting. At the end, and on
 failure, the throttle is removed unless a move of the plan is still copying.
 
-Not here (yet): `cancel` and `clear_throttles` of the reassignment executor do not know this throttle
-(Kafka has no way to cancel a move between log dirs short of moving the replica back).
+`executor.cancel` marks the plan cancelled (a running execution submits no further batch) and removes
+this throttle (`backends.broker_throttles`), as `clear_throttles` does; neither can stop a copy already
+running (Kafka has no way to cancel a move between log dirs short of moving the replica back) nor sees
+it as in flight, so a copy still running goes on unthrottled.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from kafka.errors import KafkaError
 from kafka_ops.errors import KafkaOpsError, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import DirMove, Plan
-from kafka_ops.remediation.backends import AdminApiBackend
+from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE, AdminApiBackend
 from kafka_ops.remediation.executor import ExecutionOptions, ExecutionReport
 from kafka_ops.remediation.preflight import TrustCheck, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress, Step
@@ -55,7 +57,6 @@ from kafka_ops.sources import log_dirs
 
 log = logging.getLogger(__name__)
 
-ALTER_LOG_DIRS_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
 MoveState = Literal["target", "moving", "base", "elsewhere"]
 Replica = tuple[str, int, int]
 """(topic, partition, broker)."""
