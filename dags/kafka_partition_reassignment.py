@@ -16,13 +16,17 @@ DOC_MD = """
 ### Kafka partition reassignment
 
 **What it does.** Moves replicas between brokers of one cluster, with the fewest moves, batched and
-throttled. Three actions:
+throttled. The actions:
 
 * **Replication factor**: change the replication factor of the chosen topics (fill *Topics*, one
   per line, or *Topic pattern*, and *Target replication factor*). Going up, existing replicas stay
   put and new ones go to other racks first.
 * **Decommission brokers**: move every replica off the brokers in *Brokers* (e.g. `[3]`).
 * **Replica balance**: even out replicas per broker and rack; brokers in *Brokers* are drained.
+* **Log dir balance**: on brokers with several log dirs (JBOD), move replicas between a broker's
+  dirs to even their use (no replica changes broker; never onto a dir in error). *Brokers* picks
+  the brokers (empty: all). Executed with AlterReplicaLogDirs through the cluster's Kafka connection,
+  throttled by `replica.alter.log.dirs.io.max.bytes.per.second`.
 * **Roll back** / **Finish** a plan that was cancelled or failed half way (fill *Plan to roll back or
   finish* with its plan id): from a fresh snapshot, the moves that put its moved partitions back to
   the plan's base, or its partitions still at the base on to the plan's target. Reviewed and
