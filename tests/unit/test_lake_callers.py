@@ -4,10 +4,13 @@ that built `Lake(...)` itself would silently read or write Parquet on a Delta la
 
 from __future__ import annotations
 
+import argparse
 import ast
 from pathlib import Path
 
 import pytest
+
+from kafka_ops.lake.open import add_lake_format_argument, lake_at
 
 ROOT = Path(__file__).parents[2]
 SOURCES = [ROOT / "plugins" / "kafka_ops", ROOT / "dags", ROOT / "spark_jobs"]
@@ -56,3 +59,16 @@ def test_the_check_sees_direct_constructions(tmp_path: Path, code: str, expected
     module = tmp_path / "m.py"
     module.write_text(code)
     assert constructions(module) == expected
+
+
+def test_a_command_s_lake_format_defaults_to_the_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)
+    monkeypatch.setenv("KAFKA_OPS_LAKE_FORMAT", "delta")
+    assert type(lake_at(tmp_path)).__name__ == "DeltaLake"
+    assert type(lake_at(tmp_path, "parquet")).__name__ == "Lake"  # --lake-format wins
+    parser = argparse.ArgumentParser()
+    add_lake_format_argument(parser)
+    assert parser.parse_args([]).lake_format is None
+    assert parser.parse_args(["--lake-format", "delta"]).lake_format == "delta"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--lake-format", "orc"])

@@ -52,7 +52,7 @@ def commit_rows_as_of(
 def version_as_of(lake: DeltaLake, table: str, at: datetime) -> int | None:
     """The Delta version of `table` current at `at`; None when the table did not exist yet then."""
     version, _ = _version_at(lake, table, at, required=False)
-    return version
+    return version if version >= 0 else None
 
 
 def _version_at(lake: DeltaLake, table: str, at: datetime, *, required: bool) -> tuple[int, datetime]:
