@@ -60,13 +60,14 @@ BROKER_THROTTLES = (LEADER_RATE, FOLLOWER_RATE)
 ALTER_LOG_DIRS_THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"
 """The throttle of copies between a broker's log dirs (a `log_dir_balance` plan's)."""
 
+CONFIG_CHANGES = "/config/changes/config_change_"
+_CONFIG_RETRIES = 5
+_ELECTION_NOT_NEEDED = 84
+
 
 def broker_throttles(kind: str) -> tuple[str, ...]:
     """The broker config keys a plan of `kind` throttles with (and its cleanup removes)."""
     return (ALTER_LOG_DIRS_THROTTLE,) if kind == "log_dir_balance" else BROKER_THROTTLES
-CONFIG_CHANGES = "/config/changes/config_change_"
-_CONFIG_RETRIES = 5
-_ELECTION_NOT_NEEDED = 84
 
 
 class Backend(Protocol):
