@@ -42,7 +42,7 @@ from kafka_ops.snapshot.model import (
 )
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
-from kafka_ops.sources.kraft import extras
+from kafka_ops.sources.kraft import extras, topic_configs
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class _Run:
             if names:
                 asked.update(names)
                 to = config_nodes[len(configs) % len(config_nodes)] if config_nodes else None
-                configs.append(self.admin._manager.send(extras.topic_configs_request(names), node_id=to))
+                configs.append(self.admin._manager.send(topic_configs.request(names), node_id=to))
             for topic in page.topics:
                 if only is not None and topic.error_code == UNKNOWN_TOPIC:
                     continue  # a topic of the plan that is gone: the executor sees it missing

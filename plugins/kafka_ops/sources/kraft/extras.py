@@ -4,7 +4,7 @@ source gives them.
 
 Each reader sends a fixed number of requests (one per broker for broker configs), whatever the
 number of topics; topic configs come with the partition pages (one DescribeConfigs per page, sent
-by the collector while it walks the pages: `topic_configs_request`, read by `read_configs`). A
+by the collector while it walks the pages: `topic_configs.request`, read by `read_configs`). A
 broker that does not serve one of them raises kafka-python's error, which the collector records as
 a `CollectionIssue`.
 """
@@ -30,7 +30,7 @@ from kafka.admin import (
     ResourceType,
 )
 from kafka.admin._configs import ConfigSourceType
-from kafka.errors import KafkaError, SecurityDisabledError, UnknownTopicOrPartitionError
+from kafka.errors import KafkaError, SecurityDisabledError
 from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
 
 from kafka_ops.snapshot.model import (
@@ -42,6 +42,7 @@ from kafka_ops.snapshot.model import (
     QuotaConfig,
 )
 from kafka_ops.sources.admin import settled
+from kafka_ops.sources.kraft.topic_configs import topic_overrides
 
 DEFAULT_ENTITY = "<default>"
 CORDONED_LOG_DIRS = "cordoned.log.dirs"
@@ -50,8 +51,6 @@ _DYNAMIC_BROKER = ConfigSourceType.DYNAMIC_BROKER_CONFIG.value
 _DYNAMIC_DEFAULT_BROKER = ConfigSourceType.DYNAMIC_DEFAULT_BROKER_CONFIG.value
 _CORDON_KEYS = {CORDONED_LOG_DIRS, "log.dirs", "log.dir"}
 """What `cordons_every_log_dir` reads of a broker's configs."""
-_DYNAMIC_TOPIC = ConfigSourceType.DYNAMIC_TOPIC_CONFIG.value
-_UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno
 # AclAuthorizer's znode names for resource types, so both sources fill `acls` alike
 _RESOURCE_NAMES = {
     ResourceType.TOPIC: "Topic",
@@ -82,17 +81,11 @@ def read_features(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
                 snap.partition_states[tp] = replace(state, elr=elr, last_known_elr=last_known)
 
 
-def topic_configs_request(topics: list[str]) -> Any:
-    """One DescribeConfigs for these topics' configs (every source: the broker cannot filter)."""
-    resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
-    return KafkaAdminClient._describe_configs_request(resources, False)
-
-
 def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot, topic_pending: list[Any]) -> None:
     """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
     `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides from `topic_pending`
     (the DescribeConfigs the collector sent page by page, still in flight: each answer is read as it
-    comes and let go, see `topic_overrides`; the list is emptied), each broker's from that broker, and
+    comes and let go, see `topic_configs`; the list is emptied), each broker's from that broker, and
     the cluster-wide default. (Kafka 4 with ELR writes the cluster default `min.insync.replicas`
     itself, so the analysis knows it instead of assuming it.)
 
@@ -151,30 +144,6 @@ async def _topic_overrides_as_answered(pending: list[Any]) -> tuple[list[ConfigO
         found, problems = topic_overrides(await settled([pending.pop(0)]))
         overrides.extend(found)
         issues.extend(problems)
-    return sorted(overrides, key=lambda o: o.entity_name), issues
-
-
-def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
-    """Each topic's dynamic overrides from raw DescribeConfigs answers, sorted by topic, and what could
-    not be read. Read straight off kafka-python's response objects: a topic has some 40 configs and
-    only its overrides are kept, so turning every entry into a dict first (as `describe_configs` does)
-    costs more than the request. A failed request (an exception in its place) or a topic the broker
-    could not describe is an issue naming it; a topic deleted since its page was read is skipped."""
-    overrides, issues = [], []
-    for answer in answers:
-        if isinstance(answer, BaseException):
-            issues.append(CollectionIssue("DescribeConfigs (topics)", f"{type(answer).__name__}: {answer}", "request"))
-            continue
-        for result in answer.results:
-            if result.error_code == _UNKNOWN_TOPIC:
-                continue
-            if result.error_code:
-                problem = f"DescribeConfigs error {result.error_code}: {result.error_message or ''}".rstrip(": ")
-                issues.append(CollectionIssue(f"topic {result.resource_name} configs", problem, "request"))
-                continue
-            values = {c.name: c.value for c in result.configs if c.config_source == _DYNAMIC_TOPIC}
-            if values:
-                overrides.append(ConfigOverride("topic", result.resource_name, values))
     return sorted(overrides, key=lambda o: o.entity_name), issues
 
 
