@@ -56,6 +56,14 @@ def test_a_new_analysis_of_a_snapshot_replaces_the_last(tmp_path: Path) -> None:
     assert find_commit(lake, "analysis_runs", "c1", "s2.analysis") is None
 
 
+def test_an_empty_findings_table_exists_as_its_parquet_file_would(tmp_path: Path) -> None:
+    lake = open_lake(tmp_path, "delta")
+    empty = analysis("s1", "ok")
+    lake.publish(Batch(empty.batch_id, "c1", AT, {**empty.tables, "x_findings": empty.tables["x_findings"].slice(0, 0)},
+                       "analysis_runs"))  # fmt: skip
+    assert lake.read("x_findings", "c1").num_rows == 0  # a table with no rows, not "no lake table"
+
+
 def test_a_batch_whose_rows_cannot_be_told_apart_is_refused() -> None:
     assert batch_key("s1", {"snapshot_id": "s1"}) == ("snapshot_id", "s1")
     assert batch_key("p-1", {"snapshot_id": "s1", "plan_id": "p-1"}) == ("plan_id", "p-1")

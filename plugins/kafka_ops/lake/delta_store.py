@@ -1,4 +1,4 @@
-"""The lake on Delta Lake (preview): the same API as the Parquet `Lake`, each table a Delta table.
+"""The lake on Delta Lake: the same API as the Parquet `Lake`, each table a Delta table.
 
 Every lake table is a Delta table at `<root>/<table>`, partitioned by (`cluster`, `dt`), written
 with delta-rs (no Spark in the collection path). A Delta commit is atomic for one table only; a
@@ -108,8 +108,9 @@ class DeltaLake(Lake):
         props = CommitProperties(custom_metadata={"kafka_ops.batch": batch.batch_id}, max_commit_retries=0)
         for attempt in range(1, COMMIT_ATTEMPTS + 1):
             target = self.open_table(table)
-            if target is None and data.num_rows == 0:
-                return  # nothing to write and nothing to replace
+            if target is None and data.num_rows == 0 and table in TABLES:
+                return  # nothing to write or replace; a documented table never written reads as empty
+            # an undocumented (findings) table is created even empty: it exists, as its Parquet file would
             try:
                 write_deltalake(
                     target if target is not None else self.table_uri(table),
