@@ -60,9 +60,12 @@ def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
     (`spark.jars`, fetched once by Maven: `sandbox.jars`); under spark-submit they must come with
     its --jars, as a session cannot add them to a running driver's class path (Spark then reads
     Delta tables as empty, after a ClassNotFoundException it only logs)."""
-    from pyspark import SparkConf  # noqa: PLC0415 - only jobs need Spark
+    from pyspark import SparkConf, SparkContext  # noqa: PLC0415 - only jobs need Spark
     from pyspark.sql import SparkSession  # noqa: PLC0415
 
+    submitted = bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # spark-submit started the driver's JVM
+    if submitted:  # join it first: only then does SparkConf see spark-submit's --conf and --jars
+        SparkContext._ensure_initialized()
     given = SparkConf()
     wanted = dict(LOCAL_SPARK_DEFAULTS)
     if lake_format == "delta":
@@ -70,8 +73,8 @@ def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
         from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415 - Maven once, then cached
 
         wanted.update(DELTA_SPARK_CONF)
-        if "delta-spark" not in given.get("spark.jars", ""):
-            if os.environ.get("PYSPARK_GATEWAY_PORT"):  # spark-submit started the driver: its class path is fixed
+        if "delta-spark" not in (given.get("spark.jars") or ""):
+            if submitted:  # a running driver's class path is fixed
                 raise ConfigError(
                     "a Delta lake needs Delta's Spark connector on the driver's class path: run spark-submit with "
                     "--jars <the jars of kafka_ops.sandbox.jars.ensure_delta_spark_jars()> (the analysis DAG does)"
