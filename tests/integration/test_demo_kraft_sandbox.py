@@ -47,5 +47,7 @@ def test_the_demos_kraft_cluster_shows_a_fenced_broker_and_a_quorum_failover(
     assert f"critical broker {STOPPED_BROKER} is down: 7 partitions under-replicated" in out
     assert f"warning  broker {STOPPED_BROKER} is registered but fenced by the controller" in out
     assert f": replication_factor on cluster {KRAFT_CLUSTER}" in out
-    assert "kr_single-0: [1] -> [1, 2]" in out and "kr_single-2: partition is offline (no live leader)" in out
+    # the load-aware plan may also put the new replica first, to even leadership (elected once it is in sync)
+    assert "kr_single-0: [1] -> [1, 2]" in out or "kr_single-0: [1] -> [2, 1]" in out
+    assert "kr_single-2: partition is offline (no live leader)" in out
     assert out.rstrip().endswith("done: no KRaft controller or broker left running")
