@@ -55,7 +55,8 @@ def described(sandbox: Sandbox, group: str) -> ConsumerGroup | None:
 def partitions_of(sandbox: Sandbox, topics: Iterable[str]) -> set[tuple[str, int]]:
     admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers, **FAST)
     try:
-        return {(t["name"], p["partition_index"]) for t in admin.describe_topics(sorted(topics)) for p in t["partitions"]}
+        described = admin.describe_topics(sorted(topics))
+        return {(t["name"], p["partition_index"]) for t in described for p in t["partitions"]}
     finally:
         admin.close()
 
