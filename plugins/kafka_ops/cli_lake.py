@@ -12,7 +12,7 @@ from kafka_ops.settings import load_settings
 
 
 def add_lake_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    lake = verbs.add_parser("lake", help="the lake's Delta Lake format (preview): time travel, migration")
+    lake = verbs.add_parser("lake", help="the lake's Delta Lake format: time travel, migration")
     actions = lake.add_subparsers(dest="action", required=True)
     as_of = actions.add_parser(
         "as-of",
@@ -27,8 +27,8 @@ def add_lake_parser(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "migrate",
         help="turn the Parquet lake into a Delta lake in place (idempotent; pause the DAGs first)",
         description="Give every lake table a Delta log over the Parquet files already there (no copy). Tables "
-        "already Delta are left alone, so it can be run again. Try it on a copy: the pipeline does not use a "
-        "Delta lake yet (the settings refuse lake_format = 'delta').",
+        "already Delta are left alone, so it can be run again. Then set lake_format = 'delta' in the settings "
+        "(or $KAFKA_OPS_LAKE_FORMAT) and resume the DAGs.",
     )
     migrate.add_argument("--lake", default=None, help="lake root path or URL (default: the settings' lake_root)")
 

@@ -4,7 +4,7 @@ not here: they live in Airflow connections, named per cluster.
 Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
 
     lake_root = "s3a://kafka-lake/prod"
-    lake_format = "parquet"         # or "delta" (preview, see kafka_ops.lake.delta_store)
+    lake_format = "parquet"         # or "delta": Delta Lake tables (kafka_ops.lake.delta_store)
 
     [[clusters]]
     name = "payments"
@@ -297,13 +297,6 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
             settings = replace(settings, lake_format=cast(LakeFormat, lake_format))
         except ConfigError as e:
             raise ConfigError(f"$KAFKA_OPS_LAKE_FORMAT: {e}") from None
-    if settings.lake_format == "delta":
-        where = "$KAFKA_OPS_LAKE_FORMAT" if lake_format else f"{source}: lake_format"
-        raise ConfigError(
-            f"{where}: 'delta' is a preview the DAGs, validation and reports do not use yet (issue 15): they would "
-            "keep writing and reading Parquet. Keep 'parquet'; try the Delta lake on a copy with `kafka-ops lake "
-            "migrate` and `kafka-ops lake as-of` (see docs/operations.md)"
-        )
     profile = os.environ.get("KAFKA_OPS_METRICS_PROFILE")
     if profile:
         try:

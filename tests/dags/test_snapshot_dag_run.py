@@ -16,6 +16,7 @@ from sqlalchemy import select
 
 from kafka_ops.airflow.assets import SNAPSHOT_ASSET
 from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 
@@ -48,9 +49,11 @@ def run_snapshot_dag(
     lake_root: Path,
     connection: dict[str, Any],
     bootstrap_servers: str,
+    lake_format: str = "parquet",
 ) -> DagRun:
     monkeypatch.delenv("KAFKA_OPS_CONFIG", raising=False)  # the default cluster, `zookeeper_default`
     monkeypatch.setenv("KAFKA_OPS_LAKE", str(lake_root))
+    monkeypatch.setenv("KAFKA_OPS_LAKE_FORMAT", lake_format)
     monkeypatch.setenv("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", json.dumps(connection))
     kafka = {"conn_type": "kafka", "host": bootstrap_servers}
     monkeypatch.setenv("AIRFLOW_CONN_KAFKA_DEFAULT", json.dumps(kafka))
@@ -74,18 +77,26 @@ def asset_events(run: DagRun, task_id: str = "snapshot_cluster") -> list[dict[st
         return [dict(e.extra) for e in events]
 
 
+@pytest.mark.parametrize("lake_format", ["parquet", "delta"])
 def test_snapshot_dag_publishes_a_snapshot(
-    cluster_with_topic: SandboxCluster, dag_bag: DagBag, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    cluster_with_topic: SandboxCluster,
+    dag_bag: DagBag,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    lake_format: str,
 ) -> None:
     connection = {
         "conn_type": "zookeeper",
         "host": cluster_with_topic.zookeeper_hosts,
         "extra": {"chroot": cluster_with_topic.chroot},
     }
-    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, cluster_with_topic.bootstrap_servers)
+    servers = cluster_with_topic.bootstrap_servers
+    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, servers, lake_format)
 
     assert run.state == "success"
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake", lake_format)
+    # the setting chose the writer: Delta tables (a log per table), or Parquet files with no log
+    assert (tmp_path / "lake" / "partitions" / "_delta_log").is_dir() == (lake_format == "delta")
     snapshots = lake.snapshots().to_pylist()
     assert [(s["cluster"], s["broker_count"]) for s in snapshots] == [("default", 3)]
     partitions = lake.read("partitions", "default")

@@ -1,5 +1,5 @@
 """The lake: table schemas, atomic publish, committed reads. Parquet (`store.Lake`, the default)
-or, in preview, Delta Lake (`delta_store.DeltaLake`, same API); `open.open_lake` picks by format.
+or Delta Lake (`delta_store.DeltaLake`, same API); `open.open_lake` / `open.lake_of` pick by format.
 
 `Lake` and `Batch` are imported lazily so that light modules (settings, names) can be
 imported at DAG parse time without loading pyarrow.
