@@ -58,8 +58,8 @@ def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
     """A session with the defaults above, except where spark-submit's --conf already set a value.
     For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars
     (`spark.jars`, fetched once by Maven: `sandbox.jars`); under spark-submit they must come with
-    its --jars, as a session cannot add them to a running driver's class path (Spark then reads
-    Delta tables as empty, after a ClassNotFoundException it only logs)."""
+    its --jars, as a session cannot add them to a running driver's class path (Spark only logs a
+    ClassNotFoundException for Delta's extension and goes on without it)."""
     from pyspark import SparkConf, SparkContext  # noqa: PLC0415 - only jobs need Spark
     from pyspark.sql import SparkSession  # noqa: PLC0415
 
