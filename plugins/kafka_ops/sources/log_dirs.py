@@ -8,7 +8,8 @@ error (KAFKA_STORAGE_ERROR: the dir is offline), is a `CollectionIssue` naming t
 the broker's other dirs and every other broker still count.
 
 `send` / `read` split the collection for the KRaft collector, which sends the requests as soon as it knows
-the brokers and reads the answers after its other requests; `collect_beside` is the ZooKeeper source's
+the brokers (the page broker's once its pages are read: a broker answers one connection's requests in turn)
+and reads the answers after its other requests; `collect_beside` is the ZooKeeper source's
 way: its own short-lived client through the cluster's Kafka connection, bounded in time, never raising.
 """
 

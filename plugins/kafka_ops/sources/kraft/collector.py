@@ -6,7 +6,8 @@ and its epoch: never DescribeCluster's `controller_id`, which a KRaft broker fil
 live broker), DescribeTopicPartitions in pages of `page_size` partitions (ISR, ELR, offline
 replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized features, the
 quotas and ACL counts (`sources.kraft.extras`), and one DescribeLogDirs per broker (replica sizes and
-log dirs, `sources.log_dirs`: sent once the brokers are known, read after the rest). A field the
+log dirs, `sources.log_dirs`: sent once the brokers are known, the page broker's once the walk is
+done, read after the rest). A field the
 Admin API does not tell is None, never made up (see `snapshot.model`).
 
 An API a broker does not support leaves its part of the snapshot empty with a `CollectionIssue`
