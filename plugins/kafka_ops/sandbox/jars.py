@@ -54,7 +54,7 @@ def ensure_delta_spark_jars(cache: Path | None = None) -> list[Path]:
 
 def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:
     """Maven once per version of the pom: the marker holds the pom's hash, so a jar added to it is
-    fetched into an existing folder too."""
+    fetched into an existing folder too, and the jars of its earlier version are deleted first."""
     fingerprint = hashlib.sha256(pom.read_bytes()).hexdigest()
     marker = target / _MARKER
     if marker.exists() and marker.read_text().strip() == fingerprint:
@@ -63,6 +63,8 @@ def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:
     if mvn is None:
         raise SandboxError(f"Maven ('mvn') is not on PATH: it is needed once to fetch the jars of {pom.name}")
     target.mkdir(parents=True, exist_ok=True)
+    for stale in target.glob("*.jar"):  # a version the pom no longer names must not stay on the classpath
+        stale.unlink()
     log.info("fetching jars (%s) with Maven into %s", pom.name, target)
     result = subprocess.run(
         [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-Djars.dir={target}"],
