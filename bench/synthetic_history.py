@@ -1,15 +1,17 @@
-"""A synthetic day of snapshots, written straight into a lake in the snapshot tables' exact schemas.
+"""A synthetic day (or days) of snapshots, as lake batches in the snapshot tables' exact schemas.
 
 `partitions` partitions (50 per topic, replication factor 3 over `brokers` brokers in 3
-racks), one snapshot every 5 minutes. Realistic trouble: one broker is down for an hour
-(its replicas leave the ISRs, its leaderships move, then it returns and catches up, leaders
-stay moved); a few hundred partitions flap (shrink and expand between two snapshots, seen
-only as partition-epoch jumps); some partitions shrink and expand visibly; two controller
-elections; a reassignment in flight for the last three hours.
+racks), one snapshot every 5 minutes. Realistic trouble, every day (a day is 288 snapshots, or
+all of them if fewer): one broker is down for an hour (its replicas leave the ISRs, its
+leaderships move, then it returns and catches up, leaders stay moved); a few hundred partitions
+flap (shrink and expand between two snapshots, seen only as partition-epoch jumps); some
+partitions shrink and expand visibly; two controller elections; a reassignment in flight for
+the day's last three hours. The cluster's state carries over from one day to the next.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -19,8 +21,8 @@ from kafka_ops.lake.schema import SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch, Lake
 
 START = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
-STEP = timedelta(minutes=5)
 PER_TOPIC = 50
+DAY = 288
 
 
 def _lists(values: np.ndarray, mask: np.ndarray) -> pa.ListArray:
@@ -44,6 +46,22 @@ def _table(name: str, columns: dict[str, object], rows: int, snapshot_id: str, a
 def generate(
     lake_root: str, cluster: str, partitions: int, snapshots: int = 288, brokers: int = 12, seed: int = 1
 ) -> None:
+    """Publish `snapshots` snapshots from `START` into the Parquet lake at `lake_root`."""
+    lake = Lake(lake_root)
+    for batch in snapshot_batches(cluster, partitions, snapshots, brokers, seed):
+        lake.publish(batch)
+
+
+def snapshot_batches(
+    cluster: str,
+    partitions: int,
+    snapshots: int = 288,
+    brokers: int = 12,
+    seed: int = 1,
+    per_day: int = DAY,
+) -> Iterator[Batch]:
+    """The batches of `snapshots` snapshots from `START`, `per_day` a day (288: every 5 minutes)."""
+    step = timedelta(days=1) / per_day
     rng = np.random.default_rng(seed)
     n = partitions
     topics = np.array([f"topic-{i // PER_TOPIC:05d}" for i in range(n)])
@@ -58,23 +76,24 @@ def generate(
     epoch = np.zeros(n, dtype=np.int32)
     flappers = rng.choice(n, size=max(1, n // 60), replace=False)
     visible = rng.choice(n, size=max(1, n // 100), replace=False)
-    down_broker, down_from, down_to = 5, snapshots // 3, snapshots // 3 + 12
+    day = min(snapshots, per_day)
+    down_broker, down_from, down_to = 5, day // 3, day // 3 + 12
     moving = rng.choice(n, size=max(1, n // 500), replace=False)
     controller, controller_epoch = 1, 3
     racks = [f"rack-{'abc'[(b - 1) % 3]}" for b in range(1, brokers + 1)]
-    lake = Lake(lake_root)
     topic_arr = pa.array(topics)
     for s in range(snapshots):
-        at = START + s * STEP
+        at = START + s * step
         sid = f"{at:%Y%m%dT%H%M%S}000Z-{cluster}-synth{s:04d}"
         before_isr, before_leader = in_isr.copy(), leader.copy()
-        down = down_from <= s < down_to
+        tick = s % day  # the snapshot's place in its day
+        down = down_from <= tick < down_to
         on_down = replicas == down_broker
         if down:
             in_isr &= ~on_down
             orphaned = leader == down_broker
             leader[orphaned] = np.where(in_isr[orphaned, 1], replicas[orphaned, 1], replicas[orphaned, 2])
-        elif s == down_to:
+        elif tick == down_to:
             in_isr |= on_down
         flip = visible[rng.random(len(visible)) < 0.05]
         in_isr[flip, 2] = ~in_isr[flip, 2]
@@ -83,10 +102,10 @@ def generate(
         epoch += (leader != before_leader).astype(np.int32)
         flap_now = flappers[rng.random(len(flappers)) < 0.1]
         version[flap_now] += 2  # shrank and expanded between two snapshots: only the epoch shows it
-        if s in (snapshots // 2, snapshots // 2 + 1):
+        if tick in (day // 2, day // 2 + 1):
             controller, controller_epoch = (controller % brokers) + 1, controller_epoch + 1
         registered = [b for b in range(1, brokers + 1) if not (down and b == down_broker)]
-        reassigning = s >= snapshots - 36
+        reassigning = tick >= day - 36
         adding = np.zeros((n, 1), dtype=bool)
         tables = {
             "partitions": _table(
@@ -160,7 +179,7 @@ def generate(
                 at,
             ),
         }
-        lake.publish(Batch(sid, cluster, at, tables))
+        yield Batch(sid, cluster, at, tables)
 
 
 def _reassignments(replicas: np.ndarray, moving: np.ndarray, topics: np.ndarray, part: np.ndarray,

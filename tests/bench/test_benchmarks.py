@@ -63,6 +63,20 @@ TOYS: dict[str, Toy] = {
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "scenarios.add_brokers.count_based", "targets"),
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "hard_goals_held"),
     ),
+    "lake_history": Toy(
+        ("--partitions", "100", "--days", "7", "--snapshots-per-day", "4", "--delta-days", "2", "--histories", "1,7"),
+        (
+            "seconds_1d_history",
+            "seconds_7d_history",
+            "parquet_seconds_1d_history",
+            "parquet_seconds_7d_history",
+            "files_per_table_day",
+            "bytes_per_day",
+            "parquet_bytes_per_day",
+            "targets",
+        ),
+        ("seconds_1d_history", "seconds_7d_history", "files_per_table_day", "bytes_per_day", "same_findings"),
+    ),
     "metrics_scrape": Toy(
         ("--partitions", "2000", "--groups", "10", "--group-partitions", "5", "--runs", "1"),
         ("partitions", "groups", "bytes", "seconds", "first_seconds", "baseline_seconds", "ratio"),
