@@ -47,7 +47,17 @@ from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a De
 (`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
 (fetched by Maven once) and the jobs read every table through it. The `as_of` Param of a manual
 run makes both jobs analyse the lake as it was then (Delta only: each table at its version
-current then); validation, gates and the report still judge the latest batches.
+current then; a Parquet lake fails the run's first task, naming the Param).
+
+**As of a past time** (the `as_of` Param, e.g. `2026-11-21T03:10:00+00:00`): a forensic run, end to
+end. The targets are each cluster's snapshot and group collection that were the latest then;
+validation keeps their recorded verdicts (a batch never validated is validated and recorded under
+its own id, so a current snapshot's verdict never changes); the gates and the report judge the
+findings of those batches, and the report opens with "as of <time>: snapshot <id> captured <t>"
+(`_reports/<cluster>/<id>.html`, never `latest.html`). `send_alerts` and `auto_election` do
+nothing and say why in their logs: no incident is opened, reminded or resolved from the past, and
+nothing is written to a cluster. The findings are published as the analysis of that batch; the web
+UI, /metrics, the digest and alerting keep showing the latest batch (they pick the newest capture).
 
 **Automatic election.** `auto_election` does nothing unless the cluster's settings say
 `auto_remediation = true` (and `writes_enabled`): then, once leader imbalance a preferred election
@@ -96,8 +106,10 @@ def kafka_health_analysis() -> None:
         from kafka_ops.airflow.analysis_arguments import analysis_targets
         from kafka_ops.settings import load_settings
 
-        events = get_current_context().get("triggering_asset_events")
-        return [dict(t) for t in analysis_targets(load_settings(), events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)]
+        context = get_current_context()
+        events = context.get("triggering_asset_events")
+        as_of = context["params"].get("as_of")
+        return [dict(t) for t in analysis_targets(load_settings(), events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET, as_of)]
 
     @task(map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
     def validate_snapshots(target: dict[str, Any]) -> dict[str, Any]:
@@ -160,9 +172,9 @@ def kafka_health_analysis() -> None:
     def auto_election(gated: dict[str, Any]) -> dict[str, Any]:
         """Only for clusters with `auto_remediation = true` (off by default): a preferred election
         once fixable leader imbalance persisted for `auto_election_after_runs` analyses."""
-        from kafka_ops.airflow.auto_remediation import auto_elect
+        from kafka_ops.airflow.health_tasks import auto_election
 
-        return auto_elect(gated["cluster"], get_current_context()["run_id"])
+        return auto_election(gated, get_current_context()["run_id"])
 
     targets = analysis_targets()
     validated = validate_snapshots.expand(target=targets)

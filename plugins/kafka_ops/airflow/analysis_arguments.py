@@ -3,7 +3,9 @@
 A run triggered by asset events analyses exactly the batches that triggered it: a ZooKeeper
 snapshot triggers the cluster-health job, a group collection the consumer-group job. A run with
 no triggering events (manual, from the UI) analyses every configured cluster's latest batches,
-with both jobs where the cluster has batches for them.
+with both jobs where the cluster has batches for them. A run with the `as_of` Param (a Delta lake's
+time travel) analyses, per cluster, the batches that were the latest at that time, and carries the
+Param in its targets so validation, gates, alerts and the report know the run is about the past.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ import argparse
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
-from typing import Any, TypedDict
+from datetime import datetime
+from typing import Any, NotRequired, TypedDict
 
 from kafka_ops.analysis.runner import parse_as_of
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings
 
 
@@ -30,13 +34,22 @@ class Target(TypedDict):
     snapshot_id: str | None
     groups: bool
     group_snapshot_id: str | None
+    as_of: NotRequired[str]
+    """Only in a run with the `as_of` Param (its value): the batch ids are the ones current then."""
 
 
 def analysis_targets(
-    settings: Settings, events: Mapping[Any, Iterable[Any]] | None, snapshot_asset: Any, group_asset: Any
+    settings: Settings,
+    events: Mapping[Any, Iterable[Any]] | None,
+    snapshot_asset: Any,
+    group_asset: Any,
+    as_of: object = None,
 ) -> list[Target]:
     """One target per cluster to analyse. `events` is the run's `triggering_asset_events`
-    (asset → events whose `extra` carries `cluster` and `snapshot_id`); empty for a manual run."""
+    (asset → events whose `extra` carries `cluster` and `snapshot_id`); empty for a manual run.
+    `as_of` is the run's Param of that name: when set, see `as_of_targets`."""
+    if as_of is not None and as_of != "":
+        return as_of_targets(settings, as_of)
     if events:
         snapshots = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(snapshot_asset, ())}
         groups = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(group_asset, ())}
@@ -60,6 +73,50 @@ def analysis_targets(
             targets.append(Target(cluster=c.name, zookeeper=has_snapshot, snapshot_id=None, groups=has_groups,
                                   group_snapshot_id=None))  # fmt: skip
     return targets
+
+
+def as_of_targets(settings: Settings, as_of: object) -> list[Target]:
+    """One target per cluster that had batches at time `as_of` (the Param's value): the ZooKeeper
+    snapshot and group collection that were its latest then (Delta time travel on the commit logs).
+    A Parquet lake keeps no past versions: a `ConfigError` naming the Param, before any work."""
+    at = as_of_time(as_of)
+    if settings.lake_format != "delta":
+        raise ConfigError(
+            f"Param 'as_of' ({as_of}): the lake at {settings.lake_root} is a Parquet lake, which keeps no past "
+            "versions; an analysis as of a past time needs lake_format = 'delta' (kafka-ops lake migrate), "
+            "or leave the Param empty to analyse the lake as it is now"
+        )
+    lake = lake_of(settings)
+    targets = []
+    for c in settings.clusters:
+        snapshot = batch_then(lake, c.name, at, COMMIT_TABLE)
+        groups = batch_then(lake, c.name, at, GROUP_COMMIT_TABLE)
+        if snapshot is not None or groups is not None:
+            targets.append(Target(cluster=c.name, zookeeper=snapshot is not None, snapshot_id=snapshot,
+                                  groups=groups is not None, group_snapshot_id=groups, as_of=str(as_of)))  # fmt: skip
+    return targets
+
+
+def batch_then(lake: Lake, cluster: str, at: datetime, commit_table: str) -> str | None:
+    """The id of `cluster`'s latest batch in `commit_table` at `at`; None when it had none yet (or
+    the table did not exist then). `LakeError` when the table's kept history starts after `at`."""
+    from kafka_ops.lake.delta_store import DeltaLake  # noqa: PLC0415 - deltalake only on a Delta lake
+    from kafka_ops.lake.time_travel import batch_as_of, version_as_of  # noqa: PLC0415
+
+    if not isinstance(lake, DeltaLake) or version_as_of(lake, commit_table, at) is None:
+        return None
+    then = batch_as_of(lake, cluster, at, commit_table)
+    return then.snapshot_id if then is not None else None
+
+
+def as_of_time(value: object) -> datetime:
+    """The run's `as_of` Param as a time with its zone; a `ConfigError` naming the Param otherwise."""
+    if not isinstance(value, str):
+        raise ConfigError(f"Param 'as_of': expected an ISO 8601 time, got {value!r}")
+    try:
+        return parse_as_of(value)
+    except argparse.ArgumentTypeError as e:
+        raise ConfigError(f"Param 'as_of': {e}") from None
 
 
 def spark_arguments(
@@ -93,13 +150,8 @@ def as_of_arguments(value: object) -> list[str]:
     `ConfigError` naming the Param."""
     if value is None or value == "":
         return []
-    if not isinstance(value, str):
-        raise ConfigError(f"Param 'as_of': expected an ISO 8601 time, got {value!r}")
-    try:
-        parse_as_of(value)
-    except argparse.ArgumentTypeError as e:
-        raise ConfigError(f"Param 'as_of': {e}") from None
-    return ["--as-of", value]
+    as_of_time(value)
+    return ["--as-of", str(value)]
 
 
 def spark_jars(settings: Settings) -> str:

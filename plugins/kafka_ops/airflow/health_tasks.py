@@ -3,17 +3,22 @@
 Each takes the run's target (`analysis_arguments.Target`) and plain values the DAG reads from
 its context, and returns a small JSON-ready dict for XCom. The work is in `analysis.pipeline`,
 `validation`, `alerting` and `report`; this module only reads settings and connects them.
+
+A target with `as_of` (a run with that Param) is forensic: validation keeps a past batch's recorded
+verdict, the gates and the report judge the analysed batches current then, and nothing acts on the
+past (no alert opened, reminded or resolved; no automatic election).
 """
 
 from __future__ import annotations
 
+import logging
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 from airflow.configuration import conf
 
-from kafka_ops.airflow.analysis_arguments import Target
+from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.pipeline_status import PipelineStatus
@@ -22,6 +27,7 @@ from kafka_ops.analysis.pipeline import (
     firing_alerts,
     gate_report_from_dict,
     gate_report_to_dict,
+    gates_of,
     health_gates,
     validate_batches,
 )
@@ -29,6 +35,8 @@ from kafka_ops.lake.open import lake_of
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
+
+log = logging.getLogger(__name__)
 
 
 def run_url(base_url: str, dag_id: str, run_id: str) -> str:
@@ -46,20 +54,36 @@ def validate(target: Target, at: datetime) -> dict[str, Any]:
         snapshot_id=target["snapshot_id"],
         group_snapshot_id=target["group_snapshot_id"],
         thresholds=cluster.thresholds,
+        keep_recorded="as_of" in target,
     )
 
 
 def gates(target: Target, at: datetime) -> dict[str, Any]:
-    """The health gates over the cluster's latest findings (`report` None before any analysis)."""
+    """The health gates over the cluster's latest findings (`report` None before any analysis); in
+    an as-of run, over the findings of the batches current then (`as_of` passed on)."""
     settings = load_settings()
     cluster = settings.cluster(target["cluster"])
-    report = health_gates(lake_of(settings), cluster.name, cluster.thresholds, at)
-    return {"cluster": cluster.name, "report": gate_report_to_dict(report) if report else None}
+    lake = lake_of(settings)
+    if "as_of" not in target:
+        report = health_gates(lake, cluster.name, cluster.thresholds, at)
+        return {"cluster": cluster.name, "report": gate_report_to_dict(report) if report else None}
+    group = target["group_snapshot_id"] if target["groups"] else None
+    report = gates_of(
+        lake, cluster.name, cluster.thresholds, at, snapshot_id=target["snapshot_id"], group_snapshot_id=group
+    )
+    return {
+        "cluster": cluster.name,
+        "report": gate_report_to_dict(report) if report else None,
+        "as_of": target["as_of"],
+    }
 
 
 def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
     """Open, remind or resolve the cluster's incidents through its notifiers (log sink by default);
-    each alert links to this run and to the health report the run writes next."""
+    each alert links to this run and to the health report the run writes next. Nothing in an as-of
+    run: the past is never paged about, nor are incidents resolved from it."""
+    if skipped := as_of_skip(gated, "send_alerts", "no incident is opened, reminded or resolved from the past"):
+        return skipped
     settings = load_settings()
     cluster = settings.cluster(gated["cluster"])
     lake = lake_of(settings)
@@ -88,7 +112,28 @@ def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str
     gate_report = gate_report_from_dict(gated["report"])
     links = ReportLinks(airflow_run=_run_link(dag_id, run_id), data_docs=gate_report.data_docs)
     lake = lake_of(load_settings())
-    return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at)
+    as_of = as_of_time(gated["as_of"]) if gated.get("as_of") else None
+    return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at, as_of=as_of)
+
+
+def auto_election(gated: dict[str, Any], run_id: str) -> dict[str, Any]:
+    """The cluster's automatic preferred election (`auto_remediation.auto_elect`); nothing in an
+    as-of run: the cluster is never written to because of the past."""
+    if skipped := as_of_skip(gated, "auto_election", "nothing is written to the cluster because of the past"):
+        return {**skipped, "elected": False}
+    from kafka_ops.airflow.auto_remediation import auto_elect  # noqa: PLC0415 - the remediation stack only when used
+
+    return auto_elect(gated["cluster"], run_id)
+
+
+def as_of_skip(gated: dict[str, Any], task: str, why: str) -> dict[str, Any] | None:
+    """In an as-of run, what `task` returns instead of acting (and says so in its log); else None."""
+    as_of = gated.get("as_of")
+    if not as_of:
+        return None
+    reason = f"an analysis as of {as_of} is forensic: {why}"
+    log.info("%s skipped for cluster %s: %s", task, gated["cluster"], reason)
+    return {"cluster": gated["cluster"], "skipped": True, "reason": reason}
 
 
 def _report_id(gated: dict[str, Any]) -> str | None:

@@ -8,6 +8,7 @@ enough for XCom, and treats an unhealthy cluster as a result: only pipeline erro
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -40,20 +41,49 @@ def validate_batches(
     snapshot_id: str | None = None,
     group_snapshot_id: str | None = None,
     thresholds: Thresholds | None = None,
+    keep_recorded: bool = False,
 ) -> dict[str, Any]:
     """Validate the given (else the latest) ZooKeeper snapshot and group collection of `cluster`;
-    each verdict is recorded in `snapshot_validations`. Returns the verdicts."""
+    each verdict is recorded in `snapshot_validations`. Returns the verdicts.
+
+    With `keep_recorded` (a run as of a past time), a batch validated before keeps its recorded
+    verdict: it is returned as it was, and nothing is validated or written again. A verdict is keyed
+    by its batch's id, so validating a past batch can never change another batch's verdict."""
     limits = thresholds or Thresholds()
     integrity = IntegrityThresholds(int(limits.max_collection_issues), int(limits.max_group_collection_issues))
     out: dict[str, Any] = {"cluster": cluster}
     sid = snapshot_id or lake.latest_snapshot_id(cluster, COMMIT_TABLE)
     if sid is not None:
-        out[COMMIT_TABLE] = validate_snapshot(lake, cluster, sid, thresholds=integrity, validated_at=at).summary()
+        recorded = validation_of(lake, cluster, sid) if keep_recorded else None
+        out[COMMIT_TABLE] = (
+            recorded_verdict(cluster, recorded)
+            if recorded is not None
+            else validate_snapshot(lake, cluster, sid, thresholds=integrity, validated_at=at).summary()
+        )
     gid = group_snapshot_id or lake.latest_snapshot_id(cluster, GROUP_COMMIT_TABLE)
     if gid is not None:
-        verdict = validate_group_snapshot(lake, cluster, gid, thresholds=integrity, validated_at=at)
-        out[GROUP_COMMIT_TABLE] = verdict.summary()
+        recorded = validation_of(lake, cluster, gid) if keep_recorded else None
+        out[GROUP_COMMIT_TABLE] = (
+            recorded_verdict(cluster, recorded)
+            if recorded is not None
+            else validate_group_snapshot(lake, cluster, gid, thresholds=integrity, validated_at=at).summary()
+        )
     return out
+
+
+def recorded_verdict(cluster: str, row: Mapping[str, Any]) -> dict[str, Any]:
+    """A `snapshot_validations` row as the summary a validation returns, with `recorded_at` (when it
+    was validated)."""
+    details = json.loads(row["details"] or "{}").get("failed", {})
+    return {
+        "cluster": cluster,
+        "snapshot_id": row["snapshot_id"],
+        "source": row["source"],
+        "trusted": bool(row["trusted"]),
+        "failed": {name: details.get(name, {}).get("count") for name in row["failed"] or ()},
+        "data_docs": row["data_docs"],
+        "recorded_at": row["validated_at"].isoformat(),
+    }
 
 
 def latest_analysed(lake: Lake, cluster: str, source: str) -> tuple[str, datetime] | None:
@@ -79,6 +109,24 @@ def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime)
         group_snapshot_id=groups[0] if groups else None,
         thresholds=thresholds,
         validated_at=at,
+    )
+
+
+def gates_of(
+    lake: Lake,
+    cluster: str,
+    thresholds: Thresholds,
+    at: datetime,
+    *,
+    snapshot_id: str | None,
+    group_snapshot_id: str | None = None,
+) -> GateReport | None:
+    """The gates over the analyses of the named batches (an as-of run's, not the latest); None
+    without a ZooKeeper snapshot."""
+    if snapshot_id is None:
+        return None
+    return run_gates(
+        lake, cluster, snapshot_id, group_snapshot_id=group_snapshot_id, thresholds=thresholds, validated_at=at
     )
 
 

@@ -90,8 +90,11 @@ def gather(
     links: ReportLinks | None = None,
     now: datetime | None = None,
     window: timedelta = WINDOW,
+    as_of: datetime | None = None,
 ) -> ReportData:
-    """Everything the report of `cluster` shows (see the module docstring for which batches)."""
+    """Everything the report of `cluster` shows (see the module docstring for which batches).
+    `as_of`: the report is of an analysis as of that past time (a run's `as_of` Param); the batches
+    are then named (by `gates` or the ids), and their age is counted from `as_of`."""
     check_name("cluster", cluster)
     if gates is not None:
         snapshot_id, group_snapshot_id = _from_gates(gates, cluster, snapshot_id, group_snapshot_id)
@@ -140,8 +143,9 @@ def gather(
         skewed=fx.skewed_groups(gf) if gf else Part(missing=group_missing),
         offenders=tuple(offenders),
         links=links or ReportLinks(),
-        notes=tuple(_notes(snapshot, groups, zk_missing, group_missing, generated_at)),
+        notes=tuple(_notes(snapshot, groups, zk_missing, group_missing, as_of or generated_at)),
         disks=fx.broker_disks(zk) if zk else Part(missing=zk_missing),
+        as_of=as_of.astimezone(UTC) if as_of is not None else None,
     )
 
 

@@ -112,13 +112,16 @@ def _report_meta(data: ReportData) -> str:
 
 def _header(data: ReportData) -> str:
     facts: list[tuple[str, str]] = []
+    if data.as_of is not None:
+        facts.append(("As of", escape(as_of_sentence(data))))
+    seen_at = data.as_of or data.generated_at
     if data.snapshot is not None:
-        facts.append(("Snapshot", _batch(data.snapshot, data.generated_at)))
+        facts.append(("Snapshot", _batch(data.snapshot, seen_at)))
         facts.append(("Cluster", _zk_figures(data.snapshot.figures)))
     else:
         facts.append(("Snapshot", "none yet"))
     if data.groups is not None:
-        facts.append(("Groups", _batch(data.groups, data.generated_at) + " · " + _group_figures(data.groups.figures)))
+        facts.append(("Groups", _batch(data.groups, seen_at) + " · " + _group_figures(data.groups.figures)))
     else:
         facts.append(("Groups", "no consumer-group collection yet"))
     facts.append(("Generated", f"{_when(data.generated_at)} by kafka-ops {__version__}"))
@@ -132,6 +135,13 @@ def _header(data: ReportData) -> str:
         f"{escape(data.status_reason)}</p>"
         f"<dl>{dl}{nav}</dl></header>"
     )
+
+
+def as_of_sentence(data: ReportData) -> str:
+    """What a report of an analysis as of a past time shows: the time asked for and the batch then."""
+    batch, what = (data.snapshot, "snapshot") if data.snapshot is not None else (data.groups, "group collection")
+    shown = f"{what} {batch.snapshot_id} captured {_when(batch.captured_at)}" if batch else "no batch"
+    return f"as of {_when(data.as_of) if data.as_of else '?'}: {shown} (the cluster as it was then, not now)"
 
 
 def _batch(batch: Collected, now: datetime) -> str:

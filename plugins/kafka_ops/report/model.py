@@ -189,6 +189,8 @@ class ReportData:
     """Page-wide remarks: a missing source, an untrusted batch, a stale snapshot."""
     disks: Part[BrokerDisk] = Part()
     """Per broker disk and traffic, from the load detector."""
+    as_of: datetime | None = None
+    """Set in a report of an analysis as of a past time: the time asked for (never `latest.html`)."""
 
     @property
     def report_id(self) -> str:

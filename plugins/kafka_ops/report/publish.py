@@ -4,7 +4,8 @@
 following an alert's link never sees half a page.
 
 `latest.html` only moves forward: it is replaced unless it already shows a batch captured later
-(an older run finishing late, or a report re-made for an old snapshot, leaves it alone).
+(an older run finishing late, or a report re-made for an old snapshot, leaves it alone). A report
+of an analysis as of a past time (`ReportData.as_of`) never becomes `latest.html`.
 """
 
 from __future__ import annotations
@@ -48,11 +49,20 @@ def write_report(
     gates: GateReport | None = None,
     links: ReportLinks | None = None,
     now: datetime | None = None,
+    as_of: datetime | None = None,
 ) -> str:
     """Gather, render and publish the health report of `cluster` (see `report.data` for which
-    batches); returns where the report of the batch was written (`report_url`)."""
+    batches; `as_of`: of an analysis as of that past time); returns where the report of the batch
+    was written (`report_url`)."""
     data = gather(
-        lake, cluster, snapshot_id=snapshot_id, group_snapshot_id=group_snapshot_id, gates=gates, links=links, now=now
+        lake,
+        cluster,
+        snapshot_id=snapshot_id,
+        group_snapshot_id=group_snapshot_id,
+        gates=gates,
+        links=links,
+        now=now,
+        as_of=as_of,
     )
     return publish(lake, data, render(data))
 
@@ -69,7 +79,8 @@ def read_report(lake: Lake, cluster: str, report_id: str | None = None) -> str |
 
 
 def publish(lake: Lake, data: ReportData, page: str) -> str:
-    """Write `page` as the report of `data`'s batch, and as `latest.html` unless that shows a newer batch."""
+    """Write `page` as the report of `data`'s batch, and as `latest.html` unless that shows a newer batch
+    or `data` is as of a past time."""
     report_id = check_name("report id", data.report_id)
     folder = _folder(lake, data.cluster)
     content = page.encode("utf-8")
@@ -79,7 +90,7 @@ def publish(lake: Lake, data: ReportData, page: str) -> str:
         _write_atomically(lake.fs, path, content)
         batch = data.snapshot or data.groups
         latest = f"{folder}/{LATEST}"
-        if batch is not None and not _newer_than(lake.fs, latest, batch.captured_at):
+        if batch is not None and data.as_of is None and not _newer_than(lake.fs, latest, batch.captured_at):
             _write_atomically(lake.fs, latest, content)
     except OSError as e:
         raise LakeError(f"cannot write the health report of cluster {data.cluster} under {folder}: {e}") from e

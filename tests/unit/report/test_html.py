@@ -135,6 +135,13 @@ def test_write_report_publishes_the_batch_and_latest(lake: Lake) -> None:
     assert (folder / "latest.html").read_text() == (folder / "s4.html").read_text()
 
 
+def test_a_report_as_of_a_past_time_says_so_and_is_never_latest(lake: Lake) -> None:
+    scenario.build(lake)
+    path = write_report(lake, "c1", snapshot_id="s3", now=NOW, as_of=NOW - timedelta(hours=2))
+    assert sorted(p.name for p in (Path(lake.base) / "_reports" / "c1").iterdir()) == ["s3.html"]
+    assert "<dt>As of</dt><dd>as of 2026-11-21 04:00:00 UTC: snapshot s3 captured" in Path(path).read_text()
+
+
 def test_report_url_refuses_unsafe_names(lake: Lake) -> None:
     with pytest.raises(LakeError, match=r"report id '\.\./x' cannot be used in lake paths"):
         report_url(lake, "c1", "../x")
