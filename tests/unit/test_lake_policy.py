@@ -27,6 +27,7 @@ def test_defaults_keep_batches_35_days_and_plans_and_audit_forever() -> None:
     assert policy.keep_days("remediation_plans") is None
     assert policy.keep_days("remediation_audit") is None
     assert (policy.vacuum_retention_hours, policy.log_retention_hours) == (168, 168)
+    assert policy.keep_reports_days == 35  # HTML reports: as long as the findings they show
 
 
 def test_every_commit_log_has_a_retention_key() -> None:
@@ -34,8 +35,11 @@ def test_every_commit_log_has_a_retention_key() -> None:
 
 
 def test_file_values_and_forever(tmp_path: Path) -> None:
-    text = 'keep_snapshots_days = 10\nkeep_findings_days = "forever"\nvacuum_retention_hours = 48'
+    text = 'keep_snapshots_days = 10\nkeep_findings_days = "forever"\nvacuum_retention_hours = 48\n'
+    text += "keep_reports_days = 7"
     policy = load_settings(settings_with(tmp_path, text)).lake
+    assert policy.keep_reports_days == 7
+    assert load_settings(settings_with(tmp_path, 'keep_reports_days = "forever"')).lake.keep_reports_days is None
     assert policy.keep_days("snapshots") == 10
     assert policy.keep_days("analysis_runs") is None
     assert policy.vacuum_retention_hours == 48
@@ -50,6 +54,7 @@ def test_file_values_and_forever(tmp_path: Path) -> None:
         ("vacuum_retention_hours = true", "'vacuum_retention_hours' must be a whole number of hours >= 0"),
         ("vacuum_retention_hours = 12", "'vacuum_retention_hours' must be at least 24"),
         ("vacuum_retention_hours = 200", "'log_retention_hours' (168) must be at least 'vacuum_retention_hours'"),
+        ("keep_reports_days = -3", "'keep_reports_days' must be a whole number of days >= 1 or 'forever', got -3"),
         ("compact_target_mb = 0", "'compact_target_mb' must be a whole number >= 1"),
         ("keep_validations_days = 7", "'keep_validations_days' (7) must be at least 'keep_snapshots_days'"),
         ("keep_everything = true", "[lake] unknown setting(s) ['keep_everything']"),

@@ -7,6 +7,8 @@ import re
 
 from kafka_ops.errors import LakeError
 
+REPORTS_DIR = "_reports"
+"""The side folder of the HTML health reports (`report.publish`), expired by `lake.retention`."""
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 

@@ -10,6 +10,7 @@ History is kept per commit log, and a commit log's retention applies to every ta
     keep_validations_days = 35      # `snapshot_validations` (at least the two above)
     keep_plans_days = "forever"     # `remediation_plans`
     keep_audit_days = "forever"     # `remediation_audit`
+    keep_reports_days = 35          # `_reports`: HTML health reports (`latest.html` always stays)
     vacuum_retention_hours = 168    # Delta: files a newer version replaced are deleted this long after
     log_retention_hours = 168       # Delta: commit log entries (versions) kept this long
     compact_target_mb = 256         # Delta: compaction writes files up to this size
@@ -36,6 +37,9 @@ _DAYS_KEYS = {  # the commit logs of lake.schema, by name (importing it would lo
     "keep_plans_days": "remediation_plans",
     "keep_audit_days": "remediation_audit",
 }
+_SIDE_DAYS_KEYS = {  # side folders (names starting with `_`) kept by age: `lake.retention.expire_reports`
+    "keep_reports_days": "_reports",
+}
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class RetentionPolicy:
     keep_validations_days: int | None = 35
     keep_plans_days: int | None = None
     keep_audit_days: int | None = None
+    keep_reports_days: int | None = 35
+    """HTML health reports (`_reports/<cluster>/<id>.html`), by the day each was written; as long as
+    the findings they show by default. `latest.html` is never expired."""
     vacuum_retention_hours: int = 168
     log_retention_hours: int = 168
     """At least `vacuum_retention_hours`. Equal by default: a version older than the vacuum window
@@ -62,7 +69,7 @@ class RetentionPolicy:
     compact_target_mb: int = 256
 
     def __post_init__(self) -> None:
-        for key in _DAYS_KEYS:
+        for key in [*_DAYS_KEYS, *_SIDE_DAYS_KEYS]:
             days = getattr(self, key)
             if days is not None and not _whole(days, 1):
                 raise ConfigError(f"[lake] {key!r} must be a whole number of days >= 1 or {FOREVER!r}, got {days!r}")
@@ -96,7 +103,8 @@ class RetentionPolicy:
         if unknown:
             raise ConfigError(f"{where}: [lake] unknown setting(s) {unknown} (known: {sorted(known)})")
         parsed: dict[str, Any] = {
-            key: None if key in _DAYS_KEYS and value == FOREVER else value for key, value in values.items()
+            key: None if key in {**_DAYS_KEYS, **_SIDE_DAYS_KEYS} and value == FOREVER else value
+            for key, value in values.items()
         }
         try:
             policy = cls(**parsed)

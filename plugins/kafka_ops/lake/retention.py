@@ -18,6 +18,17 @@ again finishes the job (every step deletes by `dt`, so a repeated step deletes n
 Expired rows leave Delta's current version at once; their files go with the vacuum
 (`lake.maintenance`). On Parquet the `dt=` folders are deleted; a reader listing a folder being
 deleted may fail (and be retried), it never sees a torn batch.
+
+The side folders (names starting with `_`), either format:
+
+* `_reports/<cluster>/<id>.html` (health reports) expire by `keep_reports_days`, counted from the
+  day each file was written, as the tables count `dt` days; `latest.html` always stays. Leftovers
+  of an interrupted write (`*.tmp`) expire with them.
+* `_plans` and `_executions` (plan files and execution progress) and `_alerting` (incident state,
+  the alert log) are kept: they are the record of what was done to a cluster and who was paged.
+* `_validation` (Data Docs) prunes itself at every validation (`validation.runner`, 3 days).
+* `_staging` (Parquet) and `_delta_pending` (Delta intents) belong to a publish under way or
+  interrupted: `recover()` finishes or removes them, never retention.
 """
 
 from __future__ import annotations
@@ -33,6 +44,7 @@ import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.delta_store import DeltaLake
+from kafka_ops.lake.names import REPORTS_DIR
 from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.lake.schema import (
     ANALYSIS_COMMIT_TABLE,
@@ -111,7 +123,35 @@ def expire(lake: Lake, policy: RetentionPolicy, now: datetime, progress: Progres
                 expired.append(_said(store.delete(table, commit_table, cutoff, days_gone), say))
     if commit_tables_kept := sorted(c for c in by_commit if c in COMMIT_TABLES and policy.keep_days(c) is None):
         say(f"kept forever: {', '.join(commit_tables_kept)}")
+    expired.append(expire_reports(lake, policy.keep_reports_days, now, say))
     return [e for e in expired if e.rows or e.files]
+
+
+def expire_reports(lake: Lake, keep_days: int | None, now: datetime, progress: Progress | None = None) -> Expired:
+    """Delete the HTML reports written before `cutoff_of(now, keep_days)` (None: none), every
+    cluster's, except `latest.html`; `files` counts them, `days` are the days they were written."""
+    say = progress or (lambda message: log.info("%s", message))
+    if keep_days is None:
+        say(f"kept forever: {REPORTS_DIR}")
+        return Expired(REPORTS_DIR, REPORTS_DIR, "", (), 0, 0)
+    cutoff = cutoff_of(now, keep_days)
+    days: set[str] = set()
+    files = 0
+    selector = pafs.FileSelector(f"{lake.base}/{REPORTS_DIR}", allow_not_found=True, recursive=True)
+    try:
+        for info in lake.fs.get_file_info(selector):
+            if info.type != pafs.FileType.File or info.base_name == "latest.html" or info.mtime is None:
+                continue
+            written = f"{info.mtime:%Y-%m-%d}"
+            if written < cutoff:
+                lake.fs.delete_file(info.path)
+                days.add(written)
+                files += 1
+    except OSError as e:
+        raise LakeError(f"cannot expire the reports under {lake.root}/{REPORTS_DIR}: {e}") from e
+    if files:
+        say(f"expired {REPORTS_DIR}: {files} reports written on days {', '.join(sorted(days))} (before {cutoff})")
+    return Expired(REPORTS_DIR, REPORTS_DIR, cutoff, tuple(sorted(days)), 0, files)
 
 
 def _said(expired: Expired, say: Progress) -> Expired:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import pyarrow.fs as pafs
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.names import check_name
+from kafka_ops.lake.names import REPORTS_DIR, check_name
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.data import gather
 from kafka_ops.report.html import render
@@ -27,7 +27,7 @@ from kafka_ops.report.model import ReportData, ReportLinks
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
 
-REPORTS = "_reports"
+REPORTS = REPORTS_DIR
 LATEST = "latest.html"
 _CAPTURED = re.compile(r'name="kafka-ops-report" content="[^"]*captured_at=([^;"]*)')
 
