@@ -90,7 +90,8 @@ JARS = "{{ ti.xcom_pull(task_ids='spark_jars') }}"
             type=["null", "string"],
             title="As of",
             description="Manual runs only: analyse each cluster's lake as it was at this ISO 8601 time with its "
-            "zone, e.g. 2026-11-21T03:10:00+00:00 (a Delta lake's time travel; empty: now).",
+            "zone, e.g. 2026-11-21T03:10:00+00:00 (a Delta lake's time travel; empty: now). Forensic: the report "
+            "shows the batch current then; no alert is sent and nothing is written to a cluster.",
         )
     },
     default_args={
@@ -144,15 +145,17 @@ def kafka_health_analysis() -> None:
 
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
     def health_gates(target: dict[str, Any]) -> dict[str, Any]:
-        """The gates over the latest findings: offline, under-min-ISR, leader imbalance, controller
-        churn, groups in ERR/WARN. A failing gate is a finding, not a task failure."""
+        """The gates over the latest findings (an as-of run's: the batch current then): offline,
+        under-min-ISR, leader imbalance, controller churn, groups in ERR/WARN. A failing gate is a
+        finding, not a task failure."""
         from kafka_ops.airflow.health_tasks import gates
 
         return gates(target, _run_time())  # type: ignore[arg-type]
 
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['gated']['cluster'] }}")
     def send_alerts(gated: dict[str, Any]) -> dict[str, Any]:
-        """Open, remind or resolve incidents (one per problem) through the cluster's notifiers."""
+        """Open, remind or resolve incidents (one per problem) through the cluster's notifiers; nothing
+        in an as-of run."""
         from kafka_ops.airflow.health_tasks import alerts
 
         return alerts(gated, _run_time(), DAG_ID, get_current_context()["run_id"])
