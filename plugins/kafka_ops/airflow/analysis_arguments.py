@@ -78,7 +78,8 @@ def analysis_targets(
 def as_of_targets(settings: Settings, as_of: object) -> list[Target]:
     """One target per cluster that had batches at time `as_of` (the Param's value): the ZooKeeper
     snapshot and group collection that were its latest then (Delta time travel on the commit logs).
-    A Parquet lake keeps no past versions: a `ConfigError` naming the Param, before any work."""
+    A Parquet lake keeps no past versions, and a time before any batch has nothing to analyse: a
+    `ConfigError` naming the Param, before any work."""
     at = as_of_time(as_of)
     if settings.lake_format != "delta":
         raise ConfigError(
@@ -94,6 +95,12 @@ def as_of_targets(settings: Settings, as_of: object) -> list[Target]:
         if snapshot is not None or groups is not None:
             targets.append(Target(cluster=c.name, zookeeper=snapshot is not None, snapshot_id=snapshot,
                                   groups=groups is not None, group_snapshot_id=groups, as_of=str(as_of)))  # fmt: skip
+    if not targets:
+        names = ", ".join(c.name for c in settings.clusters)
+        raise ConfigError(
+            f"Param 'as_of' ({as_of}): no configured cluster ({names}) had a snapshot or group collection in the "
+            f"lake at {settings.lake_root} then: pick a later time"
+        )
     return targets
 
 

@@ -115,16 +115,19 @@ def test_an_as_of_run_judges_the_past_and_leaves_the_present_alone(
     assert (render_findings(lake, "c1"), client.get("/metrics").text) == shown
 
 
-def test_an_as_of_run_validates_a_batch_never_validated_under_its_own_id(
+def test_an_as_of_run_validates_a_batch_never_validated_under_its_own_id_and_refuses_a_time_before_the_lake(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = configure(tmp_path, monkeypatch, "delta")
     lake = open_lake(root, "delta")
+    too_early = moment()
     lake.publish(snapshot_batch(small_snapshot("s1")))
     then = moment()
     analysed_snapshot(root, "s2", AT + timedelta(minutes=5), offline=False)
     before = lake.read("snapshot_validations", "c1").to_pylist()
     (target,) = analysis_targets(load_settings(), None, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET, then)
+    with pytest.raises(ConfigError, match=r"Param 'as_of' \(.*\): no configured cluster \(c1\) had a snapshot"):
+        analysis_targets(load_settings(), None, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET, too_early)
 
     validated = health_tasks.validate(target, RUN)
     assert validated["snapshots"]["snapshot_id"] == "s1" and "recorded_at" not in validated["snapshots"]
