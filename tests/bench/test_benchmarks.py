@@ -64,7 +64,14 @@ TOYS: dict[str, Toy] = {
         ("max_seconds", "max_rss_gb", "max_bytes_over_lower_bound", "hard_goals_held"),
     ),
     "lake_history": Toy(
-        ("--partitions", "100", "--days", "7", "--snapshots-per-day", "4", "--delta-days", "2", "--histories", "1,7"),
+        (
+            "--partitions=100",
+            "--days=7",
+            "--snapshots-per-day=4",
+            "--delta-days=2",
+            "--histories=1,7",
+            "--warm-up=none",
+        ),
         (
             "seconds_1d_history",
             "seconds_7d_history",
@@ -86,6 +93,11 @@ TOYS: dict[str, Toy] = {
         ("--partitions", "2000", "--topics", "50", "--brokers", "12", "--runs", "1"),
         ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
         ("max_seconds", "max_moves_over_lower_bound"),
+    ),
+    "delta_publish": Toy(
+        ("--partitions", "500", "--snapshots", "24", "--window", "4"),
+        ("delta_first_s", "delta_last_s", "parquet_first_s", "parquet_last_s", "delta_growth", "ratio", "targets"),
+        ("delta_first_s", "delta_last_s", "parquet_last_s", "ratio"),
     ),
 }
 

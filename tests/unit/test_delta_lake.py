@@ -15,7 +15,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.lake.delta_store import PENDING, DeltaLake
+from kafka_ops.lake.delta_store import CHECKPOINT_INTERVAL, PENDING, DeltaLake
 from kafka_ops.lake.open import lake_of
 from kafka_ops.settings import Settings, load_settings
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -119,6 +119,15 @@ def test_tables_need_only_reader_1_writer_2(delta: DeltaLake) -> None:
         protocol = DeltaTable(f"{delta.base}/{table}").protocol()
         assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2), table
         assert not protocol.reader_features and not protocol.writer_features, table
+
+
+def test_tables_are_checkpointed_every_ten_commits(delta: DeltaLake) -> None:
+    for i in range(CHECKPOINT_INTERVAL):
+        delta.publish(snapshot_batch(small_snapshot(f"s{i}")))
+    log = Path(delta.base) / "partitions" / "_delta_log"
+    assert DeltaTable(str(log.parent)).metadata().configuration["delta.checkpointInterval"] == "10"
+    assert [p.name for p in log.glob("*.checkpoint.parquet")] == [f"{CHECKPOINT_INTERVAL - 1:020d}.checkpoint.parquet"]
+    assert len(assert_whole_batches(delta)) == CHECKPOINT_INTERVAL
 
 
 def test_a_table_with_deletion_vectors_is_refused(delta: DeltaLake) -> None:

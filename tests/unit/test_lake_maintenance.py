@@ -3,6 +3,7 @@ retention that never shows a torn batch (failing between steps, and SIGKILLed ma
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -88,7 +89,8 @@ def test_compaction_leaves_one_file_per_closed_day_and_the_same_batches(delta: D
     # vacuumed at 0 h: the replaced files are gone from disk; the log is checkpointed
     on_disk = list((Path(delta.root) / "partitions").glob("cluster=*/dt=*/*.parquet"))
     assert len(on_disk) == 13
-    assert list((Path(delta.root) / "partitions" / "_delta_log").glob("*.checkpoint.parquet"))
+    last_checkpoint = json.loads((Path(delta.root) / "partitions" / "_delta_log" / "_last_checkpoint").read_text())
+    assert last_checkpoint["version"] == DeltaTable(delta.table_uri("partitions")).version()
 
     again = maintain(delta, policy(keep_days=35), DAY0 + timedelta(days=1, hours=1), log=lines.append)
     assert all(not t.compactions and t.files_vacuumed == 0 for t in again.tables)  # idempotent
@@ -96,6 +98,8 @@ def test_compaction_leaves_one_file_per_closed_day_and_the_same_batches(delta: D
 
 def test_vacuum_keeps_replaced_files_for_time_travel(delta: DeltaLake) -> None:
     publish_days(delta, days=1, per_day=3)
+    # as a table created before the writers set a checkpoint interval: Delta's default
+    DeltaTable(delta.table_uri("partitions")).alter.set_table_properties({"delta.checkpointInterval": "100"})
     old_version = DeltaTable(delta.table_uri("partitions")).version()
     maintain(delta, RetentionPolicy(), DAY0 + timedelta(days=1))
     table = DeltaTable(delta.table_uri("partitions"))
@@ -106,6 +110,7 @@ def test_vacuum_keeps_replaced_files_for_time_travel(delta: DeltaLake) -> None:
     props = DeltaTable(delta.table_uri("partitions")).metadata().configuration
     assert props["delta.logRetentionDuration"] == "interval 168 hours"
     assert props["delta.deletedFileRetentionDuration"] == "interval 168 hours"
+    assert props["delta.checkpointInterval"] == "10"
 
 
 @pytest.mark.parametrize("fmt", ["delta", "parquet"])

@@ -19,8 +19,9 @@
      read the lake serves), so the floor is lifted only below 168 h;
    * a checkpoint of the current version, then the log cleanup: log entries older than
      `log_retention_hours` (the tables' `delta.logRetentionDuration`, set here, as is
-     `delta.deletedFileRetentionDuration`, so Spark's own VACUUM and log cleanup agree) and older
-     than the checkpoint are deleted.
+     `delta.deletedFileRetentionDuration`, so Spark's own VACUUM and log cleanup agree; and
+     `delta.checkpointInterval`, for a table created before the writers set it) and older than
+     the checkpoint are deleted.
 
 Every step is idempotent: a rerun after a crash or a retry redoes only what is left. One table
 failing does not stop the others; `maintain` then raises a `LakeError` naming each failure.
@@ -38,7 +39,7 @@ from deltalake import DeltaTable, WriterProperties
 from deltalake.exceptions import DeltaError
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.delta_store import DeltaLake
+from kafka_ops.lake.delta_store import TABLE_PROPERTIES, DeltaLake
 from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.lake.retention import Expired, Progress, cutoff_of, expire, lake_tables
 from kafka_ops.lake.schema import commit_table_of
@@ -214,6 +215,7 @@ def _set_retention_properties(delta: DeltaTable, policy: RetentionPolicy) -> Non
     wanted = {
         "delta.logRetentionDuration": f"interval {policy.log_retention_hours} hours",
         "delta.deletedFileRetentionDuration": f"interval {policy.vacuum_retention_hours} hours",
+        **TABLE_PROPERTIES,  # a table created before the writers set it
     }
     current = delta.metadata().configuration
     if any(current.get(k) != v for k, v in wanted.items()):
