@@ -77,6 +77,7 @@ def test_migrating_a_parquet_lake_in_place(tmp_path: Path, capsys: pytest.Captur
     assert committed_rows(delta) == before
     protocol = DeltaTable(f"{delta.base}/partitions").protocol()
     assert (protocol.min_reader_version, protocol.min_writer_version) == (1, 2)
+    assert DeltaTable(f"{delta.base}/partitions").metadata().configuration["delta.checkpointInterval"] == "10"
 
     again = migrate_to_delta(parquet.root)  # idempotent: nothing changes
     assert {m.outcome for m in again} == {"already Delta"}

@@ -23,7 +23,8 @@ from deltalake import DeltaTable, Schema, convert_to_deltalake
 from deltalake.exceptions import DeltaError
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.delta_store import DeltaLake, check_protocol
+from kafka_ops.lake.delta_store import TABLE_PROPERTIES, DeltaLake, check_protocol
+from kafka_ops.lake.formats import table_formats
 from kafka_ops.lake.store import STAGING, STALE_STAGING_S, Lake
 
 log = logging.getLogger(__name__)
@@ -51,32 +52,25 @@ def migrate_to_delta(root: str | os.PathLike[str]) -> list[Migrated]:
         )
     delta = DeltaLake(root)
     done = []
-    for table in _lake_tables(parquet):
+    if parquet.fs.get_file_info(parquet.base).type != pafs.FileType.Directory:
+        raise LakeError(f"no lake at {parquet.root}")
+    formats = table_formats(parquet)
+    for table in sorted(formats):
         uri = delta.table_uri(table)
-        if parquet.fs.get_file_info(f"{parquet.base}/{table}/_delta_log").type == pafs.FileType.Directory:
+        if formats[table] == "delta":
             done.append(Migrated(table, "already Delta"))
             continue
         log.info("converting %s to Delta", uri)
         try:
             convert_to_deltalake(
-                uri, mode="ignore", partition_by=Schema.from_arrow(PARTITIONS), partition_strategy="hive"
+                uri,
+                mode="ignore",
+                partition_by=Schema.from_arrow(PARTITIONS),
+                partition_strategy="hive",
+                configuration=TABLE_PROPERTIES,
             )
             check_protocol(DeltaTable(uri), uri)
         except DeltaError as e:
             raise LakeError(f"cannot convert lake table {uri} to Delta: {e}; the tables before it are converted") from e
         done.append(Migrated(table, "converted"))
     return done
-
-
-def _lake_tables(lake: Lake) -> list[str]:
-    """Folders under the root laid out as lake tables: every entry a `cluster=` folder."""
-    if lake.fs.get_file_info(lake.base).type != pafs.FileType.Directory:
-        raise LakeError(f"no lake at {lake.root}")
-    tables = []
-    for info in lake.fs.get_file_info(pafs.FileSelector(lake.base)):
-        if info.type != pafs.FileType.Directory or info.base_name.startswith(("_", ".")):
-            continue
-        entries = [e for e in lake.fs.get_file_info(pafs.FileSelector(info.path)) if e.base_name != "_delta_log"]
-        if entries and all(e.type == pafs.FileType.Directory and e.base_name.startswith("cluster=") for e in entries):
-            tables.append(info.base_name)
-    return sorted(tables)

@@ -14,16 +14,23 @@ if TYPE_CHECKING:
 
 
 def open_lake(root: str | os.PathLike[str], lake_format: str = "parquet") -> Lake:
-    """The lake at `root`: the Parquet `Lake`, or the Delta Lake `DeltaLake` (same API)."""
+    """The lake at `root`: the Parquet `Lake`, or the Delta Lake `DeltaLake` (same API). A root whose
+    tables are in the other format is refused (`lake.formats.check_format`)."""
+    from kafka_ops.lake.formats import check_format  # noqa: PLC0415 - pyarrow only when a lake is opened
+
+    lake: Lake
     if lake_format == "parquet":
         from kafka_ops.lake.store import Lake  # noqa: PLC0415 - pyarrow only when a lake is opened
 
-        return Lake(root)
-    if lake_format == "delta":
+        lake = Lake(root)
+    elif lake_format == "delta":
         from kafka_ops.lake.delta_store import DeltaLake  # noqa: PLC0415 - deltalake only when chosen
 
-        return DeltaLake(root)
-    raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
+        lake = DeltaLake(root)
+    else:
+        raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
+    check_format(lake, lake_format)
+    return lake
 
 
 def lake_of(settings: Settings) -> Lake:
