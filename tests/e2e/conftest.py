@@ -1,9 +1,10 @@
 """The UI test's setup: a real Airflow on the sandbox cluster, and headless Chromium logged in to it.
 
-* `airflow` (session: the UI and metrics tests share one stack): settings TOML for cluster `sandbox`
+* `airflow` (package: the UI and metrics tests share one stack, stopped once the last e2e test is
+  done, so it does not run idle beside the rest of the suite): settings TOML for cluster `sandbox`
   (a lake under its tmp dir, writes disabled), connections as `AIRFLOW_CONN_*`, then `AirflowStack`
   (api-server, scheduler, dag-processor on a fresh SQLite DB, the kafka_ops plugin on the api-server)
-  with the election DAG parsed and unpaused; stopped at the end.
+  with the election DAG parsed and unpaused.
 * `browser_context` (module): Debian's chromium driven by Playwright (never `playwright install`),
   signed in through the simple auth manager's login page.
 * `page` (per test): on failure, a screenshot and the page's text go to the artefact dir.
@@ -41,9 +42,12 @@ def artifacts() -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, artifacts: Path) -> Iterator[AirflowUI]:
-    """Airflow 3 for real against the session sandbox; every component stopped at the end, also on failure."""
+    """Airflow 3 for real against the session sandbox; every component stopped after the e2e tests, also on failure.
+
+    Package-scoped, not session: a scheduler and dag-processor left running would take CPU from
+    every later test on a two-core machine for the rest of the run."""
     tmp = tmp_path_factory.mktemp("airflow-ui")
     settings = tmp / "kafka-ops.toml"
     settings.write_text(
