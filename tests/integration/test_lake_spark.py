@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -9,10 +11,11 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.spark import read_table
 from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot.tables import snapshot_batch
-from tests.unit.snapshots import small_snapshot
+from tests.unit.snapshots import AT, small_snapshot
 
 pytestmark = pytest.mark.slow
 
@@ -66,3 +69,31 @@ def test_a_file_written_before_a_column_existed_reads_it_as_null(spark: SparkSes
     parts = read_table(spark, str(tmp_path), "partitions").where("partition = 0 AND topic = 'orders'")
     assert {r.snapshot_id: r.elr for r in parts.collect()} == {"s1": None, "s2": None}
     assert set(lake.read("snapshots").column("source").to_pylist()) == {None, "zookeeper"}
+
+
+@pytest.mark.parametrize("lake_format", ["parquet", "delta"])
+def test_a_read_of_a_clusters_days_opens_no_file_of_other_days(
+    spark: SparkSession, tmp_path: Path, lake_format: str
+) -> None:
+    """The analysis reads its window's days only (`read_table`'s `cluster` and `days`), of the table
+    and of its commit table: its cost must not grow with the lake's history. An older day's files
+    made unreadable would fail any read that opened one."""
+    lake = open_lake(tmp_path, lake_format)
+    for days_ago, snapshot_id, cluster in ((2, "old", "c1"), (1, "yesterday", "c1"), (0, "today", "c1"),
+                                           (0, "other", "c2")):  # fmt: skip
+        lake.publish(
+            snapshot_batch(replace(small_snapshot(snapshot_id, cluster), captured_at=AT - timedelta(days_ago)))
+        )
+    for table in ("partitions", "snapshots"):
+        for file in (tmp_path / table / "cluster=c1" / f"dt={AT - timedelta(2):%Y-%m-%d}").glob("*.parquet"):
+            file.write_bytes(b"not a parquet file")
+
+    window = read_table(spark, str(tmp_path), "partitions", lake_format=lake_format, cluster="c1",
+                        days=((AT - timedelta(1)).date(), AT.date()))  # fmt: skip
+    seen = {(r.cluster, r.dt, r.snapshot_id) for r in window.select("cluster", "dt", "snapshot_id").collect()}
+    assert seen == {("c1", f"{AT - timedelta(1):%Y-%m-%d}", "yesterday"), ("c1", f"{AT:%Y-%m-%d}", "today")}
+    later = read_table(spark, str(tmp_path), "brokers", lake_format=lake_format, cluster="c1",
+                       days=((AT + timedelta(1)).date(), (AT + timedelta(2)).date()))  # fmt: skip
+    assert later.count() == 0 and "broker_id" in later.columns  # days never written: empty, documented columns
+    with pytest.raises(Exception, match=r"(?i)parquet"):  # the check has teeth: a whole read opens the old day
+        read_table(spark, str(tmp_path), "partitions", lake_format=lake_format).count()

@@ -2,15 +2,22 @@
 
 A Delta lake (`lake_format="delta"`) is read through Delta's Spark connector, whose jars must be
 on the session's classpath (`spark.jars`, see `kafka_ops.sandbox.jars.ensure_delta_spark_jars`):
-each table at its latest Delta version, then semi-joined on its commit table as for Parquet."""
+each table at its latest Delta version, then semi-joined on its commit table as for Parquet.
+
+A read restricted to one cluster's days (`read_table`'s `cluster` and `days`, as the analysis reads
+its window) touches only those partitions, of the table and of its commit table alike, so its cost
+does not grow with the lake's history: the Parquet reader lists only those `dt=` folders and Delta
+prunes the log's files to them, and the commit table is pruned before the semi-join."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from kafka_ops.errors import LakeError
+from kafka_ops.lake.names import check_name
 from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
@@ -37,30 +44,68 @@ def read_table(
     *,
     lake_format: str = "parquet",
     versions: Mapping[str, int | None] | None = None,
+    cluster: str | None = None,
+    days: tuple[date, date] | None = None,
 ) -> DataFrame:
     """`table` as a DataFrame with `cluster` and `dt` as strings; by default only rows of
     published batches (whose `snapshot_id` is in the table's commit log, see `lake.store`).
     A documented table never written yet reads as empty (e.g. group tables of a lake that only
     has ZooKeeper snapshots). On a Delta lake, a table named in `versions` (it and its commit
     table: see `lake.time_travel.version_as_of`) is read at that Delta version (`versionAsOf`),
-    None or a negative version meaning it did not exist yet."""
+    None or a negative version meaning it did not exist yet.
+
+    With `cluster`, only that cluster's rows; with `days` too (the first and last `dt`, inclusive),
+    only those days' partitions, of the table and of its commit table, are read (see above): a batch
+    is committed in the partition of its own day, so this changes no row of those days."""
     if versions and lake_format != "delta":
         raise LakeError(f"the Parquet lake at {root} keeps no table versions: reading as of a version needs Delta")
+    if days is not None and cluster is None:
+        raise LakeError(f"reading {table!r} of the lake at {root} by days needs the cluster whose days they are")
     if lake_format == "delta":
         frame = _read_delta(spark, root, table, (versions or {}).get(table, LATEST))
     elif lake_format == "parquet":
-        frame = _read_parquet(spark, root, table)
+        frame = _read_parquet(spark, root, table, cluster, days)
     else:
         raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
+    frame = _partitions(frame, cluster, days)
     commit_table = commit_table_of(table)
     if committed_only and table != commit_table:
-        commits = read_table(spark, root, commit_table, lake_format=lake_format, versions=versions)
+        commits = read_table(
+            spark, root, commit_table, lake_format=lake_format, versions=versions, cluster=cluster, days=days
+        )
         commits = commits.select("cluster", "snapshot_id")
         frame = frame.join(commits, ["cluster", "snapshot_id"], "left_semi")
     return frame
 
 
-def _read_parquet(spark: SparkSession, root: str, table: str) -> DataFrame:
+def _partitions(frame: DataFrame, cluster: str | None, days: tuple[date, date] | None) -> DataFrame:
+    """`frame`'s rows of `cluster` and `days` (first and last, inclusive): partition filters, which
+    Spark and Delta apply to the files before reading any."""
+    from pyspark.sql import functions as F  # noqa: PLC0415 - only Spark callers import pyspark
+
+    if cluster is not None:
+        frame = frame.where(F.col("cluster") == cluster)
+    if days is not None:
+        frame = frame.where(F.col("dt").between(f"{days[0]:%Y-%m-%d}", f"{days[1]:%Y-%m-%d}"))
+    return frame
+
+
+def _folders(path: str, cluster: str | None, days: tuple[date, date] | None) -> str:
+    """The Parquet reader's path: the table's folder, or a glob of only `cluster`'s folder or of only
+    its `days`' folders (a lake's cluster names hold no glob characters: `check_name`)."""
+    if cluster is None:
+        return path
+    check_name("cluster", cluster)
+    if days is None:
+        return f"{path}/cluster={cluster}"
+    first, last = days
+    dts = [f"{first + timedelta(days=i):%Y-%m-%d}" for i in range((last - first).days + 1)]
+    return f"{path}/cluster={cluster}/dt={{{','.join(dts)}}}"
+
+
+def _read_parquet(
+    spark: SparkSession, root: str, table: str, cluster: str | None, days: tuple[date, date] | None
+) -> DataFrame:
     from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
 
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
@@ -70,8 +115,8 @@ def _read_parquet(spark: SparkSession, root: str, table: str) -> DataFrame:
         empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
         reader = reader.schema(spark.createDataFrame(empty.empty_table()).schema)
     try:
-        frame = reader.option("basePath", path).parquet(path)
-    except AnalysisException as e:
+        frame = reader.option("basePath", path).parquet(_folders(path, cluster, days))
+    except AnalysisException as e:  # no such table, or none of its folders asked for
         if table not in TABLES or e.getCondition() != "PATH_NOT_FOUND":
             raise
         return spark.createDataFrame(empty.empty_table())
