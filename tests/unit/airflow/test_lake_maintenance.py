@@ -40,7 +40,7 @@ def test_expire_then_tidy_on_a_delta_lake(tmp_path: Path, caplog: pytest.LogCapt
 
 
 def test_tidy_skips_a_parquet_lake_after_expiring_it(tmp_path: Path) -> None:
-    settings = Settings(lake_root=str(tmp_path / "lake"), lake=policy(keep_days=1))
+    settings = Settings(lake_root=str(tmp_path / "lake"), lake_format="parquet", lake=policy(keep_days=1))
     lake = open_lake(settings.lake_root, "parquet")
     ids = publish_days(lake, days=2, per_day=2)
     assert expire_task(DAY0 + timedelta(days=2), settings)["snapshots"]["rows"] == 2

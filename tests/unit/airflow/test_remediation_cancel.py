@@ -12,7 +12,7 @@ from airflow.sdk.exceptions import ParamValidationError
 from kafka_ops.airflow import remediation_cancel
 from kafka_ops.airflow.remediation_cancel import CancelRequest, parse_request, render_clear, render_preview
 from kafka_ops.airflow.remediation_params import ParamError
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation.store import save_plan
 from kafka_ops.settings import ClusterConfig, Settings
@@ -27,7 +27,7 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def plan_id(settings: Settings) -> str:
     plan = plan_replication_factor(cluster({1: "a", 2: "b"}, {"t": {0: (1,), 1: (2,)}}), ["t"], 2)
-    save_plan(Lake(settings.lake_root), plan, created_by="test")
+    save_plan(lake_of(settings), plan, created_by="test")
     return plan.plan_id
 
 

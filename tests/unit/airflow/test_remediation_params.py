@@ -21,7 +21,7 @@ from kafka_ops.airflow.remediation_params import (
     parse_request,
 )
 from kafka_ops.errors import ConfigError
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.planning import plan_decommission, plan_replication_factor
 from kafka_ops.remediation.store import save_plan
 from kafka_ops.settings import ClusterConfig, Settings
@@ -39,7 +39,7 @@ def settings(tmp_path: Path) -> Settings:
 def stored(settings: Settings) -> dict[str, str]:
     """Plan ids stored for cluster c1: an RF 1 → 2 plan of topic t, and a decommission of broker 3."""
     snap = cluster(RACKS, {"t": {0: (1,), 1: (2,)}, "u": {0: (3, 1)}})
-    lake = Lake(settings.lake_root)
+    lake = lake_of(settings)
     rf = plan_replication_factor(snap, ["t"], 2)
     decommission = plan_decommission(snap, [3])
     for plan in (rf, decommission):
