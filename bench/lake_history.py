@@ -28,11 +28,14 @@ the same size; `--write-only` writes them and stops (it starts no Spark). Analys
 copies.
 
 The last snapshot (day 30, 23:55) is analysed by every detector, `analysis.runner.analyse` as the
-analysis DAG's Spark job runs it (`lake_format` "delta" or "parquet"), in one warm local Spark
-session (2 cores, Delta's connector loaded), on each lake with 30 days of history, then 7, then
-1: between the runs the older days are deleted (Delta: a delete of their partitions, a vacuum
-and a checkpoint; Parquet: their `dt=` folders removed), which is what a lake keeping 7 days or
-1 day holds.
+analysis DAG's Spark job runs it (`lake_format` "delta" or "parquet"), in one local Spark session
+(2 cores, Delta's connector loaded), on each lake with 30 days of history, then 7, then 1: between
+the runs the older days are deleted (Delta: a delete of their partitions, a vacuum and a
+checkpoint; Parquet: their `dt=` folders removed), which is what a lake keeping 7 days or 1 day
+holds. The session is warmed up at full size first (`--warm-up full`, the default): each lake is
+analysed once, untimed, with the longest history, so every timed run is a warm one (the JVM's JIT
+and Spark's and Delta's caches): a warm-up on a small lake left the first full-size run, the
+30-day one, paying the rest of it. `--warm-up none` (the toy size in the tests) skips it.
 
 Reports the analysis times (`seconds_{1,7,30}d_history` on Delta, `parquet_seconds_*` on
 Parquet) and whether both lakes gave the same findings; `files_per_table_day`, the most files any
@@ -58,7 +61,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -74,9 +76,6 @@ from kafka_ops.lake.maintenance import maintain
 from kafka_ops.lake.migrate import migrate_to_delta
 from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.lake.store import Lake
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 CLUSTER = "synth"
 FORMATS = ("delta", "parquet")
@@ -95,6 +94,12 @@ def main() -> None:
         "--cache", default=None, help="keep the written lakes here and reuse them (e.g. var/bench-lake-history)"
     )
     parser.add_argument("--write-only", action="store_true", help="write the lakes (into --cache), analyse nothing")
+    parser.add_argument(
+        "--warm-up",
+        choices=("full", "none"),
+        default="full",
+        help="full: analyse each lake once, untimed, before the timed runs; none: the first timed run warms up",
+    )
     parser.add_argument("--workdir", default=None, help="where the analysed copies go (default: a temp dir)")
     args = parser.parse_args()
     histories = sorted({int(d) for d in args.histories.split(",")}, reverse=True)
@@ -110,7 +115,7 @@ def main() -> None:
             for fmt in FORMATS:
                 shutil.copytree(written / fmt, Path(work) / fmt)
         delta, parquet = DeltaLake(f"{work}/delta"), Lake(f"{work}/parquet")
-        seconds, findings = analyse_histories(delta, parquet, histories, args.days)
+        seconds, findings = analyse_histories(delta, parquet, histories, args.days, warm_up=args.warm_up == "full")
 
     differences = {d: findings_differences(findings["delta"][d], findings["parquet"][d]) for d in histories}
     print(json.dumps({
@@ -119,6 +124,7 @@ def main() -> None:
         "days": args.days,
         "delta_days": args.delta_days,
         "snapshots": args.days * args.snapshots_per_day,
+        "warm_up": args.warm_up,
         "detectors": sorted(DETECTORS),
         **{f"seconds_{d}d_history": seconds["delta"][d] for d in histories},
         **{f"parquet_seconds_{d}d_history": seconds["parquet"][d] for d in histories},
@@ -260,17 +266,22 @@ def du(root: Path) -> int:
 
 
 def analyse_histories(
-    delta: DeltaLake, parquet: Lake, histories: list[int], days: int
+    delta: DeltaLake, parquet: Lake, histories: list[int], days: int, *, warm_up: bool
 ) -> tuple[dict[str, dict[int, float]], dict[str, dict[int, dict[str, dict[str, int]]]]]:
     """The last snapshot analysed on each lake with each history (longest first, older days deleted
-    between the runs); seconds and findings counts by format and days of history."""
+    between the runs), after an untimed analysis of each lake with the longest history if `warm_up`;
+    seconds and findings counts by format and days of history."""
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
     spark = build_session("kafka-ops bench: lake history", "delta")  # Delta's connector; reads Parquet too
     detectors = list(DETECTORS.values())
     seconds: dict[str, dict[int, float]] = {fmt: {} for fmt in FORMATS}
     findings: dict[str, dict[int, dict[str, dict[str, int]]]] = {fmt: {} for fmt in FORMATS}
     try:
-        warm_up(spark)
+        keep_days(delta, parquet, START + timedelta(days=days - histories[0]))
+        for fmt, lake in (("delta", delta), ("parquet", parquet)) if warm_up else ():
+            t = time.perf_counter()
+            analyse(spark, lake.root, CLUSTER, detectors, Thresholds(), lake_format=fmt)
+            print(f"{fmt}, warm-up: {time.perf_counter() - t:.1f}s", file=sys.stderr, flush=True)
         for history in histories:
             keep_days(delta, parquet, START + timedelta(days=days - history))
             for fmt, lake in (("delta", delta), ("parquet", parquet)):
@@ -291,15 +302,6 @@ def findings_differences(delta: dict[str, dict[str, int]], parquet: dict[str, di
         for name in sorted(set(delta) | set(parquet))
         if delta.get(name) != parquet.get(name)
     }
-
-
-def warm_up(spark: SparkSession) -> None:
-    """One small analysis per format first: the JIT, Spark's caches and the Delta connector loaded."""
-    with tempfile.TemporaryDirectory(prefix="bench-warm-") as warm:
-        for fmt, lake in (("delta", DeltaLake(f"{warm}/delta")), ("parquet", Lake(f"{warm}/parquet"))):
-            for batch in snapshot_batches("warm", 500, 12):
-                lake.publish(batch)
-            analyse(spark, lake.root, "warm", list(DETECTORS.values()), Thresholds(), lake_format=fmt)
 
 
 def keep_days(delta: DeltaLake, parquet: Lake, since: datetime) -> None:
