@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.cli import main
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_at
 from kafka_ops.remediation.store import save_plan
 from tests.unit.remediation.clusters import rf2_plan
 
@@ -26,7 +26,7 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         '[[clusters]]\nname = "zk"\nwrites_enabled = true\nremediation_backend = "zookeeper"\n'
     )
     monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
-    save_plan(Lake(str(lake)), PLAN, created_by="pytest")
+    save_plan(lake_at(lake), PLAN, created_by="pytest")
     return lake
 
 

@@ -14,7 +14,6 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
-from kafka_ops.lake.store import Lake
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
@@ -39,7 +38,7 @@ def targets(events: dict[Any, list[Event]] | None, lake: str = "/lake") -> list[
 
 
 def test_manual_run_analyses_every_cluster_with_batches(tmp_path: Path) -> None:
-    lake = Lake(tmp_path)
+    lake = open_lake(tmp_path, settings(str(tmp_path)).lake_format)
     lake.publish(snapshot_batch(small_snapshot("s1", cluster="east")))
     lake.publish(snapshot_batch(small_snapshot("s2", cluster="west")))
     lake.publish(group_batch(group_snapshot("g1", cluster="west")))

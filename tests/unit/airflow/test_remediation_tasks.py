@@ -15,7 +15,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from kafka_ops.airflow import remediation_tasks as tasks
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, ParamError, parse_request
 from kafka_ops.errors import PlanError
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import lake_of
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import read_audit, save_plan
 from kafka_ops.settings import ClusterConfig, Settings
@@ -51,7 +51,7 @@ def test_writes_disabled_is_refused_before_any_connection(settings: Settings, mo
     """No Airflow connection exists here: the refusal comes before one is even looked up."""
     for name in ("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", "AIRFLOW_CONN_KAFKA_DEFAULT"):
         monkeypatch.delenv(name, raising=False)
-    lake = Lake(settings.lake_root)
+    lake = lake_of(settings)
     plan = plan_replication_factor(SNAP, ["orders.eu"], 2)
     save_plan(lake, plan, created_by="alice")
     run = params(dry_run=False, plan_id=plan.plan_id)
