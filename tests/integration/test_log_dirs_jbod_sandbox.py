@@ -20,10 +20,18 @@ from kafka import KafkaProducer
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError
 
-from kafka_ops.errors import RemediationRefused
+from kafka_ops.errors import PlanCancelled, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_log_dir_balance
-from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, clear_throttles, read_audit
+from kafka_ops.planning.plan import DirMove
+from kafka_ops.remediation import (
+    AdminApiBackend,
+    ExecutionOptions,
+    ExecutionReport,
+    cancel,
+    clear_throttles,
+    read_audit,
+)
 from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE
 from kafka_ops.remediation.log_dir_moves import execute_dir_moves
 from kafka_ops.remediation.store import read_progress, write_progress
@@ -35,6 +43,7 @@ from kafka_ops.snapshot.publish import collect_metadata
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for
 from tests.integration.kafka_tools import LogDirsView, log_dirs_described
 
@@ -213,6 +222,62 @@ def test_the_log_dir_balance_moves_a_big_replica_to_the_empty_dir_as_kafka_log_d
         backend.close()
     assert cleared.brokers_cleared == [1]
     assert throttle_of(cluster) in (None, "9223372036854775807")
+
+
+def test_a_cancel_stops_a_log_dir_move_execution_and_the_plan_stays_cancelled(
+    jbod: tuple[SandboxCluster, list[str]], lake: Lake
+) -> None:
+    """A copy crawling at 1 B/s is cancelled from elsewhere (the cancel DAG's `executor.cancel`): the
+    executing run stops at its next poll with `PlanCancelled` and writes nothing more, so the plan stays
+    cancelled and is never resumed. (Before the shared run loop, the log dir run never read the cancel
+    while waiting and its next save overwrote `cancelled`: the copy, unthrottled by the cancel, finished
+    and the plan ended `done`.)"""
+    cluster, dirs = jbod
+    topic = "ldb_cancel"
+    admin = admin_for(cluster)
+    try:
+        admin.create_topics([NewTopic(topic, replica_assignments={0: [1]}, topic_configs={"segment.bytes": "262144"})])
+    finally:
+        admin.close()
+    time.sleep(1)
+    produce(cluster, topic, 2000, 1000)
+    view = wait_for_kafka(cluster, lambda v: any(k[2] == topic for k in v["replicas"]), topic)
+    source = dir_of(view, topic)
+    target = next(d for d in dirs if d != source)
+    (size,) = [s for (_, d, t, _, future), (s, _) in view["replicas"].items() if t == topic and not future]
+    _, snap = settled(cluster)
+    plan = replace(plan_log_dir_balance(snap), dir_moves=(DirMove(topic, 0, 1, source, target, size),))
+    config = ClusterConfig("jbod", writes_enabled=True)
+    crawl = ExecutionOptions(throttle_bytes_per_s=1, poll_s=0.3, stuck_after_s=120)
+    backend, canceller = (AdminApiBackend(KafkaTarget(cluster.bootstrap_servers)) for _ in range(2))
+
+    def execute() -> ExecutionReport:
+        return execute_dir_moves(plan, lake=lake, cluster_config=config, backend=backend, actor="pytest",
+                                 trusted=lambda *_: None, options=crawl)  # fmt: skip
+
+    try:
+        execution = Background(execute)
+        wait_for_kafka(cluster, lambda v: (1, target, topic, 0, True) in v["replicas"], "the future replica")
+        cancel(plan.plan_id, lake=lake, cluster_config=config, backend=canceller,
+               zookeeper=ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot), actor="pytest-cancel",
+               poll_s=0.3)  # fmt: skip
+        error = execution.error(30)
+        with pytest.raises(RemediationRefused, match=rf"plan {plan.plan_id} was cancelled"):
+            execute()
+    finally:
+        backend.close()
+        canceller.close()
+
+    assert isinstance(error, PlanCancelled), error
+    assert f"plan {plan.plan_id} was cancelled before batch 0 was done (cancelled by pytest-cancel" in str(error)
+    stored = read_progress(lake, "jbod", plan.plan_id)
+    assert stored is not None and stored.status == "cancelled" and [s.state for s in stored.batches] == ["submitted"]
+    log = [(r["batch"], r["action"], r["outcome"]) for r in read_audit(lake, "jbod", plan.plan_id)]
+    assert log == [(None, "set_throttle", "ok"), (0, "alter_log_dirs", "ok"), (None, "remove_throttle", "ok"),
+                   (0, "stop", "cancelled"), (None, "refuse", "refused")], log  # fmt: skip
+    assert throttle_of(cluster) in (None, "9223372036854775807")  # the cancel removed it
+    # the copy goes on unthrottled (Kafka cannot cancel it): the next test starts from a settled broker
+    wait_for_kafka(cluster, lambda v: (1, target, topic, 0, False) in v["replicas"], "the copy landed")
 
 
 def throttle_of(cluster: SandboxCluster) -> str | None:

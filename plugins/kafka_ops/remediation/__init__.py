@@ -23,16 +23,9 @@ Wiring, e.g. in a task::
 from __future__ import annotations
 
 from kafka_ops.remediation.backends import AdminApiBackend, Backend, ZooKeeperBackend, backend_for
+from kafka_ops.remediation.batch_runner import ExecutionOptions, ExecutionReport
 from kafka_ops.remediation.batching import chunk_elections, split_moves
-from kafka_ops.remediation.executor import (
-    CancelReport,
-    ExecutionOptions,
-    ExecutionReport,
-    ThrottleReport,
-    cancel,
-    clear_throttles,
-    execute,
-)
+from kafka_ops.remediation.executor import CancelReport, ThrottleReport, cancel, clear_throttles, execute
 from kafka_ops.remediation.live import LiveReader
 from kafka_ops.remediation.preflight import TrustCheck
 from kafka_ops.remediation.progress import Progress, Step, decide

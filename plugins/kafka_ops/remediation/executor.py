@@ -24,7 +24,9 @@
    would let a stuck or slow copy saturate the brokers); kept throttles stay recorded in the
    progress document, and the next run or `cancel` removes them.
 
-Every write, refusal and resume decision is an audit row (who, what, when, plan id, batch,
+Steps 1, 2 and 5 are the run loop this executor shares with the log dir executor (`batch_runner`);
+this module supplies its preflight, the resume rule, the throttles, the reassignment, the wait and
+the elections. Every write, refusal and resume decision is an audit row (who, what, when, plan id, batch,
 outcome). Progress is written before and after each write (see `progress`), so a run killed at
 any point is resumed by the next run without applying a batch twice.
 
@@ -52,25 +54,23 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
-from kafka_ops.errors import (
-    ConfigError,
-    KafkaOpsError,
-    PlanCancelled,
-    ReassignmentStuck,
-    RemediationFailed,
-    RemediationRefused,
-)
+from kafka_ops.errors import ConfigError, KafkaOpsError, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
 from kafka_ops.remediation.backends import FOLLOWER_RATE, LEADER_RATE, Backend, broker_throttles
+from kafka_ops.remediation.batch_runner import (
+    BatchDecision,
+    BatchPoll,
+    BatchRun,
+    ExecutionOptions,
+    ExecutionReport,
+    now,
+)
 from kafka_ops.remediation.batching import chunk_elections, split_moves
 from kafka_ops.remediation.live import (
     LiveReader,
@@ -90,72 +90,13 @@ from kafka_ops.remediation.preflight import (
     leaders_seen,
 )
 from kafka_ops.remediation.progress import Progress, Step, decide
-from kafka_ops.remediation.store import (
-    AuditLog,
-    load_plan,
-    progress_lock,
-    read_progress,
-    save_plan,
-    write_progress,
-)
+from kafka_ops.remediation.store import load_plan, read_progress
 from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ExecutionOptions:
-    """How the executor paces itself; every field is validated (a `ConfigError` names it).
-
-    `throttle_bytes_per_s`: the replication throttle per broker (None: no throttle).
-    `stuck_after_s` must exceed the time to copy the largest moving partition at the throttled
-    rate: only ISR and assignment changes count as progress, not bytes copied.
-    `controller_quiet_s`: refuse when the controller changed more recently than this.
-    `allow_offline`: run even though some partitions are offline.
-    """
-
-    batch_max_partitions: int = 10
-    batch_max_moves_per_broker: int = 5
-    throttle_bytes_per_s: int | None = 50_000_000
-    stuck_after_s: float = 900.0
-    poll_s: float = 5.0
-    election_batch_size: int = 100
-    election_timeout_s: float = 60.0
-    controller_quiet_s: float = 300.0
-    allow_offline: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("batch_max_partitions", "batch_max_moves_per_broker", "election_batch_size"):
-            _positive_int(name, getattr(self, name))
-        if self.throttle_bytes_per_s is not None:
-            _positive_int("throttle_bytes_per_s", self.throttle_bytes_per_s)
-        for name in ("stuck_after_s", "poll_s", "election_timeout_s"):
-            _number(name, getattr(self, name), allow_zero=False)
-        _number("controller_quiet_s", self.controller_quiet_s, allow_zero=True)
-        if not isinstance(self.allow_offline, bool):
-            raise ConfigError(f"allow_offline must be true or false, got {self.allow_offline!r}")
-
-
-@dataclass
-class ExecutionReport:
-    """What one run did; `summary()` is small enough for XCom."""
-
-    plan_id: str
-    cluster: str
-    status: Literal["done", "already_done", "nothing_to_do"]
-    batches: int = 0
-    submitted: list[int] = field(default_factory=list)
-    resumed: list[int] = field(default_factory=list)
-    election_chunks_submitted: list[int] = field(default_factory=list)
-    elections_refused: dict[str, str] = field(default_factory=dict)
-    throttles_removed: bool = False
-    seconds: float = 0.0
-
-    def summary(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
 
 
 @dataclass
@@ -310,8 +251,11 @@ def clear_command(cluster: str, plan_id: str) -> str:
     )
 
 
-class _Run:
-    """One run of the executor on one plan."""
+class _Run(BatchRun[Move]):
+    """One run of the executor on one plan: the shared run loop (`batch_runner`) with reassignments as
+    its batches, then elections; or a cancel, or a cleanup of leftover throttles."""
+
+    verified = "every partition at its target replicas, all in the ISR"
 
     def __init__(
         self,
@@ -327,28 +271,15 @@ class _Run:
         clock: Callable[[], float],
         sleep: Callable[[float], None],
     ) -> None:
-        if not isinstance(actor, str) or not actor.strip():
-            raise ConfigError(f"actor must name who runs the executor (Airflow user or DAG run), got {actor!r}")
-        self.plan = plan
-        self.lake = lake
         self.config = config
         self.backend = backend
         self.reader = reader
-        self.options = options
-        self.clock = clock
-        self.sleep = sleep
-        self.actor = actor
-        self.label = actor if run_id is None else f"{actor} ({run_id})"
-        self.audit = AuditLog(lake, plan, backend.name, actor, run_id)
         self.moves = {(m.topic, m.partition): m for m in plan.reassignments}
         self.elections = {(e.topic, e.partition): e for e in plan.elections}
-        self.started = clock()
-        self.progress: Progress = read_progress(lake, plan.cluster, plan.plan_id) or self._new_progress()
-        self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
-        self.stops_on_cancel = True  # False for a cancel (the stored `cancelled` is its own) or a cleanup
-        self._locked = False
+        super().__init__(plan, lake=lake, backend_name=backend.name, actor=actor, run_id=run_id, options=options,
+                         clock=clock, sleep=sleep)  # fmt: skip
 
-    def _new_progress(self) -> Progress:
+    def new_progress(self) -> Progress:
         o = self.options
         batches = split_moves(self.plan.reassignments, o.batch_max_partitions, o.batch_max_moves_per_broker)
         chunks = chunk_elections(self.plan.elections, o.election_batch_size)
@@ -360,124 +291,39 @@ class _Run:
             elections=[Step(i, tuple((e.topic, e.partition) for e in c)) for i, c in enumerate(chunks)],
         )
 
-    @contextmanager
-    def _writing(self, step: Step | None = None) -> Iterator[None]:
-        """Hold the plan's progress lock and stop (`PlanCancelled`) if the stored status is cancelled:
-        the check and whatever runs inside (progress saves, one write to the cluster) are one
-        compare-and-set against `cancel`, which marks the plan under the same lock. Re-entrant."""
-        if self._locked:
-            yield
-            return
-        with progress_lock(self.lake, self.plan.cluster, self.plan.plan_id):
-            self._locked = True
-            try:
-                self._stop_if_cancelled(step)
-                yield
-            finally:
-                self._locked = False
+    # -- execute: the batch runner's hooks ----------------------------------------------------------
 
-    def _save(self) -> None:
-        with self._writing():
-            write_progress(self.lake, self.progress)
+    def preflight(self, trusted: TrustCheck) -> None:
+        check_offline_config(self.plan, self.config, self.progress)
+        check_trusted(self.plan, self.lake, trusted)
+        live = self.reader.full()
+        now_ms = int(self.clock() * 1000)
+        quiet_s = self.options.controller_quiet_s
+        # KRaft tells no election time: the lake's snapshots tell since when the quorum leader leads
+        seen = (
+            leaders_seen(self.lake, self.plan.cluster, self.plan.snapshot_id, now_ms - int(quiet_s * 1000))
+            if live.quorum is not None
+            else []
+        )
+        check_live(
+            self.plan,
+            live,
+            reported_in_flight=self.backend.reassignments_in_flight(),
+            controller_quiet_s=quiet_s,
+            allow_offline=self.options.allow_offline,
+            now_ms=now_ms,
+            leaders=seen,
+            cordoned_brokers=self.config.cordoned_brokers,
+        )
 
-    # -- execute ------------------------------------------------------------------------------------
+    def after_batches(self) -> None:
+        refused: dict[TopicPartition, str] = {}
+        for chunk in self.progress.elections:
+            refused.update(self._election(chunk))
+        self.report.elections_refused = {f"{t}-{p}": why for (t, p), why in sorted(refused.items())}
+        self._verify_plan(refused)
 
-    def execute(self, trusted: TrustCheck) -> ExecutionReport:
-        if self.progress.status == "done":
-            self.report.status = "already_done"
-            return self.report
-        if self.plan.is_empty:
-            self.report.status = "nothing_to_do"
-            return self.report
-        # stored first, so that even a refusal's audit row names a plan one can look up
-        save_plan(self.lake, self.plan, created_by=self.actor)
-        self._preflight(trusted)
-        self.progress.status = "running"
-        self.progress.message = None
-        self.progress.runs.append(self.label)
-        self._save()
-        error: BaseException | None = None
-        try:
-            for step in self.progress.batches:
-                self._batch(step)
-            refused: dict[TopicPartition, str] = {}
-            for chunk in self.progress.elections:
-                refused.update(self._election(chunk))
-            self.report.elections_refused = {f"{t}-{p}": why for (t, p), why in sorted(refused.items())}
-            self._verify_plan(refused)
-            self.progress.status = "done"
-        except PlanCancelled as e:  # the cancelling run's status and message stay
-            error = e
-            raise
-        except BaseException as e:  # recorded in the progress document, then re-raised as is
-            error = e
-            self.progress.status = "stuck" if isinstance(e, ReassignmentStuck) else "failed"
-            self.progress.message = f"{type(e).__name__}: {e}"
-            raise
-        finally:
-            self._finish(error)
-        self.report.seconds = round(self.clock() - self.started, 3)
-        return self.report
-
-    def _preflight(self, trusted: TrustCheck) -> None:
-        try:
-            check_offline_config(self.plan, self.config, self.progress)
-            check_trusted(self.plan, self.lake, trusted)
-            live = self.reader.full()
-            now_ms = int(self.clock() * 1000)
-            quiet_s = self.options.controller_quiet_s
-            # KRaft tells no election time: the lake's snapshots tell since when the quorum leader leads
-            seen = (
-                leaders_seen(self.lake, self.plan.cluster, self.plan.snapshot_id, now_ms - int(quiet_s * 1000))
-                if live.quorum is not None
-                else []
-            )
-            check_live(
-                self.plan,
-                live,
-                reported_in_flight=self.backend.reassignments_in_flight(),
-                controller_quiet_s=quiet_s,
-                allow_offline=self.options.allow_offline,
-                now_ms=now_ms,
-                leaders=seen,
-                cordoned_brokers=self.config.cordoned_brokers,
-            )
-        except RemediationRefused as e:
-            self.audit.record("refuse", "refused", detail=str(e))
-            raise
-
-    def _finish(self, error: BaseException | None) -> None:
-        """Remove throttles when allowed, and always save the progress; a cleanup failure never hides
-        the error that ended the run. A cancelled run writes nothing: the cancel owns the plan now."""
-        if isinstance(error, PlanCancelled):
-            return
-        try:
-            self.report.throttles_removed = self._remove_throttles()
-        except KafkaOpsError as e:
-            if error is None:
-                raise
-            log.error("plan %s: could not remove the throttles after %r: %s", self.plan.plan_id, error, e)
-        finally:
-            self._save()
-
-    # -- reassignment batches ------------------------------------------------------------------------
-
-    def _stop_if_cancelled(self, step: Step | None = None) -> None:
-        """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
-        if not self.stops_on_cancel:
-            return
-        stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
-        if stored is None or stored.status != "cancelled":
-            return
-        self.progress.status, self.progress.message = stored.status, stored.message
-        where = "" if step is None else f" before batch {step.index} was done"
-        self.audit.record("stop", "cancelled", batch=None if step is None else step.index, detail=stored.message or "")
-        raise PlanCancelled(f"plan {self.plan.plan_id} was cancelled{where} ({stored.message}); this run stopped")
-
-    def _batch(self, step: Step) -> None:
-        if step.state == "done":
-            return
-        self._stop_if_cancelled(step)
+    def decide(self, step: Step) -> BatchDecision[Move]:
         moves = [self.moves[tp] for tp in step.partitions]
         live = self.reader.topics({m.topic for m in moves})
         try:
@@ -485,55 +331,27 @@ class _Run:
         except RemediationRefused as e:
             self.audit.record("refuse", "refused", batch=step.index, partitions=len(moves), detail=str(e))
             raise
-        if decision.action == "submit":
-            self._submit(step, decision.submit)
-            self.report.submitted.append(step.index)
-        else:
-            outcome = "in_flight" if decision.action == "wait" else "already_applied"
-            self.audit.record("resume", outcome, batch=step.index, partitions=len(moves), detail=decision.reason)
-            self.report.resumed.append(step.index)
-        self._wait(step, moves)
-        self.audit.record(
-            "verify",
-            "ok",
-            batch=step.index,
-            partitions=len(moves),
-            detail="every partition at its target replicas, all in the ISR",
-        )
-        step.state = "done"
-        step.done_at = _now()
-        self._save()
+        return BatchDecision(decision.action, decision.submit, decision.reason)
 
-    def _submit(self, step: Step, moves: Sequence[Move]) -> None:
-        with self._writing(step):
-            self._submit_locked(step, moves)
-
-    def _submit_locked(self, step: Step, moves: Sequence[Move]) -> None:
-        self._set_throttles(step, moves)
-        step.state = "submitting"
-        step.submitted_by = self.label
-        self._save()
-        targets = {(m.topic, m.partition): m.target for m in moves}
+    def write(self, step: Step, todo: Sequence[Move]) -> None:
+        targets = {(m.topic, m.partition): m.target for m in todo}
         detail = json.dumps({f"{t}-{p}": list(r) for (t, p), r in targets.items()})
         try:
             self.backend.reassign(targets)
         except RemediationRefused as e:
             refusal = RemediationRefused(self.plan.plan_id, e.check, e.problem)
-            self.audit.record("reassign", "refused", batch=step.index, partitions=len(moves), detail=str(refusal))
+            self.audit.record("reassign", "refused", batch=step.index, partitions=len(todo), detail=str(refusal))
             raise refusal from e
         except KafkaOpsError as e:
-            self.audit.record("reassign", "failed", batch=step.index, partitions=len(moves), detail=f"{e}; {detail}")
+            self.audit.record("reassign", "failed", batch=step.index, partitions=len(todo), detail=f"{e}; {detail}")
             raise
-        self.audit.record("reassign", "ok", batch=step.index, partitions=len(moves), detail=detail)
-        step.state = "submitted"
-        step.submitted_at = _now()
-        self._save()
+        self.audit.record("reassign", "ok", batch=step.index, partitions=len(todo), detail=detail)
 
-    def _set_throttles(self, step: Step, moves: Sequence[Move]) -> None:
+    def set_throttles(self, step: Step, todo: Sequence[Move]) -> None:
         rate = self.options.throttle_bytes_per_s
-        if rate is None or not any(m.added for m in moves):
+        if rate is None or not any(m.added for m in todo):
             return
-        wanted = dataclasses.replace(self.plan, reassignments=tuple(moves)).throttles()
+        wanted = dataclasses.replace(self.plan, reassignments=tuple(todo)).throttles()
         topics = {t: {k: v for k, v in c.items() if v} for t, c in wanted["topics"].items()}
         brokers = {int(b): dict.fromkeys((LEADER_RATE, FOLLOWER_RATE), str(rate)) for b in wanted["brokers"]}
         # recorded before the write: a crash right after it must not leave a throttle nobody knows about
@@ -544,34 +362,22 @@ class _Run:
         try:
             self.backend.set_configs(topics, brokers)
         except KafkaOpsError as e:
-            self.audit.record(
-                "set_throttle", "failed", batch=step.index, partitions=len(moves), detail=f"{e}; {detail}"
-            )
+            self.audit.record("set_throttle", "failed", batch=step.index, partitions=len(todo), detail=f"{e}; {detail}")
             raise
-        self.audit.record("set_throttle", "ok", batch=step.index, partitions=len(moves), detail=detail)
+        self.audit.record("set_throttle", "ok", batch=step.index, partitions=len(todo), detail=detail)
 
-    def _wait(self, step: Step, moves: Sequence[Move]) -> ClusterSnapshot:
-        """Poll until the batch is complete; `ReassignmentStuck` after `stuck_after_s` without progress."""
-        topics = {m.topic for m in moves}
-        signature: tuple[object, ...] | None = None
-        changed_at = self.clock()
-        while True:
-            live = self.reader.topics(topics)
-            progress = batch_progress(moves, live)
-            if progress.complete:
-                return live
-            if progress.signature != signature:
-                signature, changed_at = progress.signature, self.clock()
-            elif self.clock() - changed_at >= self.options.stuck_after_s:
-                waiting = "; ".join(progress.waiting[:5]) + (" ..." if len(progress.waiting) > 5 else "")
-                self.audit.record("wait", "stuck", batch=step.index, partitions=len(moves), detail=waiting)
-                raise ReassignmentStuck(
-                    f"plan {self.plan.plan_id} batch {step.index}: no progress for {self.options.stuck_after_s:g}s "
-                    f"({waiting}). It is still in flight with its throttles: run the executor again to keep "
-                    "waiting, or cancel the plan"
-                )
-            self.sleep(self.options.poll_s)
-            self._stop_if_cancelled(step)
+    def poll(self, step: Step) -> BatchPoll:
+        moves = [self.moves[tp] for tp in step.partitions]
+        progress = batch_progress(moves, self.reader.topics({m.topic for m in moves}))
+        waiting = "; ".join(progress.waiting[:5]) + (" ..." if len(progress.waiting) > 5 else "")
+        return BatchPoll(progress.complete, progress.signature, waiting)
+
+    def stuck(self, step: Step, waiting: str) -> ReassignmentStuck:
+        return ReassignmentStuck(
+            f"plan {self.plan.plan_id} batch {step.index}: no progress for {self.options.stuck_after_s:g}s "
+            f"({waiting}). It is still in flight with its throttles: run the executor again to keep "
+            "waiting, or cancel the plan"
+        )
 
     # -- elections ----------------------------------------------------------------------------------
 
@@ -603,7 +409,7 @@ class _Run:
                 refused = self._elect(step, todo)
             self._wait_for_leaders([tp for tp in todo if tp not in refused], topics)
         step.state = "done"
-        step.done_at = _now()
+        step.done_at = now()
         self._save()
         return refused
 
@@ -625,7 +431,7 @@ class _Run:
         self.audit.record("elect", outcome, batch=step.index, partitions=len(todo), detail=detail)
         self.report.election_chunks_submitted.append(step.index)
         step.state = "submitted"
-        step.submitted_at = _now()
+        step.submitted_at = now()
         self._save()
         return refused
 
@@ -680,13 +486,7 @@ class _Run:
             detail="final assignment and leaders equal the plan",
         )
 
-    def _remove_throttles(self) -> bool:
-        """Remove every throttle this execution set, unless a reassignment is in flight anywhere.
-        Returns True when none is left."""
-        with self._writing():
-            return self._remove_throttles_locked()
-
-    def _remove_throttles_locked(self) -> bool:
+    def remove_throttles_locked(self) -> bool:
         p = self.progress
         if not p.throttled_topics and not p.throttled_brokers:
             return True
@@ -870,7 +670,7 @@ class _Run:
         with self._writing():
             p = read_progress(self.lake, self.plan.cluster, self.plan.plan_id) or self.progress
             p.status = "cancelled"
-            p.message = f"cancelled by {self.label} at {_now()}"
+            p.message = f"cancelled by {self.label} at {now()}"
             self.progress = p
             self._save()
 
@@ -893,23 +693,3 @@ def _leader(live: ClusterSnapshot, tp: TopicPartition) -> int:
 
 def _reasons(refused: dict[TopicPartition, str]) -> str:
     return "; ".join(f"{t}-{p}: {why}" for (t, p), why in sorted(refused.items())[:10])
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
-def _positive_int(name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
-
-
-def _number(name: str, value: object, *, allow_zero: bool) -> None:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value < 0
-        or (value == 0 and not allow_zero)
-    ):
-        raise ConfigError(f"{name} must be a number {'>= 0' if allow_zero else '> 0'} (seconds), got {value!r}")

@@ -22,24 +22,26 @@ write and `submitted` after, as in `progress`; on a rerun each move is read live
 | in its source dir, no future replica, step submitted    | refuse: the copy was dropped (a restart?) |
 | elsewhere, gone, or its target dir in error             | refuse: the broker changed since the plan |
 
-No progress (a future replica's size and lag unchanged) for `stuck_after_s` is `ReassignmentStuck`;
-the copy stays in flight with its throttle, and a later run resumes waiting. At the end, and on
-failure, the throttle is removed unless a move of the plan is still copying.
+The run loop is the reassignment executor's (`batch_runner`): resumable from the progress document,
+audited, and cancellable. No progress (a future replica's size and lag unchanged) for `stuck_after_s` is
+`ReassignmentStuck` (a `wait stuck` audit row); the copy stays in flight with its throttle, and a later
+run resumes waiting. At the end, and on failure, the throttle is removed unless a move of the plan is
+still copying.
 
-`executor.cancel` marks the plan cancelled (a running execution submits no further batch) and removes
-this throttle (`backends.broker_throttles`), as `clear_throttles` does; neither can stop a copy already
-running (Kafka has no way to cancel a move between log dirs short of moving the replica back) nor sees
-it as in flight, so a copy still running goes on unthrottled.
+`executor.cancel` marks the plan cancelled: a running execution stops with `PlanCancelled` before its
+next batch, its next save or at its next poll, and writes nothing more (the plan stays cancelled, never
+resumed). The cancel removes this throttle (`backends.broker_throttles`), as `clear_throttles` does;
+neither can stop a copy already running (Kafka has no way to cancel a move between log dirs short of
+moving the replica back) nor sees it as in flight, so a copy still running goes on unthrottled.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from kafka.errors import KafkaError
 
@@ -47,15 +49,12 @@ from kafka_ops.errors import KafkaOpsError, ReassignmentStuck, RemediationFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import DirMove, Plan
 from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE, AdminApiBackend
-from kafka_ops.remediation.executor import ExecutionOptions, ExecutionReport
+from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRun, ExecutionOptions, ExecutionReport
 from kafka_ops.remediation.preflight import TrustCheck, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress, Step
-from kafka_ops.remediation.store import AuditLog, progress_lock, read_progress, save_plan, write_progress
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.model import TopicPartition
 from kafka_ops.sources import log_dirs
-
-log = logging.getLogger(__name__)
 
 MoveState = Literal["target", "moving", "base", "elsewhere"]
 Replica = tuple[str, int, int]
@@ -152,7 +151,12 @@ def execute_dir_moves(
     return run.execute(trusted)
 
 
-class _DirRun:
+class _DirRun(BatchRun[DirMove]):
+    """One run on one log dir balance plan: the shared run loop (`batch_runner`) with AlterReplicaLogDirs
+    batches."""
+
+    verified = "every replica in its target log dir, no future replica left"
+
     def __init__(
         self,
         plan: Plan,
@@ -168,16 +172,13 @@ class _DirRun:
     ) -> None:
         if plan.kind != "log_dir_balance":
             raise RemediationRefused(plan.plan_id, "plan kind", f"a {plan.kind} plan is not a log dir balance")
-        self.plan, self.lake, self.config, self.backend, self.options = plan, lake, config, backend, options
-        self.clock, self.sleep = clock, sleep
-        self.label = actor if run_id is None else f"{actor} ({run_id})"
-        self.audit = AuditLog(lake, plan, "admin_api", actor, run_id)
+        self.config, self.backend = config, backend
         self.brokers = sorted({m.broker for m in plan.dir_moves})
-        self.started = clock()
-        self.progress = read_progress(lake, plan.cluster, plan.plan_id) or self._new_progress()
-        self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
+        super().__init__(plan, lake=lake, backend_name="admin_api", actor=actor, run_id=run_id, options=options,
+                         clock=clock, sleep=sleep)  # fmt: skip
+        self.moves = self._moves_of()
 
-    def _new_progress(self) -> Progress:
+    def new_progress(self) -> Progress:
         batches = split_dir_moves(self.plan.dir_moves, self.options.batch_max_partitions)
         steps = [Step(i, tuple((m.topic, m.partition) for m in b)) for i, b in enumerate(batches)]
         return Progress(self.plan.plan_id, self.plan.cluster, "admin_api", steps, [])
@@ -192,41 +193,12 @@ class _DirRun:
             out[step.index] = [left[tp].pop(0) for tp in step.partitions]
         return out
 
-    def _save(self) -> None:
-        write_progress(self.lake, self.progress)
+    # -- the batch runner's hooks -------------------------------------------------------------------
 
-    def execute(self, trusted: TrustCheck) -> ExecutionReport:
-        if self.progress.status == "done":
-            self.report.status = "already_done"
-            return self.report
-        if not self.plan.dir_moves:
-            self.report.status = "nothing_to_do"
-            return self.report
-        save_plan(self.lake, self.plan, created_by=self.label)
-        try:
-            check_offline_config(self.plan, self.config, self.progress)
-            check_trusted(self.plan, self.lake, trusted)
-            self._check_live(read_live_dirs(self.backend, self.brokers))
-        except RemediationRefused as e:
-            self.audit.record("refuse", "refused", detail=str(e))
-            raise
-        self.progress.status, self.progress.message = "running", None
-        self.progress.runs.append(self.label)
-        self._save()
-        error: BaseException | None = None
-        try:
-            for step in self.progress.batches:
-                self._batch(step, self._moves_of()[step.index])
-            self.progress.status = "done"
-        except BaseException as e:
-            error = e
-            self.progress.status = "stuck" if isinstance(e, ReassignmentStuck) else "failed"
-            self.progress.message = f"{type(e).__name__}: {e}"
-            raise
-        finally:
-            self._finish(error)
-        self.report.seconds = round(self.clock() - self.started, 3)
-        return self.report
+    def preflight(self, trusted: TrustCheck) -> None:
+        check_offline_config(self.plan, self.config, self.progress)
+        check_trusted(self.plan, self.lake, trusted)
+        self._check_live(read_live_dirs(self.backend, self.brokers))
 
     def _check_live(self, live: LiveDirs) -> None:
         drifted = [live.where(m) for m in self.plan.dir_moves if live.state(m) == "elsewhere"]
@@ -237,12 +209,12 @@ class _DirRun:
                 "; ".join(drifted[:10]) + f"{' ...' if len(drifted) > 10 else ''}: make a new plan",
             )
 
-    def _batch(self, step: Step, moves: list[DirMove]) -> None:
-        if step.state == "done":
-            return
+    def decide(self, step: Step) -> BatchDecision[DirMove]:
+        """The resume rule of the module docstring's table."""
+        moves = self.moves[step.index]
         live = read_live_dirs(self.backend, {m.broker for m in moves})
         self._check_live_step(step, moves, live)
-        todo = [m for m in moves if live.state(m) == "base"]
+        todo = tuple(m for m in moves if live.state(m) == "base")
         if todo and step.state == "submitted":
             detail = "; ".join(live.where(m) for m in todo[:10])
             self.audit.record("refuse", "refused", batch=step.index, partitions=len(todo), detail=detail)
@@ -253,17 +225,8 @@ class _DirRun:
                 "failure?); it is never submitted twice: make a new plan",
             )
         if todo:
-            self._submit(step, todo)
-            self.report.submitted.append(step.index)
-        else:
-            self.report.resumed.append(step.index)
-            self.audit.record("resume", "in_flight" if any(live.state(m) == "moving" for m in moves) else
-                              "already_applied", batch=step.index, partitions=len(moves))  # fmt: skip
-        self._wait(step, moves)
-        self.audit.record("verify", "ok", batch=step.index, partitions=len(moves),
-                          detail="every replica in its target log dir, no future replica left")  # fmt: skip
-        step.state = "done"
-        self._save()
+            return BatchDecision("submit", todo)
+        return BatchDecision("wait" if any(live.state(m) == "moving" for m in moves) else "mark_done")
 
     def _check_live_step(self, step: Step, moves: list[DirMove], live: LiveDirs) -> None:
         drifted = [live.where(m) for m in moves if live.state(m) == "elsewhere"]
@@ -272,36 +235,29 @@ class _DirRun:
             self.audit.record("refuse", "refused", batch=step.index, partitions=len(drifted), detail=detail)
             raise RemediationRefused(self.plan.plan_id, "log dirs as planned", f"{detail}: make a new plan")
 
-    def _submit(self, step: Step, todo: list[DirMove]) -> None:
-        with progress_lock(self.lake, self.plan.cluster, self.plan.plan_id):
-            stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
-            check_offline_config(self.plan, self.config, stored)  # cancelled or writes disabled meanwhile
-            self._set_throttle({m.broker for m in todo})
-            step.state, step.submitted_by = "submitting", self.label
-            self._save()
-            request = {(m.topic, m.partition, m.broker): m.target_dir for m in todo}
-            detail = json.dumps({f"{t}-{p}@{b}": d for (t, p, b), d in request.items()})
-            try:
-                answer = self.backend.admin.alter_replica_log_dirs(request)
-            except KafkaError as e:
-                self.audit.record("alter_log_dirs", "failed", batch=step.index, partitions=len(todo), detail=detail)
-                raise RemediationFailed(f"plan {self.plan.plan_id}: AlterReplicaLogDirs failed: {e!r}") from e
-            refused = {f"{k.topic}-{k.partition}@{k.broker_id}": e.__name__ for k, e in answer.items()
-                       if e.__name__ != "NoError"}  # fmt: skip
-            missing = set(request) - {(k.topic, k.partition, k.broker_id) for k in answer}
-            refused |= {f"{t}-{p}@{b}": "no answer from the broker" for t, p, b in missing}
-            if refused:
-                self.audit.record("alter_log_dirs", "failed", batch=step.index, partitions=len(todo),
-                                  detail=json.dumps(refused))  # fmt: skip
-                raise RemediationFailed(f"plan {self.plan.plan_id} batch {step.index}: the brokers refused {refused}")
-            self.audit.record("alter_log_dirs", "ok", batch=step.index, partitions=len(todo), detail=detail)
-            step.state = "submitted"
-            self._save()
+    def write(self, step: Step, todo: Sequence[DirMove]) -> None:
+        request = {(m.topic, m.partition, m.broker): m.target_dir for m in todo}
+        detail = json.dumps({f"{t}-{p}@{b}": d for (t, p, b), d in request.items()})
+        try:
+            answer = self.backend.admin.alter_replica_log_dirs(request)
+        except KafkaError as e:
+            self.audit.record("alter_log_dirs", "failed", batch=step.index, partitions=len(todo), detail=detail)
+            raise RemediationFailed(f"plan {self.plan.plan_id}: AlterReplicaLogDirs failed: {e!r}") from e
+        refused = {f"{k.topic}-{k.partition}@{k.broker_id}": e.__name__ for k, e in answer.items()
+                   if e.__name__ != "NoError"}  # fmt: skip
+        missing = set(request) - {(k.topic, k.partition, k.broker_id) for k in answer}
+        refused |= {f"{t}-{p}@{b}": "no answer from the broker" for t, p, b in missing}
+        if refused:
+            self.audit.record("alter_log_dirs", "failed", batch=step.index, partitions=len(todo),
+                              detail=json.dumps(refused))  # fmt: skip
+            raise RemediationFailed(f"plan {self.plan.plan_id} batch {step.index}: the brokers refused {refused}")
+        self.audit.record("alter_log_dirs", "ok", batch=step.index, partitions=len(todo), detail=detail)
 
-    def _set_throttle(self, brokers: set[int]) -> None:
+    def set_throttles(self, step: Step, todo: Sequence[DirMove]) -> None:
         rate = self.options.throttle_bytes_per_s
         if rate is None:
             return
+        brokers = {m.broker for m in todo}
         self.progress.throttled_brokers = sorted(set(self.progress.throttled_brokers) | brokers)
         self._save()  # recorded before it is written: a crash never leaves a throttle nobody knows about
         detail = f"{ALTER_LOG_DIRS_THROTTLE}={rate} on brokers {sorted(brokers)}"
@@ -312,43 +268,30 @@ class _DirRun:
             raise
         self.audit.record("set_throttle", "ok", detail=detail)
 
-    def _wait(self, step: Step, moves: list[DirMove]) -> None:
-        """Until every move is in its target dir with no future replica; stuck when nothing changes."""
-        seen: Any = None
-        since = self.clock()
-        brokers = {m.broker for m in moves}
-        while True:
-            live = read_live_dirs(self.backend, brokers)
-            states = {m: live.state(m) for m in moves}
-            if all(s == "target" for s in states.values()):
-                return
-            lost = [live.where(m) for m, s in states.items() if s in ("elsewhere", "base")]
-            if lost:
-                raise RemediationFailed(f"plan {self.plan.plan_id} batch {step.index}: {'; '.join(lost[:10])}")
-            now_seen = sorted((m.topic, m.partition, m.broker, live.future.get((m.topic, m.partition, m.broker)))
-                              for m in moves)  # fmt: skip
-            if now_seen != seen:
-                seen, since = now_seen, self.clock()
-            elif self.clock() - since > self.options.stuck_after_s:
-                moving = [live.where(m) for m, s in states.items() if s == "moving"]
-                raise ReassignmentStuck(
-                    f"plan {self.plan.plan_id} batch {step.index}: no copy progressed for "
-                    f"{self.options.stuck_after_s:g}s ({'; '.join(moving[:5])}); it stays in flight with its "
-                    "throttle: run again to keep waiting"
-                )
-            self.sleep(self.options.poll_s)
+    def poll(self, step: Step) -> BatchPoll:
+        """Complete when every move is in its target dir with no future replica; progress is a future
+        replica's size or lag changing."""
+        moves = self.moves[step.index]
+        live = read_live_dirs(self.backend, {m.broker for m in moves})
+        states = {m: live.state(m) for m in moves}
+        if all(s == "target" for s in states.values()):
+            return BatchPoll(complete=True)
+        lost = [live.where(m) for m, s in states.items() if s in ("elsewhere", "base")]
+        if lost:
+            raise RemediationFailed(f"plan {self.plan.plan_id} batch {step.index}: {'; '.join(lost[:10])}")
+        signature = sorted((m.topic, m.partition, m.broker, live.future.get((m.topic, m.partition, m.broker)))
+                           for m in moves)  # fmt: skip
+        moving = [live.where(m) for m, s in states.items() if s == "moving"]
+        return BatchPoll(False, signature, "; ".join(moving[:5]))
 
-    def _finish(self, error: BaseException | None) -> None:
-        try:
-            self.report.throttles_removed = self._remove_throttle()
-        except KafkaOpsError as e:
-            if error is None:
-                raise
-            log.error("plan %s: could not remove the throttle after %r: %s", self.plan.plan_id, error, e)
-        finally:
-            self._save()
+    def stuck(self, step: Step, waiting: str) -> ReassignmentStuck:
+        return ReassignmentStuck(
+            f"plan {self.plan.plan_id} batch {step.index}: no copy progressed for "
+            f"{self.options.stuck_after_s:g}s ({waiting}); it stays in flight with its "
+            "throttle: run again to keep waiting"
+        )
 
-    def _remove_throttle(self) -> bool:
+    def remove_throttles_locked(self) -> bool:
         brokers = self.progress.throttled_brokers
         if not brokers:
             return True
