@@ -71,6 +71,7 @@ TOYS: dict[str, Toy] = {
             "--delta-days=2",
             "--histories=1,7",
             "--warm-up=none",
+            "--repeats=1",
         ),
         (
             "seconds_1d_history",
