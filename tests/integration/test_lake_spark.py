@@ -11,6 +11,7 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
+from kafka_ops.errors import LakeError
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.spark import read_table
 from kafka_ops.lake.store import Lake
@@ -95,5 +96,7 @@ def test_a_read_of_a_clusters_days_opens_no_file_of_other_days(
     later = read_table(spark, str(tmp_path), "brokers", lake_format=lake_format, cluster="c1",
                        days=((AT + timedelta(1)).date(), (AT + timedelta(2)).date()))  # fmt: skip
     assert later.count() == 0 and "broker_id" in later.columns  # days never written: empty, documented columns
+    with pytest.raises(LakeError, match="first day no later than the last"):
+        read_table(spark, str(tmp_path), "partitions", cluster="c1", days=(AT.date(), (AT - timedelta(1)).date()))
     with pytest.raises(Exception, match=r"(?i)parquet"):  # the check has teeth: a whole read opens the old day
         read_table(spark, str(tmp_path), "partitions", lake_format=lake_format).count()

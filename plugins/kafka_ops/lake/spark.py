@@ -59,8 +59,11 @@ def read_table(
     is committed in the partition of its own day, so this changes no row of those days."""
     if versions and lake_format != "delta":
         raise LakeError(f"the Parquet lake at {root} keeps no table versions: reading as of a version needs Delta")
-    if days is not None and cluster is None:
-        raise LakeError(f"reading {table!r} of the lake at {root} by days needs the cluster whose days they are")
+    if days is not None and (cluster is None or days[1] < days[0]):
+        raise LakeError(
+            f"reading {table!r} of the lake at {root} by days needs a cluster and a first day no later than "
+            f"the last: got cluster {cluster!r}, days {days[0]} to {days[1]}"
+        )
     if lake_format == "delta":
         frame = _read_delta(spark, root, table, (versions or {}).get(table, LATEST))
     elif lake_format == "parquet":
