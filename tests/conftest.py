@@ -53,14 +53,45 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os._exit(_EXIT_STATUS["status"])
 
 
+_LAST_USERS: dict[str, pytest.Item] = {}
+"""Per session sandbox (by fixture name): the last test of the folder holding its last user."""
+_RUNNING: dict[str, SandboxCluster | KRaftSandbox] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Note where each session sandbox is last needed (after `-m`/`-k` deselected tests): it stops
+    after the last test of that test's folder, when the module- and package-scoped fixtures built
+    on it are gone too, instead of running idle beside the rest of the run (unit tests need none)."""
+    _LAST_USERS.clear()
+    for name in ("sandbox", "kraft_sandbox"):
+        users = [i for i, item in enumerate(items) if name in getattr(item, "fixturenames", ())]
+        if not users:
+            continue
+        last = users[-1]
+        while last + 1 < len(items) and items[last + 1].path.parent == items[users[-1]].path.parent:
+            last += 1
+        _LAST_USERS[name] = items[last]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    for name, last in _LAST_USERS.items():
+        if item is last and name in _RUNNING:
+            _RUNNING.pop(name).stop()  # the fixture's own stop at the end of the session is then a no-op
+
+
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[SandboxCluster]:
-    """ZooKeeper + 3 Kafka 3.9 brokers (racks a/b/c); always torn down, even on failure."""
+    """ZooKeeper + 3 Kafka 3.9 brokers (racks a/b/c); always torn down, even on failure (after
+    the last test that uses it)."""
     cluster = SandboxCluster()
     cluster.start()
+    _RUNNING["sandbox"] = cluster
     try:
         yield cluster
     finally:
+        _RUNNING.pop("sandbox", None)
         cluster.stop()
 
 
@@ -77,12 +108,15 @@ def healthy_sandbox(sandbox: SandboxCluster) -> SandboxCluster:
 
 @pytest.fixture(scope="session")
 def kraft_sandbox() -> Iterator[KRaftSandbox]:
-    """3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c); started only by tests that use it, always torn down."""
+    """3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c); started only by tests that use it, always torn
+    down (after the last test that uses it)."""
     cluster = KRaftSandbox()
     cluster.start()
+    _RUNNING["kraft_sandbox"] = cluster
     try:
         yield cluster
     finally:
+        _RUNNING.pop("kraft_sandbox", None)
         cluster.stop()
 
 
