@@ -96,7 +96,7 @@ class MigrationSandbox(SandboxCluster):
 
     def stop(self) -> None:
         for node in self._controller_nodes.values():
-            self._terminate(node, grace_s=5)
+            self._terminate(node, grace_s=self._teardown_grace_s())
         super().stop()
 
     # -- facts ----------------------------------------------------------------------------------
