@@ -40,6 +40,9 @@ LOCAL_SPARK_DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
+    # a Delta table's log is small too (daily maintenance checkpoints it): Delta's default of 50
+    # partitions to rebuild each table's state cost cluster_health.py on a small Delta lake 57 s, not 41
+    "spark.databricks.delta.snapshotPartitions": "8",
 }
 
 
