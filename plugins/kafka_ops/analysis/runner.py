@@ -89,12 +89,15 @@ def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
-    # the detectors order a window's few hundred snapshots without a partition key, on purpose
     jvm = spark.sparkContext._jvm
     if jvm is not None:
-        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
-            "org.apache.spark.sql.execution.window.WindowExec", jvm.org.apache.logging.log4j.Level.ERROR
-        )
+        # the detectors order a window's few hundred snapshots without a partition key, on purpose; and
+        # a Parquet read of a window's day folders (a glob, see `lake.spark`) is no streaming sink's
+        # output, which Spark looks for on a single path and logs a stack trace for not finding
+        for quiet in ("window.WindowExec", "streaming.sinks.FileStreamSink"):
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+                f"org.apache.spark.sql.execution.{quiet}", jvm.org.apache.logging.log4j.Level.ERROR
+            )
     return spark
 
 
