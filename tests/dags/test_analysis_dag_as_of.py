@@ -19,6 +19,7 @@ from airflow.dag_processing.dagbag import DagBag
 from kafka_ops.analysis.pipeline import latest_analysed
 from kafka_ops.lake.open import open_lake
 from kafka_ops.snapshot.tables import snapshot_batch
+from tests.dags.conftest import DAGS_FOLDER
 from tests.unit.snapshots import AT, small_snapshot
 from tests.unit.validation.findings import healthy_zk, isr, publish_analysis
 
@@ -48,7 +49,10 @@ def test_an_as_of_run_judges_the_batch_current_then_and_acts_on_nothing(
     findings_then["isr_health"] = [*findings_then["isr_health"], isr("solo", 0, [3], [], -1)]
     publish_analysis(lake, "s1", findings_then, cluster="default", captured_at=past.captured_at)  # the job's part
 
-    run = dag_bag.dags["kafka_health_analysis"].test(run_conf={"as_of": then}, mark_success_pattern="analyse_.*")
+    # a DAG of its own: dag.test(run_conf=...) leaves the Param's value in the DAG it ran, and the
+    # session's DagBag is shared by the other analysis DAG tests
+    dag = DagBag(dag_folder=str(DAGS_FOLDER)).dags["kafka_health_analysis"]
+    run = dag.test(run_conf={"as_of": then}, mark_success_pattern="analyse_.*")
 
     assert run.state == "success"
     assert {r["snapshot_id"] for r in lake.read("snapshot_validations", "default").to_pylist()} == {"s1"}
@@ -58,3 +62,4 @@ def test_an_as_of_run_judges_the_batch_current_then_and_acts_on_nothing(
     assert not (root / "_alerting" / "default.alerts.jsonl").exists()  # ...and nobody was paged now
     assert not (root / "_reports" / "default" / "latest.html").exists()
     assert latest_analysed(lake, "default", "snapshots") == ("s2", present.captured_at)
+    assert dag_bag.dags["kafka_health_analysis"].params["as_of"] is None  # the shared DAG is as it was
