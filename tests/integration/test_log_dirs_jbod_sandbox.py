@@ -273,8 +273,10 @@ def test_a_cancel_stops_a_log_dir_move_execution_and_the_plan_stays_cancelled(
     stored = read_progress(lake, "jbod", plan.plan_id)
     assert stored is not None and stored.status == "cancelled" and [s.state for s in stored.batches] == ["submitted"]
     log = [(r["batch"], r["action"], r["outcome"]) for r in read_audit(lake, "jbod", plan.plan_id)]
-    assert log == [(None, "set_throttle", "ok"), (0, "alter_log_dirs", "ok"), (None, "remove_throttle", "ok"),
-                   (0, "stop", "cancelled"), (None, "refuse", "refused")], log  # fmt: skip
+    # the cancel's throttle removal and the run's stop (at its next poll) race: either comes first
+    assert log[:2] == [(None, "set_throttle", "ok"), (0, "alter_log_dirs", "ok")], log
+    assert set(log[2:4]) == {(None, "remove_throttle", "ok"), (0, "stop", "cancelled")}, log
+    assert log[4:] == [(None, "refuse", "refused")], log
     assert throttle_of(cluster) in (None, "9223372036854775807")  # the cancel removed it
     # the copy goes on unthrottled (Kafka cannot cancel it): the next test starts from a settled broker
     wait_for_kafka(cluster, lambda v: (1, target, topic, 0, False) in v["replicas"], "the copy landed")
