@@ -70,9 +70,11 @@ def jbod() -> Iterator[tuple[SandboxCluster, list[str]]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def produce(cluster: SandboxCluster, topic: str, count: int, size: int) -> None:
+def produce(cluster: SandboxCluster, topic: str, count: int, size: int, batch_size: int = 16384) -> None:
     """Best effort: the failing dir's test produces into a dir that is gone."""
-    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=1, linger_ms=20, retries=0)
+    producer = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers, acks=1, linger_ms=20, retries=0, batch_size=batch_size
+    )
     with contextlib.suppress(KafkaError):
         for _ in range(count):
             producer.send(topic, b"x" * size, partition=0)
@@ -313,8 +315,11 @@ def test_a_log_dir_failing_under_the_broker_is_a_row_with_its_error_and_an_issue
     broken = dir_of(wait_for_kafka(cluster, lambda v: any(k[2] == "failing" for k in v["replicas"]), "failing"),
                     "failing")  # fmt: skip
     shutil.rmtree(broken)  # the disk is gone: the next segment roll cannot create its file
-    produce(cluster, "failing", 50, 100)
-    wait_for_kafka(cluster, lambda v: v["dirs"].get((1, broken)) is not None, "the failed dir")
+    # batches well under segment.bytes: a batch above it is refused (RECORD_LIST_TOO_LARGE) before
+    # any append, and then nothing rolls; until a roll fails the broker still counts the dir online
+    # and describes it with UNKNOWN_SERVER_ERROR (its file store is gone), not KAFKA_STORAGE_ERROR
+    produce(cluster, "failing", 50, 100, batch_size=300)
+    wait_for_kafka(cluster, lambda v: "KafkaStorageException" in str(v["dirs"].get((1, broken))), "the failed dir")
 
     kafka, snap = settled(cluster)
 
