@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -175,11 +175,37 @@ class Lake:
 
     def latest_snapshot_id(self, cluster: str, commit_table: str = COMMIT_TABLE) -> str | None:
         """The latest batch of `cluster` in `commit_table` (default: the ZooKeeper snapshots)."""
-        log_ = self.commit_log(commit_table, cluster)
-        if log_.num_rows == 0:
-            return None
-        rows = log_.sort_by([("captured_at", "descending"), ("snapshot_id", "descending")])
-        return str(rows.column("snapshot_id")[0].as_py())
+        row = self.latest_commit(cluster, commit_table)
+        return None if row is None else str(row["snapshot_id"])
+
+    def latest_commit(self, cluster: str, commit_table: str = COMMIT_TABLE) -> dict[str, object] | None:
+        """The newest commit row of `cluster` in `commit_table`, with its `dt`, or None (see
+        `latest_commits`)."""
+        rows = self.latest_commits(cluster, commit_table)
+        return rows[0] if rows else None
+
+    def latest_commits(
+        self,
+        cluster: str,
+        commit_table: str = COMMIT_TABLE,
+        count: int = 1,
+        keep: Callable[[dict[str, object]], bool] | None = None,
+    ) -> list[dict[str, object]]:
+        """The `count` newest commit rows of `cluster` in `commit_table` that `keep` accepts (all by
+        default), newest first by (captured_at, snapshot_id), each with its `dt`. A batch's day is its
+        capture date, so the days are read newest first until enough rows are found: a few days of
+        the log, not all of it (seconds a call on a month of 5-minute batches)."""
+        if commit_table not in COMMIT_TABLES:
+            raise LakeError(f"{commit_table!r} is not a commit log (commit logs: {sorted(COMMIT_TABLES)})")
+        found: list[dict[str, object]] = []
+        for dt in self.days(commit_table, cluster):
+            rows = self.read_day(commit_table, cluster, dt)
+            day = [] if rows is None else [{**r, "dt": dt} for r in rows.to_pylist()]
+            day.sort(key=lambda r: (r["captured_at"], r["snapshot_id"]), reverse=True)
+            found += [r for r in day if keep is None or keep(r)][: count - len(found)]
+            if len(found) >= count:
+                break
+        return found
 
     def read(self, table: str, cluster: str | None = None, snapshot_ids: Iterable[str] | None = None) -> pa.Table:
         """Rows of `table` from published batches only (optionally just `snapshot_ids`).

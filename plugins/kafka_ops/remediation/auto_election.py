@@ -25,6 +25,7 @@ from typing import Any
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.report.reads import findings_table
 
 LEADER_BALANCE_TABLE = "leader_balance_cluster"
 _RULE = {"zookeeper": "zk_rule_triggered", "kraft": "kraft_rule_triggered"}
@@ -69,17 +70,17 @@ def persistent_imbalance(analyses: Sequence[Mapping[str, Any]], runs: int) -> Au
 def should_auto_elect(lake: Lake, cluster: str, runs: int) -> AutoElection:
     """`persistent_imbalance` over `cluster`'s latest `runs` published analyses of ZooKeeper snapshots."""
     _check_runs(runs)
-    analyses = [
-        r
-        for r in lake.commit_log(ANALYSIS_COMMIT_TABLE, cluster).to_pylist()
-        if (r["source"] or SNAPSHOTS_SOURCE) == SNAPSHOTS_SOURCE
-    ]
-    analyses.sort(key=lambda r: (r["captured_at"], r["snapshot_id"]), reverse=True)
-    latest = analyses[:runs]
-    with_table = [r["snapshot_id"] for r in latest if LEADER_BALANCE_TABLE in json.loads(r["findings"] or "{}")]
-    found = lake.read(LEADER_BALANCE_TABLE, cluster, with_table).to_pylist() if with_table else []
-    rows = {r["snapshot_id"]: r for r in found}
-    return persistent_imbalance([rows.get(r["snapshot_id"], {"snapshot_id": r["snapshot_id"]}) for r in latest], runs)
+    latest = lake.latest_commits(
+        cluster, ANALYSIS_COMMIT_TABLE, runs, keep=lambda r: (r["source"] or SNAPSHOTS_SOURCE) == SNAPSHOTS_SOURCE
+    )
+    rows: dict[str, dict[str, Any]] = {}
+    for analysis in latest:
+        if LEADER_BALANCE_TABLE in json.loads(str(analysis["findings"] or "{}")):
+            found = findings_table(lake, cluster, analysis, LEADER_BALANCE_TABLE)
+            rows.update({r["snapshot_id"]: r for r in (found.to_pylist() if found is not None else [])})
+    return persistent_imbalance(
+        [rows.get(str(r["snapshot_id"]), {"snapshot_id": r["snapshot_id"]}) for r in latest], runs
+    )
 
 
 def _check_runs(runs: object) -> None:
