@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kafka.errors import KafkaError
 from kafka.producer import KafkaProducer
 
 from kafka_ops.lake.store import Lake
@@ -30,7 +31,18 @@ def produce(bootstrap: str, messages: int, topics: list[str]) -> None:
         for topic in topics:
             producer.send(topic, key=str(i).encode(), value=f"event {i}".encode())
     producer.flush(60)
-    producer.close()
+    close_producer(producer)
+
+
+def close_producer(producer: KafkaProducer, timeout: float = 30) -> None:
+    """Close `producer`, stopping its sender thread even when the close fails: kafka-python 3.0.12's
+    close() flushes first and, when that times out (a broker down, as the demos make them), raises
+    before stopping the sender, which then spins on the lost leader at a full core."""
+    try:
+        producer.close(timeout=timeout)
+    except KafkaError:
+        producer._sender.force_close()  # what close() would have done next
+        raise
 
 
 def airflow_dags_test(

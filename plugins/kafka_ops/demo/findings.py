@@ -38,6 +38,7 @@ from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.demo.common import (
     SPARK_LOCAL,
     airflow_dags_test,
+    close_producer,
     print_alerts,
     print_lake,
     print_pointers,
@@ -103,7 +104,7 @@ def produce_steadily(bootstrap: str, topic: str, per_second: int, stop: threadin
             for i in range(per_second):
                 producer.send(topic, value=f"entry {i}".encode())
     finally:
-        producer.close(5)
+        close_producer(producer, 5)
 
 
 def consume_some(bootstrap: str, group: str, topic: str, messages: int) -> None:

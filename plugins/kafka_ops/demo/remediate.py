@@ -33,6 +33,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, parse_request
 from kafka_ops.airflow.remediation_tasks import render_plan
+from kafka_ops.demo.common import close_producer
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
@@ -82,7 +83,7 @@ def produce(bootstrap: str) -> set[bytes]:
     for i in range(600):
         producer.send("orders", key=str(i).encode(), value=b"order")
     producer.flush(60)
-    producer.close()
+    close_producer(producer)
     return keys
 
 
