@@ -11,7 +11,7 @@ import dataclasses
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import pyarrow.fs as pafs
 
@@ -88,11 +88,10 @@ def recorded_verdict(cluster: str, row: Mapping[str, Any]) -> dict[str, Any]:
 
 def latest_analysed(lake: Lake, cluster: str, source: str) -> tuple[str, datetime] | None:
     """(batch id, capture time) of the newest batch of `source` with published findings."""
-    runs = [r for r in lake.read(ANALYSIS_COMMIT_TABLE, cluster).to_pylist() if (r["source"] or COMMIT_TABLE) == source]
+    runs = lake.latest_commits(cluster, ANALYSIS_COMMIT_TABLE, keep=lambda r: (r["source"] or COMMIT_TABLE) == source)
     if not runs:
         return None
-    run = max(runs, key=lambda r: (r["captured_at"], r["analysed_at"]))
-    return str(run["snapshot_id"]), run["captured_at"]
+    return str(runs[0]["snapshot_id"]), cast(datetime, runs[0]["captured_at"])
 
 
 def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_ops.analysis.pipeline import recorded_verdict
 from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
 from kafka_ops.lake.schema import VALIDATION_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
@@ -145,6 +146,10 @@ def test_each_partition_rule_fails_alone_and_names_its_rows(
     row = validation_of(lake, "c1", "bad")
     assert row is not None and row["failed"] == [expectation] and row["trusted"] is False
     assert json.loads(row["details"])["failed"][expectation]["rows"] == list(failure.rows)
+    # an as-of run hands this verdict back as recorded, in the shape of the summary it was made from
+    recorded = recorded_verdict("c1", row)
+    assert recorded.pop("recorded_at") == row["validated_at"].isoformat()
+    assert recorded == {k: v for k, v in result.summary().items() if k not in ("data_docs_index", "seconds")}
     with pytest.raises(SnapshotUntrusted, match=rf"snapshot bad of cluster c1 is untrusted: failed {expectation}"):
         require_trusted(lake, "c1", "bad")
     # the Data Docs page shows the failed expectation with its row (topic, partition)
@@ -246,9 +251,7 @@ def test_validations_are_their_own_commit_log(lake: Lake) -> None:
     validate_snapshot(lake, "c1", "s1", data_docs=False)
     log = lake.commit_log(VALIDATION_COMMIT_TABLE, "c1")
     assert log.column("snapshot_id").to_pylist() == ["s1"]
-    assert (
-        Path(lake.base) / VALIDATION_COMMIT_TABLE / "cluster=c1" / "dt=2026-11-21" / "s1.validation.parquet"
-    ).is_file()
+    assert lake.batch_commit(VALIDATION_COMMIT_TABLE, "c1", "2026-11-21", "s1.validation") is not None  # its own batch
     assert lake.read(VALIDATION_COMMIT_TABLE, "c1", ["s1"]).num_rows == 1
 
 
