@@ -7,6 +7,10 @@ size is analysed by every detector in one warm local Spark session (2 cores), ex
 `spark_jobs/cluster_health.py` runs it (read the lake, detect, publish findings). Reports the
 time per run and its growth against the 1× run in the same process: linear growth is 2.0 and
 4.0. Target: the 1× day in <= 90 s, growth no worse than linear. Last line: one JSON object.
+
+The lakes are Parquet (`synthetic_history` writes them with `Lake.publish`; `lake_format="parquet"`),
+as in every session's figures: this measures the detectors' growth with the cluster's size. The
+default Delta lake's analysis over growing history is `lake_history.py`'s.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def main() -> None:
     try:
         warm = tempfile.mkdtemp(prefix="bench-warm-")
         generate(warm, "warm", 500, snapshots=12)
-        analyse(spark, warm, "warm", list(DETECTORS.values()), Thresholds())  # JIT and caches
+        analyse(spark, warm, "warm", list(DETECTORS.values()), Thresholds(), lake_format="parquet")  # JIT and caches
         for scale in scales:
             with tempfile.TemporaryDirectory(prefix=f"bench-{scale}x-") as lake:
                 t = time.perf_counter()
@@ -53,7 +57,7 @@ def main() -> None:
                 print(f"{scale}x: generated {args.partitions * scale} partitions x {args.snapshots} snapshots "
                       f"in {time.perf_counter() - t:.1f}s", file=sys.stderr)  # fmt: skip
                 t = time.perf_counter()
-                result = analyse(spark, lake, "synth", list(DETECTORS.values()), Thresholds())
+                result = analyse(spark, lake, "synth", list(DETECTORS.values()), Thresholds(), lake_format="parquet")
                 seconds[scale] = time.perf_counter() - t
                 findings[scale] = result.counts
                 print(f"{scale}x: analysed in {seconds[scale]:.1f}s", file=sys.stderr)

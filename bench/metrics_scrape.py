@@ -1,6 +1,6 @@
 """Benchmark: a Prometheus scrape of `/metrics` (the api-server plugin's app) on a big lake.
 
-A synthetic lake written by the real writers: a metadata snapshot of `--partitions` partitions
+A synthetic lake (the default format, Delta) written by the real writers: a metadata snapshot of
 (`synthetic_cluster.healthy_cluster`, `snapshot_batch`) with its `isr_health` findings, and a group
 collection of `--groups` groups x `--group-partitions` partitions (`group_batch`) with its
 `lag_status` / `lag_time` findings, published as `analysis.runner` publishes them.
@@ -28,6 +28,7 @@ from _timing import best_of
 from fastapi.testclient import TestClient
 from synthetic_cluster import healthy_cluster
 
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.settings import ClusterConfig, Settings, WebSettings
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -52,7 +53,7 @@ def analysis(lake: Lake, snapshot_id: str, source: str, at: datetime, tables: di
 
 
 def build_lake(root: Path, partitions: int, groups: int, per_group: int) -> Lake:
-    lake, rng = Lake(root), random.Random(7)
+    lake, rng = open_lake(root), random.Random(7)  # the default format (Delta), as the settings below
     snap = healthy_cluster(partitions=partitions, topics=max(1, partitions // 50))
     snap.captured_at, snap.snapshot_id, snap.cluster = AT, "s1", CLUSTER
     lake.publish(snapshot_batch(snap))

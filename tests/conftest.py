@@ -31,7 +31,8 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
-from kafka_ops.lake.store import Lake  # noqa: E402 - after the Airflow environment
+from kafka_ops.lake.open import open_lake  # noqa: E402 - after the Airflow environment
+from kafka_ops.lake.store import Lake  # noqa: E402
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 
 _EXIT_STATUS = {"status": 0}
@@ -135,7 +136,8 @@ def healthy_kraft_sandbox(kraft_sandbox: KRaftSandbox) -> KRaftSandbox:
 
 @pytest.fixture
 def lake(tmp_path: Path) -> Lake:
-    return Lake(tmp_path / "lake")
+    """A new lake in the default format (Delta), as a new installation's."""
+    return open_lake(tmp_path / "lake")
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ not here: they live in Airflow connections, named per cluster.
 Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
 
     lake_root = "s3a://kafka-lake/prod"
-    lake_format = "parquet"         # or "delta": Delta Lake tables (kafka_ops.lake.delta_store)
+    lake_format = "delta"           # the default; "parquet": the Parquet lake of earlier versions
 
     [[clusters]]
     name = "payments"
@@ -54,7 +54,7 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.kafka_types import INT32_MAX, finite_number
-from kafka_ops.lake.names import check_name
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS, LakeFormat, check_name
 from kafka_ops.lake.policy import RetentionPolicy
 
 DEFAULT_LAKE = "var/lake"
@@ -66,8 +66,6 @@ MetadataSource = Literal["auto", "zookeeper", "kraft"]
 METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
 MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter"]
 METRICS_PROFILES: tuple[str, ...] = get_args(MetricsProfile)
-LakeFormat = Literal["parquet", "delta"]
-LAKE_FORMATS: tuple[str, ...] = get_args(LakeFormat)
 
 
 @dataclass(frozen=True)
@@ -269,7 +267,7 @@ class Settings:
     lake_root: str = DEFAULT_LAKE
     clusters: tuple[ClusterConfig, ...] = (ClusterConfig("default"),)
     web: WebSettings = field(default_factory=WebSettings)
-    lake_format: LakeFormat = "parquet"
+    lake_format: LakeFormat = DEFAULT_LAKE_FORMAT
     lake: RetentionPolicy = field(default_factory=RetentionPolicy)
     """What the lake keeps and how the maintenance DAG tidies it (`[lake]`)."""
 
@@ -345,7 +343,9 @@ def _from_file(path: Path) -> Settings:
     longest_history = max(c.thresholds.history_hours for c in clusters)
     policy = RetentionPolicy.from_mapping(raw.get("lake", {}), str(path), history_hours=longest_history)
     try:
-        return Settings(lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", "parquet"), lake=policy)
+        return Settings(
+            lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", DEFAULT_LAKE_FORMAT), lake=policy
+        )
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
 

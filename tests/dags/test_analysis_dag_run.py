@@ -12,7 +12,6 @@ from airflow.dag_processing.dagbag import DagBag
 from fastapi.testclient import TestClient
 
 from kafka_ops.lake.open import open_lake
-from kafka_ops.lake.store import Lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.settings import load_settings
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -80,7 +79,7 @@ def test_consumer_groups_job_names_a_missing_collection(tmp_path: Path) -> None:
     job = Path(__file__).parents[2] / "spark_jobs" / "consumer_groups.py"
     shown = subprocess.run([sys.executable, str(job), "--help"], capture_output=True, text=True, check=True)
     assert "assignor_whatif" in shown.stdout and "lag_status" in shown.stdout
-    Lake(tmp_path).publish(snapshot_batch(small_snapshot("s1", cluster="x")))  # ZooKeeper only, no groups
+    open_lake(tmp_path).publish(snapshot_batch(small_snapshot("s1", cluster="x")))  # ZooKeeper only, no groups
     missing = subprocess.run(
         [sys.executable, str(job), "--lake", str(tmp_path), "--cluster", "x"],
         capture_output=True,

@@ -14,7 +14,7 @@ from airflow.models.dagrun import DagRun
 from kafka.admin import NewTopic
 
 from kafka_ops.airflow.remediation_params import FORMS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.remediation import load_plan
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.sources.groups.collector import KafkaTarget
@@ -71,7 +71,7 @@ def test_replication_factor_dry_run_then_execute_on_kraft(
 
     assert run.state == "success"
     summary = xcom(run, "plan")
-    lake = Lake(kraft_settings)
+    lake = open_lake(kraft_settings)
     plan = load_plan(lake, CLUSTER, summary["plan_id"])
     assert (summary["kind"], summary["moves"]) == ("replication_factor", 3)
     assert is_trusted(lake, CLUSTER, plan.snapshot_id)

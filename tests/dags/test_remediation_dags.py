@@ -22,7 +22,7 @@ from kafka import TopicPartition as KafkaTP
 
 from kafka_ops.airflow.remediation_params import FORMS
 from kafka_ops.errors import PlanCancelled
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import (
     AdminApiBackend,
@@ -116,7 +116,7 @@ def logged(caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]) 
 
 
 def audit(lake_root: Path, plan_id: str) -> list[tuple[int | None, str, str]]:
-    return [(r["batch"], r["action"], r["outcome"]) for r in read_audit(Lake(lake_root), CLUSTER, plan_id)]
+    return [(r["batch"], r["action"], r["outcome"]) for r in read_audit(open_lake(lake_root), CLUSTER, plan_id)]
 
 
 @pytest.fixture
@@ -180,7 +180,7 @@ def test_tp_re_02_replication_factor_dry_run_then_execute(
     assert "3 replica move(s) (lower bound 3), 2 batch(es) of at most 2 partitions, throttle 20000000 B/s" in log
     assert f"{topic}-0: [1] -> [1, " in log and "per broker" in log and "rollback.json" in log
     assert cluster_state(sandbox, [topic]) == before, "a dry run wrote to the cluster"
-    lake = Lake(lake_root)
+    lake = open_lake(lake_root)
     plan = load_plan(lake, CLUSTER, plan_id)
     assert is_trusted(lake, CLUSTER, plan.snapshot_id), "planned on a snapshot that was not validated"
     assert plan.snapshot_id == lake.latest_snapshot_id(CLUSTER), "planned on an old snapshot"
@@ -268,7 +268,7 @@ def test_invalid_params_are_refused_before_anything_runs(
         (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "validate_params"]
         assert ti.try_number == 1, "an invalid Param was retried"
         assert message in logged(caplog, capfd)
-    assert Lake(lake_root).snapshots().num_rows == 0, "something ran after an invalid Param"
+    assert open_lake(lake_root).snapshots().num_rows == 0, "something ran after an invalid Param"
 
 
 def test_refusals_write_nothing(
@@ -339,7 +339,7 @@ def test_cancel_dag_stops_a_running_execution(
     execution = Background(
         lambda: execute(
             plan,
-            lake=Lake(lake_root),
+            lake=open_lake(lake_root),
             cluster_config=ClusterConfig(CLUSTER, writes_enabled=True),
             backend=admin,
             zookeeper=ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5),
@@ -396,7 +396,7 @@ def test_cancel_dag_clears_the_throttles_a_finished_plan_left(
     topic = "re_dag_leftover"
     create_topic(sandbox, topic, {0: [1]})
     lake_root = configure()
-    lake = Lake(lake_root)
+    lake = open_lake(lake_root)
     plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
     (move,) = plan.reassignments
     save_plan(lake, plan, created_by="pytest")
@@ -459,14 +459,14 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
 
     def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
         if step.index == 1:
-            cancel(plan.plan_id, lake=Lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
+            cancel(plan.plan_id, lake=open_lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
                    actor="pytest-cancel", poll_s=0.3)  # fmt: skip
         return real_decide(plan_id, step, *args)
 
     monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
     try:
         with pytest.raises(PlanCancelled):
-            execute(plan, lake=Lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
+            execute(plan, lake=open_lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
                     actor="pytest-executor", trusted=lambda lake, cluster, snapshot_id: None,
                     options=ExecutionOptions(poll_s=0.3, controller_quiet_s=0, batch_max_partitions=2))  # fmt: skip
     finally:

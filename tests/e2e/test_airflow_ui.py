@@ -26,7 +26,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from playwright.sync_api import Locator, Page, expect
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.report.publish import write_report
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -163,7 +163,7 @@ def plan_summary(airflow: AirflowUI, run_id: str) -> dict[str, Any]:
 
 
 def stored_plans(airflow: AirflowUI) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = Lake(airflow.lake_root).read("remediation_plans", airflow.cluster).to_pylist()
+    rows: list[dict[str, Any]] = open_lake(airflow.lake_root).read("remediation_plans", airflow.cluster).to_pylist()
     return rows
 
 
@@ -230,7 +230,7 @@ def test_the_health_report_inside_the_airflow_ui(
 ) -> None:
     """The navigation's "Kafka health" (the plugin's nav external view) lists the cluster; its link opens
     the health report the analysis published, inside the Airflow UI, with the Airflow session's auth."""
-    lake = Lake(airflow.lake_root)
+    lake = open_lake(airflow.lake_root)
     lake.publish(snapshot_batch(healthy_sandbox.snapshot()))
     write_report(lake, airflow.cluster)
     page.goto("/plugin/kafka-ops")

@@ -25,7 +25,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import GROUP_DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
@@ -63,7 +63,7 @@ def lagging(airflow: AirflowUI, sandbox: SandboxCluster, spark: SparkSession) ->
         consumer.commit({TopicPartition(topic, 0): OffsetAndMetadata(COMMITTED, "", -1)})
     finally:
         consumer.close()
-    lake, target = Lake(airflow.lake_root), KafkaTarget(sandbox.bootstrap_servers, FAST)
+    lake, target = open_lake(airflow.lake_root), KafkaTarget(sandbox.bootstrap_servers, FAST)
     groups_to_lake(airflow.cluster, target, lake, include=group)
     produce(sandbox, {(topic, 0): BURST})
     snap, _ = groups_to_lake(airflow.cluster, target, lake, include=group)

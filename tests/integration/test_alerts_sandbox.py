@@ -27,7 +27,7 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import ZooKeeperUnreachable
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 
@@ -54,7 +54,7 @@ class OnCall:
     """The analysis DAG's steps for one cluster, and the log sink the on-call engineer reads."""
 
     def __init__(self, sandbox: SandboxCluster, root: Path, spark: SparkSession) -> None:
-        self.sandbox, self.lake, self.spark = sandbox, Lake(root / "lake"), spark
+        self.sandbox, self.lake, self.spark = sandbox, open_lake(root / "lake"), spark
         self.sink = root / "alerts.jsonl"
         self.notifier = LogNotifier("log", self.sink)
         self.now = datetime.now(UTC)
@@ -113,7 +113,7 @@ def test_a_killed_broker_is_one_critical_incident_until_it_returns(
 
 
 def test_a_snapshot_that_cannot_reach_zookeeper_says_cannot_see(cluster: SandboxCluster, tmp_path: Path) -> None:
-    lake, now = Lake(tmp_path / "lake"), datetime.now(UTC)
+    lake, now = open_lake(tmp_path / "lake"), datetime.now(UTC)
     cluster.stop_zookeeper()
     try:
         with pytest.raises(ZooKeeperUnreachable) as failed:

@@ -21,7 +21,7 @@ from kafka_ops.analysis.runner import analyse, read_history
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import lag_time
 from kafka_ops.detectors.registry import GROUP_DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
@@ -56,7 +56,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
     idle = f"lag-{run}-idle"
     make_topics(sandbox, {idle: 1}, messages=BURST)
     commit(sandbox, idle, idle, IDLE_COMMIT)
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     target = KafkaTarget(sandbox.bootstrap_servers, FAST)
     produced = 0
     bursts: list[tuple[int, datetime]] = []  # (end offset after the step, collection time)

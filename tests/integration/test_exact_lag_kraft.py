@@ -23,7 +23,7 @@ from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.runner import read_history
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import lag_time
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
@@ -60,7 +60,7 @@ def test_exact_lag_error_against_a_pausing_producer(
         )
     finally:
         admin.close()
-    lake, target = Lake(tmp_path / "lake"), KafkaTarget(servers, FAST)
+    lake, target = open_lake(tmp_path / "lake"), KafkaTarget(servers, FAST)
     producer = KafkaProducer(bootstrap_servers=servers, linger_ms=0)
     consumer = KafkaConsumer(bootstrap_servers=servers, group_id=group, enable_auto_commit=False)
     stamps: dict[str, list[int]] = {created: [], appended: []}  # per offset, the record's timestamp (ms)

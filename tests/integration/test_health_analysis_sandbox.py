@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 
@@ -27,7 +27,7 @@ class Lab:
     """The sandbox, a lake, and an analysis after every snapshot."""
 
     def __init__(self, sandbox: SandboxCluster, lake_root: Path, spark: SparkSession) -> None:
-        self.sandbox, self.lake, self.spark = sandbox, Lake(lake_root), spark
+        self.sandbox, self.lake, self.spark = sandbox, open_lake(lake_root), spark
 
     def snapshot_and_analyse(self) -> dict[str, list[dict[str, object]]]:
         snap = self.sandbox.snapshot()

@@ -13,7 +13,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import isr_events
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -52,7 +52,7 @@ def deleted_after(healthy_sandbox: SandboxCluster) -> Iterator[SandboxCluster]:
 def test_reassignment_completed_between_snapshots_is_not_flapping(
     deleted_after: SandboxCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
-    sandbox, lake = deleted_after, Lake(tmp_path / "lake")
+    sandbox, lake = deleted_after, open_lake(tmp_path / "lake")
     admin = KafkaAdminClient(bootstrap_servers=sandbox.bootstrap_servers)
     try:
         admin.create_topics([NewTopic(TOPIC, replica_assignments=BEFORE)])

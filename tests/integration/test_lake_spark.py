@@ -1,4 +1,6 @@
-"""Spark reads the lake with the documented types and no partition-column surprises."""
+"""Spark reads the lake with the documented types and no partition-column surprises: the Parquet
+lake's files (the first tests; the Delta lake's reads are `tests/unit/test_delta_spark.py`), then
+both formats' window reads."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ pytestmark = pytest.mark.slow
 def test_spark_reads_snapshot_tables(spark: SparkSession, tmp_path: Path) -> None:
     lake = Lake(tmp_path)
     lake.publish(snapshot_batch(small_snapshot("s1", cluster="1")))  # a numeric-looking cluster name
-    parts = read_table(spark, str(tmp_path), "partitions")
+    parts = read_table(spark, str(tmp_path), "partitions", lake_format="parquet")
     fields = {f.name: f.dataType for f in parts.schema.fields}
     assert fields["cluster"] == T.StringType()
     assert fields["dt"] == T.StringType()
@@ -33,7 +35,7 @@ def test_spark_reads_snapshot_tables(spark: SparkSession, tmp_path: Path) -> Non
     assert fields["state_version"] == T.IntegerType()
     rows = parts.where("topic = 'orders' AND partition = 0").collect()
     assert {(r.cluster, r.dt, r.isr[0]) for r in rows} == {("1", "2026-11-21", 1)}
-    log = read_table(spark, str(tmp_path), "snapshots").collect()
+    log = read_table(spark, str(tmp_path), "snapshots", lake_format="parquet").collect()
     assert [(r.snapshot_id, r.under_replicated_count) for r in log] == [("s1", 1)]
 
 
@@ -42,14 +44,14 @@ def test_spark_skips_uncommitted_snapshots(spark: SparkSession, tmp_path: Path) 
     lake.publish(snapshot_batch(small_snapshot("s1")))
     lake.publish(snapshot_batch(small_snapshot("s2")))
     (tmp_path / "snapshots" / "cluster=c1" / "dt=2026-11-21" / "s2.parquet").unlink()  # s2 never committed
-    ids = {r.snapshot_id for r in read_table(spark, str(tmp_path), "brokers").collect()}
+    ids = {r.snapshot_id for r in read_table(spark, str(tmp_path), "brokers", lake_format="parquet").collect()}
     assert ids == {"s1"}
 
 
 def test_spark_reads_a_table_never_written_as_empty(spark: SparkSession, tmp_path: Path) -> None:
     lake = Lake(tmp_path)
     lake.publish(snapshot_batch(small_snapshot("s1")))  # ZooKeeper tables only: no group table yet
-    members = read_table(spark, str(tmp_path), "group_members")
+    members = read_table(spark, str(tmp_path), "group_members", lake_format="parquet")
     assert members.count() == 0
     fields = {f.name: f.dataType for f in members.schema.fields}
     assert fields["subscription"] == T.BinaryType() and fields["cluster"] == T.StringType()
@@ -65,9 +67,11 @@ def test_a_file_written_before_a_column_existed_reads_it_as_null(spark: SparkSes
                            ("partitions", ["elr", "last_known_elr", "offline_replicas"])):  # fmt: skip
         old = tmp_path / table / "cluster=c1" / "dt=2026-11-21" / "s1.parquet"
         pq.write_table(pq.read_table(old).drop_columns(dropped), old)  # as an older release wrote it
-    log = {r.snapshot_id: r.source for r in read_table(spark, str(tmp_path), "snapshots").collect()}
+    snapshots = read_table(spark, str(tmp_path), "snapshots", lake_format="parquet")
+    log = {r.snapshot_id: r.source for r in snapshots.collect()}
     assert log == {"s1": None, "s2": "zookeeper"}
-    parts = read_table(spark, str(tmp_path), "partitions").where("partition = 0 AND topic = 'orders'")
+    parts = read_table(spark, str(tmp_path), "partitions", lake_format="parquet")
+    parts = parts.where("partition = 0 AND topic = 'orders'")
     assert {r.snapshot_id: r.elr for r in parts.collect()} == {"s1": None, "s2": None}
     assert set(lake.read("snapshots").column("source").to_pylist()) == {None, "zookeeper"}
 

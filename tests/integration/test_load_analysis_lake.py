@@ -16,7 +16,7 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.registry import DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -49,7 +49,7 @@ def snapshot(snapshot_id: str, minutes_ago: int) -> ClusterSnapshot:
 
 
 def test_rates_disk_and_problems_from_real_batches_reach_the_gates(spark: SparkSession, tmp_path: Path) -> None:
-    lake = Lake(tmp_path)
+    lake = open_lake(tmp_path)
     for sid, minutes_ago in (("s1", 20), ("s2", 10), ("s3", 0)):
         lake.publish(snapshot_batch(snapshot(sid, minutes_ago)))
     collected = AT - timedelta(minutes=1)

@@ -20,7 +20,7 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import NotZooKeeper
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox.migration import MigrationSandbox
 from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
@@ -63,7 +63,7 @@ def snapshot(cluster: MigrationSandbox, controllers: bool = True) -> ClusterSnap
 def test_the_migration_phase_by_phase(
     cluster: MigrationSandbox, tmp_path: object, monkeypatch: pytest.MonkeyPatch, spark: SparkSession
 ) -> None:
-    lake = Lake(str(tmp_path))
+    lake = open_lake(str(tmp_path))
     # 1. ZooKeeper mode: nothing migrates, nothing is asked beyond ZooKeeper
     snap = snapshot(cluster)
     assert snap.migration is None and migration_status(snap) is None

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 
@@ -129,7 +129,7 @@ def test_under_min_isr_is_what_an_acks_all_producer_meets(
     # beats both, and RF 1 below min ISR 2 still takes acks=all writes (Kafka caps min ISR at the RF)
     assert refused == {("mi_rf2", 0), ("mi_rf2", 3)}
 
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     snap = sandbox.snapshot()
     lake.publish(snapshot_batch(snap))
     analyse(spark, lake.root, "sandbox", [DETECTORS["isr_health"]], Thresholds())

@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import GROUP_DETECTORS
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.jars import ensure_jars
 from kafka_ops.sandbox.java_consumer import JavaConsumer
@@ -97,7 +97,7 @@ def test_snapshot_reads_quotas_and_acl_counts_never_credentials(
 ) -> None:
     sandbox = healthy_sandbox
     snap = sandbox.wait_for(lambda s: any(q.user == f"bob-{run_id}" for q in s.quotas), 30, "the SCRAM user")
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.publish(snapshot_batch(snap))
 
     quotas = {(r["entity_path"], r["quota_key"]): r for r in lake.read("quotas", "sandbox").to_pylist()}
@@ -135,7 +135,7 @@ def test_a_consumer_quota_is_told_apart_from_a_slow_consumer(
     sandbox = healthy_sandbox
     topic = f"q-{run_id}-load"
     make_topics(sandbox, {topic: 1})
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     lake.publish(snapshot_batch(sandbox.snapshot()))  # the quotas, as the snapshot DAG records them
     target = KafkaTarget(sandbox.bootstrap_servers, FAST)
     producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, linger_ms=5)

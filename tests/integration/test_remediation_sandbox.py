@@ -30,6 +30,7 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.cli import main as cli_main
 from kafka_ops.detectors import idle_throttles
 from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import Plan, plan_decommission, plan_preferred_election, plan_replication_factor
 from kafka_ops.planning.plan_rollback import plan_rollback
@@ -345,13 +346,13 @@ def znode_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
 CHILD = textwrap.dedent(
     """
     import json, logging, sys
-    from kafka_ops.lake.store import Lake
+    from kafka_ops.lake.open import open_lake
     from kafka_ops.remediation import ExecutionOptions, ZooKeeperBackend, execute, load_plan
     from kafka_ops.settings import ClusterConfig
     from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
     args = json.loads(sys.argv[1])
     logging.basicConfig(level=logging.INFO)
-    lake = Lake(args["lake"])
+    lake = open_lake(args["lake"])
     zk = ZooKeeperTarget(args["hosts"], args["chroot"], timeout_s=5)
     plan = load_plan(lake, "sandbox", args["plan_id"])
     execute(plan, lake=lake, cluster_config=ClusterConfig("sandbox", writes_enabled=True,
@@ -557,7 +558,7 @@ def delete_topic(sandbox: SandboxCluster, topic: str) -> None:
 
 def idle_throttle_findings(sandbox: SandboxCluster, spark: SparkSession, tmp_path: Path) -> dict[str, dict[str, Any]]:
     """The `idle_throttles` findings of a fresh snapshot, by "<entity type> <name>"."""
-    health = Lake(tmp_path / "health")
+    health = open_lake(tmp_path / "health")
     snap = sandbox.snapshot()
     health.publish(snapshot_batch(snap))
     analyse(spark, health.root, CLUSTER, [idle_throttles.DETECTOR], Thresholds())

@@ -12,6 +12,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -44,7 +45,7 @@ def test_deletion_stuck_on_a_down_broker(healthy_sandbox: SandboxCluster, spark:
     finally:
         admin.close()
     sandbox.wait_for(lambda s: all((TOPIC, p) in s.partition_states for p in assignment), 30, "topic")
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     try:
         sandbox.stop_broker(victim)
         sandbox.wait_for(lambda s: victim not in s.brokers, 60, f"broker {victim} gone")

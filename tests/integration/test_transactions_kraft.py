@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import transactions
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.publish import groups_to_lake
@@ -92,7 +92,7 @@ def test_a_producer_killed_mid_transaction(
         assert _offsets(admin, tp) == (end, BEFORE)
         time.sleep(1.5)
 
-        lake = Lake(tmp_path / "lake")
+        lake = open_lake(tmp_path / "lake")
         snap, _ = groups_to_lake("sandbox-kraft", KafkaTarget(servers, FAST), lake, include=group)
         (row,) = snap.offsets
         assert (row.committed_offset, row.end_offset, row.lag) == (COMMITTED, end, end - COMMITTED)

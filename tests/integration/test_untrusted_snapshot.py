@@ -12,7 +12,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka_ops.airflow.remediation_params import RemediationRequest
 from kafka_ops.airflow.remediation_tasks import make_plan
 from kafka_ops.errors import SnapshotUntrusted
-from kafka_ops.lake.store import Lake
+from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import load_settings
 from tests.integration.corrupt_chroot import corrupted_copy
@@ -61,7 +61,7 @@ def test_isr_outside_the_replicas_is_untrusted_and_nothing_is_planned(
     with pytest.raises(SnapshotUntrusted, match="isr_subset_of_replicas"):
         make_plan(request, actor="test")
 
-    lake = Lake(tmp_path / "lake")
+    lake = open_lake(tmp_path / "lake")
     (validation,) = lake.read("snapshot_validations", "corrupt").to_pylist()
     assert validation["trusted"] is False and validation["failed"] == ["isr_subset_of_replicas"]
     details = json.loads(validation["details"])

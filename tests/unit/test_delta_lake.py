@@ -148,11 +148,14 @@ def test_bad_rows_fail_before_anything_is_written(delta: DeltaLake) -> None:
 
 
 def test_lake_format_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert isinstance(lake_of(Settings(lake_root=str(tmp_path), lake_format="delta")), DeltaLake)
-    assert type(lake_of(Settings(lake_root=str(tmp_path)))).__name__ == "Lake"
+    assert isinstance(lake_of(Settings(lake_root=str(tmp_path))), DeltaLake)  # the default
+    assert type(lake_of(Settings(lake_root=str(tmp_path), lake_format="parquet"))).__name__ == "Lake"
     config = tmp_path / "settings.toml"
+    config.write_text("")
+    assert load_settings(config).lake_format == "delta"
+    config.write_text('lake_format = "parquet"\n')
+    assert load_settings(config).lake_format == "parquet"  # every reader and writer honours it (test_lake_callers)
     config.write_text('lake_format = "delta"\n')
-    assert load_settings(config).lake_format == "delta"  # every reader and writer honours it (test_lake_callers)
     monkeypatch.setenv("KAFKA_OPS_LAKE_FORMAT", "delta")
     assert isinstance(lake_of(load_settings()), DeltaLake)
     monkeypatch.setenv("KAFKA_OPS_LAKE_FORMAT", "parquet")

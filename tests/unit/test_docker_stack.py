@@ -23,6 +23,7 @@ from airflow.sdk import Connection
 
 from kafka_ops.airflow import kafka_hook, zookeeper_hook
 from kafka_ops.alerting.registry import notifier_for
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -642,3 +643,12 @@ def test_grafana_refuses_to_start_without_its_password(services: dict[str, Any])
     assert mounts["/etc/grafana/provisioning"] == "./grafana/provisioning"
     home = Path(env["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"])
     assert str(home.parent) == dashboards_dir and (DOCKER / "grafana" / "dashboards" / home.name).is_file()
+
+
+def test_make_jars_fetches_delta_s_spark_connector_for_the_default_lake() -> None:
+    """The runtime image has no Maven: the analysis DAG's spark-submit of the default (Delta) lake
+    needs the connector's jars fetched at build time, by `make jars`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    result = subprocess.run(["make", "-n", "-B", "jars"], cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    assert DEFAULT_LAKE_FORMAT == "delta"
+    assert "ensure_delta_spark_jars" in result.stdout

@@ -19,6 +19,12 @@ from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 
 
+@pytest.fixture
+def lake(tmp_path: Path) -> Lake:
+    """The Parquet `Lake`: the cases taking this fixture test its layout and commit protocol."""
+    return Lake(tmp_path / "lake")
+
+
 @pytest.fixture(params=["parquet", "delta"])
 def any_lake(request: pytest.FixtureRequest, tmp_path: Path) -> Lake:
     """The same API in both formats: the cases taking this fixture run on `Lake` and `DeltaLake`."""

@@ -88,3 +88,22 @@ def test_a_new_root_opens_in_either_format(tmp_path: Path, fmt: str) -> None:
     lake.publish(snapshot_batch(small_snapshot("s1")))
     assert set(table_formats(lake).values()) == {fmt}
     assert open_lake(tmp_path / "new", fmt).latest_snapshot_id("c1") == "s1"
+
+
+def test_a_table_whose_first_delta_commit_failed_is_no_parquet_table(tmp_path: Path) -> None:
+    """A Delta writer that fails a table's first commit (a full disk: tests/integration/
+    test_lake_unwritable.py) leaves its data file and no log: the lake still opens as Delta, and the
+    next publish creates the table over the orphan."""
+    root = tmp_path / "lake"
+    orphan = root / "brokers" / "cluster=c1" / "dt=2026-11-21" / "part-00001-0a1b-c000.zstd.parquet"
+    orphan.parent.mkdir(parents=True)
+    orphan.write_bytes(b"half a file")
+    assert table_formats(Lake(root)) == {"brokers": "parquet"}  # by its folders alone
+    lake = open_lake(root, "delta")
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    assert lake.latest_snapshot_id("c1") == "s1" and lake.read("brokers").num_rows == 2
+    parquet_file = root / "legacy" / "cluster=c1" / "dt=2026-11-21" / "s0.parquet"  # a Parquet lake's file
+    parquet_file.parent.mkdir(parents=True)
+    parquet_file.write_bytes(b"rows")
+    with pytest.raises(LakeError, match=r"holds Parquet tables without a Delta log \(legacy\)"):
+        open_lake(root, "delta")

@@ -38,6 +38,7 @@ from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.kafka_types import shown
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ class CancelRequest:
     dry_run: bool
     wait_seconds: int
     action: str = "cancel"
-    lake_format: str = "parquet"
+    lake_format: str = DEFAULT_LAKE_FORMAT
 
 
 def parse_request(values: Mapping[str, Any], settings: Settings) -> CancelRequest:

@@ -36,6 +36,7 @@ from airflow.sdk import Param
 
 from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, shown
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import ClusterConfig, Settings
 
 Action = Literal[
@@ -255,7 +256,7 @@ class RemediationRequest:
     form: str = field(default="", compare=False)
     source_plan_id: str | None = None
     """rollback / finish: the half-applied plan to roll back or finish."""
-    lake_format: str = "parquet"
+    lake_format: str = DEFAULT_LAKE_FORMAT
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for XCom and logs."""

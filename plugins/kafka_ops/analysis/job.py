@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from kafka_ops.analysis.detector import Detector
 from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_capacity, parse_thresholds
 from kafka_ops.errors import KafkaOpsError
+from kafka_ops.settings import load_settings
 
 
 def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: Mapping[str, Detector]) -> int:
@@ -38,13 +39,14 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
     try:
         thresholds = parse_thresholds(args.thresholds)
         capacity = parse_capacity(args.capacity)
-        spark = build_session(f"kafka-ops {prog}: {args.cluster}", args.lake_format)
+        lake_format = args.lake_format or load_settings().lake_format
+        spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format)
         try:
             detectors = [registry[n] for n in names]
             result = analyse(
                 spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id,
                 min_insync_replicas_default=args.min_insync_replicas_default, capacity=capacity,
-                lake_format=args.lake_format, as_of=args.as_of,
+                lake_format=lake_format, as_of=args.as_of,
             )  # fmt: skip
         finally:
             spark.stop()

@@ -23,6 +23,7 @@ from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
@@ -57,7 +58,7 @@ class AnalysisResult:
         return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts}
 
 
-def build_session(app_name: str, lake_format: str = "parquet") -> SparkSession:
+def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT) -> SparkSession:
     """A session with the defaults above, except where spark-submit's --conf already set a value.
     For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars
     (`spark.jars`, fetched once by Maven: `sandbox.jars`); under spark-submit they must come with
@@ -106,9 +107,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", required=True, help="cluster name in the lake")
     parser.add_argument(
         "--lake-format",
-        choices=("parquet", "delta"),
-        default="parquet",
-        help="the lake's table format (the settings' lake_format; default: parquet)",
+        choices=LAKE_FORMATS,
+        default=None,
+        help=f"the lake's table format (default: the settings' lake_format, $KAFKA_OPS_LAKE_FORMAT, "
+        f"else {DEFAULT_LAKE_FORMAT})",
     )
     parser.add_argument("--snapshot-id", default=None, help="snapshot to analyse (default: the latest)")
     parser.add_argument(
@@ -149,7 +151,7 @@ def analyse(
     analysed_at: datetime | None = None,
     min_insync_replicas_default: int = 1,
     capacity: Capacities | None = None,
-    lake_format: str = "parquet",
+    lake_format: str = DEFAULT_LAKE_FORMAT,
     as_of: datetime | None = None,
 ) -> AnalysisResult:
     """Run `detectors` on `cluster`'s history up to `snapshot_id` (default: latest) and publish;
@@ -206,7 +208,7 @@ def read_history(
     *,
     since: datetime,
     until: datetime,
-    lake_format: str = "parquet",
+    lake_format: str = DEFAULT_LAKE_FORMAT,
     versions: Mapping[str, int | None] | None = None,
 ) -> DataFrame:
     """`table`'s committed rows for `cluster` captured in [since, until]; on a Delta lake, each table

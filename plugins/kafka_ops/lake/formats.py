@@ -43,6 +43,8 @@ def check_format(lake: Lake, lake_format: str) -> None:
     """Refuse to open `lake` as `lake_format` when any of its tables is in the other format."""
     formats = table_formats(lake)
     others = sorted(t for t, f in formats.items() if f != lake_format)
+    if lake_format == "delta":
+        others = [t for t in others if not _failed_first_commit(lake, t)]
     if not others:
         return
     if lake_format == "delta":
@@ -56,6 +58,23 @@ def check_format(lake: Lake, lake_format: str) -> None:
         f'{lake_format!r}: set lake_format = "delta" (or $KAFKA_OPS_LAKE_FORMAT=delta); a Parquet writer '
         "would add files its Delta log never sees"
     )
+
+
+def _failed_first_commit(lake: Lake, table: str) -> bool:
+    """True when `table`, a folder without a Delta log, holds no file or only data files of a Delta
+    writer (delta-rs names them `part-...`; the Parquet lake, `<batch id>.parquet`): what a Delta
+    writer leaves when a table's first commit fails (a full disk), with nothing committed. Read as
+    Delta, the folder is a table not created yet, and the next commit creates it over the orphans
+    (which the vacuum deletes). Only its first partition folders are listed, and only on the way to
+    a refusal."""
+    path = f"{lake.base}/{table}"
+    for _ in range(2):  # cluster=..., then dt=...
+        folders = [e for e in lake.fs.get_file_info(pafs.FileSelector(path)) if e.type == pafs.FileType.Directory]
+        if not folders:
+            return True
+        path = folders[0].path
+    files = [e.base_name for e in lake.fs.get_file_info(pafs.FileSelector(path)) if e.type == pafs.FileType.File]
+    return all(name.startswith("part-") for name in files)
 
 
 def _names(tables: list[str], shown: int = 4) -> str:

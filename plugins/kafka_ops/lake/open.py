@@ -7,13 +7,14 @@ import os
 from typing import TYPE_CHECKING
 
 from kafka_ops.errors import LakeError
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS
 
 if TYPE_CHECKING:
     from kafka_ops.lake.store import Lake
     from kafka_ops.settings import Settings
 
 
-def open_lake(root: str | os.PathLike[str], lake_format: str = "parquet") -> Lake:
+def open_lake(root: str | os.PathLike[str], lake_format: str = DEFAULT_LAKE_FORMAT) -> Lake:
     """The lake at `root`: the Parquet `Lake`, or the Delta Lake `DeltaLake` (same API). A root whose
     tables are in the other format is refused (`lake.formats.check_format`)."""
     from kafka_ops.lake.formats import check_format  # noqa: PLC0415 - pyarrow only when a lake is opened
@@ -52,7 +53,8 @@ def add_lake_format_argument(parser: argparse.ArgumentParser) -> None:
     """--lake-format for a command that takes --lake (`lake_at` reads it)."""
     parser.add_argument(
         "--lake-format",
-        choices=("parquet", "delta"),
+        choices=LAKE_FORMATS,
         default=None,
-        help="the lake's table format (default: the settings' lake_format, $KAFKA_OPS_LAKE_FORMAT, else parquet)",
+        help=f"the lake's table format (default: the settings' lake_format, $KAFKA_OPS_LAKE_FORMAT, "
+        f"else {DEFAULT_LAKE_FORMAT})",
     )

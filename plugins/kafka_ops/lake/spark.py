@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.names import check_name
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, check_name
 from kafka_ops.lake.schema import TABLES, commit_table_of
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def read_table(
     table: str,
     committed_only: bool = True,
     *,
-    lake_format: str = "parquet",
+    lake_format: str = DEFAULT_LAKE_FORMAT,
     versions: Mapping[str, int | None] | None = None,
     cluster: str | None = None,
     days: tuple[date, date] | None = None,

@@ -63,4 +63,4 @@ def test_an_analysis_as_of_a_past_time_sees_the_lake_as_it_was(spark: SparkSessi
 def test_a_parquet_lake_refuses_an_analysis_as_of_a_past_time(spark: SparkSession, tmp_path: Path) -> None:
     publish(tmp_path, "s1", 0, "parquet")
     with pytest.raises(LakeError, match="Parquet lake, which keeps no past versions"):
-        analyse(spark, str(tmp_path), "c1", DETECTOR, Thresholds(), as_of=datetime.now(UTC))
+        analyse(spark, str(tmp_path), "c1", DETECTOR, Thresholds(), lake_format="parquet", as_of=datetime.now(UTC))
