@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from kafka_ops.analysis.detector import Detector
 from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_capacity, parse_thresholds
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.settings import load_settings
+from kafka_ops.lake.open import lake_format_or_settings
 
 
 def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: Mapping[str, Detector]) -> int:
@@ -39,7 +39,7 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
     try:
         thresholds = parse_thresholds(args.thresholds)
         capacity = parse_capacity(args.capacity)
-        lake_format = args.lake_format or load_settings().lake_format
+        lake_format = lake_format_or_settings(args.lake_format)
         spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format)
         try:
             detectors = [registry[n] for n in names]

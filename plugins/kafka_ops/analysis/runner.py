@@ -23,8 +23,8 @@ from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS
-from kafka_ops.lake.open import open_lake
+from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
+from kafka_ops.lake.open import add_lake_format_argument, open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
 
@@ -105,13 +105,7 @@ def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT) -> Spar
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", required=True, help="lake root path or URL")
     parser.add_argument("--cluster", required=True, help="cluster name in the lake")
-    parser.add_argument(
-        "--lake-format",
-        choices=LAKE_FORMATS,
-        default=None,
-        help=f"the lake's table format (default: the settings' lake_format, $KAFKA_OPS_LAKE_FORMAT, "
-        f"else {DEFAULT_LAKE_FORMAT})",
-    )
+    add_lake_format_argument(parser)
     parser.add_argument("--snapshot-id", default=None, help="snapshot to analyse (default: the latest)")
     parser.add_argument(
         "--as-of",

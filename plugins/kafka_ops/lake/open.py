@@ -42,15 +42,20 @@ def lake_of(settings: Settings) -> Lake:
 def lake_at(root: str | os.PathLike[str], lake_format: str | None = None) -> Lake:
     """The lake at `root` (a command's --lake) in `lake_format` (its --lake-format); None: the
     settings' `lake_format` (`$KAFKA_OPS_CONFIG`, `$KAFKA_OPS_LAKE_FORMAT`)."""
-    if lake_format is None:
-        from kafka_ops.settings import load_settings  # noqa: PLC0415 - settings only when not given
+    return open_lake(root, lake_format_or_settings(lake_format))
 
-        lake_format = load_settings().lake_format
-    return open_lake(root, lake_format)
+
+def lake_format_or_settings(lake_format: str | None) -> str:
+    """A command's --lake-format, or when it gave none the settings' `lake_format`."""
+    if lake_format is not None:
+        return lake_format
+    from kafka_ops.settings import load_settings  # noqa: PLC0415 - settings only when not given
+
+    return load_settings().lake_format
 
 
 def add_lake_format_argument(parser: argparse.ArgumentParser) -> None:
-    """--lake-format for a command that takes --lake (`lake_at` reads it)."""
+    """--lake-format for a command that takes --lake (`lake_at` or `lake_format_or_settings` reads it)."""
     parser.add_argument(
         "--lake-format",
         choices=LAKE_FORMATS,
