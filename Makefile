@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down
+.PHONY: check test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -62,6 +62,10 @@ unit: $(STAMP)
 
 integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
+
+# the edit loop: lint and every test that needs no cluster, Spark, assignor JVM, Airflow stack or benchmark
+check: lint airflow-db
+	$(BIN)/pytest tests -m "not integration and not e2e and not stack and not bench and not spark and not jvm and not scale" -q
 
 test: lint jars airflow-db browser prometheus
 	$(BIN)/pytest tests -m "not scale" --durations=40

@@ -31,7 +31,8 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
-from kafka_ops.lake.open import open_lake  # noqa: E402 - after the Airflow environment
+from kafka_ops.child_process import kill_when_gone  # noqa: E402 - after the Airflow environment
+from kafka_ops.lake.open import open_lake  # noqa: E402
 from kafka_ops.lake.store import Lake  # noqa: E402
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 
@@ -57,6 +58,38 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _LAST_USERS: dict[str, pytest.Item] = {}
 """Per session sandbox (by fixture name): the last test of the folder holding its last user."""
 _RUNNING: dict[str, SandboxCluster | KRaftSandbox] = {}
+
+
+TIER_FOLDERS = ("integration", "dags", "e2e", "stack", "bench")
+"""Folders of tests beyond the unit tier: each of their tests carries its folder's name as a marker."""
+BOUND_FIXTURES = {"spark": "spark", "bridge": "jvm"}
+"""Fixtures that start a JVM (the session Spark, the assignor bridge), and the marker a test using one
+gets, so `-m "not spark and not jvm"` selects what runs without a JVM."""
+
+
+class _TruthfulMarkers:
+    """Markers that tell the truth, applied before `-m` selects: a test in a tier folder without its
+    folder's marker fails the collection (naming it), and a test using a JVM-starting fixture is marked for it."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        unmarked = []
+        for item in items:
+            parts = item.path.relative_to(REPO / "tests").parts if item.path.is_relative_to(REPO / "tests") else ()
+            if parts and parts[0] in TIER_FOLDERS and item.get_closest_marker(parts[0]) is None:
+                unmarked.append(item.nodeid)
+            for fixture, marker in BOUND_FIXTURES.items():
+                if fixture in getattr(item, "fixturenames", ()):
+                    item.add_marker(marker)
+        if unmarked:
+            raise pytest.UsageError(
+                f"{len(unmarked)} test(s) lack the marker of their folder (tests/integration: "
+                f"`pytestmark = pytest.mark.integration`, likewise dags, e2e, stack, bench): {', '.join(unmarked[:10])}"
+            )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_TruthfulMarkers(), "kafka-ops-truthful-markers")
 
 
 @pytest.hookimpl(trylast=True)
@@ -161,5 +194,12 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
     )
-    yield session
-    session.stop()
+    # PySpark starts its JVM with a preexec_fn of its own, so it cannot be asked to die with us;
+    # a watcher SIGKILLs it if this run ends without reaching the teardown (os._exit, a kill).
+    reaper = kill_when_gone(session.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
+    try:
+        yield session
+    finally:
+        session.stop()
+        reaper.kill()
+        reaper.wait()

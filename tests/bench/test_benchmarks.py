@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.bench
+
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "bench"
 

@@ -23,7 +23,7 @@ from tests.dags.conftest import DAGS_FOLDER
 from tests.unit.snapshots import AT, small_snapshot
 from tests.unit.validation.findings import healthy_zk, isr, publish_analysis
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 
 def test_an_as_of_run_judges_the_batch_current_then_and_acts_on_nothing(

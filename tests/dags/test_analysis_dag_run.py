@@ -19,7 +19,7 @@ from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.web.app import build_app
 from tests.unit.snapshots import GROUPS_AT, group_snapshot, small_snapshot
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 
 @pytest.mark.parametrize("lake_format", ["parquet", "delta"])

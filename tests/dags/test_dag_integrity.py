@@ -14,6 +14,8 @@ from airflow.sdk.definitions.mappedoperator import MappedOperator
 from kafka_ops.airflow.assets import SNAPSHOT_ASSET
 from kafka_ops.settings import DEFAULT_SCHEDULE
 
+pytestmark = pytest.mark.dags
+
 DAGS_FOLDER = Path(__file__).resolve().parents[2] / "dags"
 
 

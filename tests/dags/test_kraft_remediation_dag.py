@@ -21,7 +21,7 @@ from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.validation.integrity import is_trusted
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 
 CLUSTER = "k4"
 REASSIGNMENT = "kafka_partition_reassignment"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from airflow.dag_processing.dagbag import DagBag
+
+pytestmark = pytest.mark.dags
 
 
 def test_lake_maintenance_dag_shape(dag_bag: DagBag) -> None:

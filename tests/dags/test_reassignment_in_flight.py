@@ -34,7 +34,7 @@ from tests.dags.test_remediation_dags import ELECTION, REASSIGNMENT, states, tri
 from tests.dags.test_snapshot_dag_run import run_snapshot_dag
 from tests.integration.kafka_data import admin_for, create_topic, produce
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 VIA_ADMIN_API = "inflight_admin_api"  # 2 partitions on broker 1, each moving to [1, 2]
 VIA_ZNODE = "inflight_znode"  # 1 partition on broker 2, moving to [2, 3]

@@ -54,7 +54,7 @@ from tests.integration.kafka_data import (
     throttles_settled,
 )
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
 ELECTION = "kafka_preferred_leader_election"
 REASSIGNMENT = "kafka_partition_reassignment"

@@ -20,7 +20,7 @@ from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
+pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 
 DAG_ID = "kafka_metadata_snapshot"
 TOPIC = "orders"

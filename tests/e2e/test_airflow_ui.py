@@ -32,7 +32,7 @@ from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.e2e.airflow_stack import USER, AirflowUI
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 
 ELECTION = ELECTION_FORM.dag_id
 TOPIC = "e2e_ui_election"

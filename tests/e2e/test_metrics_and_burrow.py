@@ -34,7 +34,7 @@ from tests.e2e.prometheus import PrometheusServer, ScrapeJob
 from tests.integration.java_groups import FAST, make_topics, produce
 from tests.unit.web.test_burrow import BURROW_STATUS, OFFSET_KEYS, PARTITION_KEYS
 
-pytestmark = [pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 
 COMMITTED, BURST = 10, 100
 LAG = 2 * BURST - COMMITTED

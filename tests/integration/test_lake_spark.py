@@ -20,7 +20,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import AT, small_snapshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 
 def test_spark_reads_snapshot_tables(spark: SparkSession, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.validation.gates import run_gates
 from tests.unit.snapshots import AT, group_snapshot, small_snapshot
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 RATES = {("orders", 0): 1000, ("orders", 1): 100, ("orders", 2): 0}
 """Bytes per second each partition grows by; orders-0 on brokers 1, 2 (3 is down), led by 1."""
