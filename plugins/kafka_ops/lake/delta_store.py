@@ -107,7 +107,7 @@ class DeltaLake(Lake):
             self._replace_batch_rows(batch.commit_table, batch, rows[batch.commit_table])  # last: publishes it
         except (OSError, DeltaError) as e:
             raise self.failure(
-                f"write batch {batch.batch_id} to the Delta lake",
+                f"write batch {batch.batch_id} to the Delta lake at {self.root}",
                 e,
                 "it is not published (its commit row is missing); recover() removes its partial rows",
             ) from e

@@ -30,7 +30,14 @@ only if unchanged.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import secrets
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +45,8 @@ from kafka_ops.errors import LakeError
 
 if TYPE_CHECKING:
     import pyarrow.fs as pafs
+
+log = logging.getLogger(__name__)
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
 ENDPOINT_VARS = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
@@ -239,6 +248,56 @@ class ConditionalStore:
             if _code(e) in ("PreconditionFailed", "412", "ConditionalRequestConflict", "409"):
                 return None
             raise store_error(self.location, f"write {path}", e) from e
+
+
+LEASE_S = 120.0
+"""How long a lock object (`held`) stays valid without its holder: after that another may take it over."""
+
+
+@contextmanager
+def held(store: ConditionalStore, path: str, what: str, timeout_s: float, lease_s: float = LEASE_S) -> Iterator[None]:
+    """Hold the lock object `path` (`what` names it in errors) for the body of the `with`.
+
+    Taking it is a create with `If-None-Match: *`: of racing takers exactly one gets it, the others
+    wait (polling) and try again. Releasing it deletes it with `If-Match` on its ETag. A lock whose
+    holder died is taken over with `If-Match` on its ETag (again one winner) once its lease ran out
+    (`lease_s`, by the taker's wall clock: keep the hosts' clocks in sync). `LakeError` after
+    `timeout_s` without it."""
+    token = secrets.token_hex(8)
+    deadline = time.monotonic() + timeout_s
+    owner = ""
+    while True:
+        body = json.dumps(
+            {"owner": token, "host": socket.gethostname(), "pid": os.getpid(), "expires": time.time() + lease_s}
+        ).encode()
+        etag = store.create(path, body)
+        if etag is None and (current := store.read(path)) is not None:
+            owner, expired = _lease(current.content)
+            if expired:
+                log.warning("taking over the lock %s: its lease ran out (%s)", path, owner)
+                etag = store.replace(path, body, current.etag)
+        if etag is not None:
+            break
+        if time.monotonic() >= deadline:
+            raise LakeError(
+                f"{what}: the lock {path} on {store.location.where} was held by {owner or 'another run'} "
+                f"for {timeout_s:g}s; is it stuck?"
+            )
+        time.sleep(0.02 + 0.08 * secrets.randbelow(100) / 100)
+    try:
+        yield
+    finally:
+        if not store.delete(path, etag):
+            log.warning("the lock %s was taken over while held (past its %gs lease)", path, lease_s)
+
+
+def _lease(content: bytes) -> tuple[str, bool]:
+    """Who holds a lock object, and whether its lease ran out (an unreadable one has)."""
+    try:
+        doc = json.loads(content)
+        return f"{doc['host']} pid {doc['pid']}", float(doc["expires"]) < time.time()
+    except (ValueError, KeyError, TypeError):
+        return "an unreadable lock", True
 
 
 def conditional_store(fs: pafs.FileSystem, root: str) -> ConditionalStore | None:

@@ -33,7 +33,7 @@ def open_lake(root: str | os.PathLike[str], lake_format: str = DEFAULT_LAKE_FORM
     try:
         check_format(lake, lake_format)
     except OSError as e:  # the root cannot be listed: an object store down, a credential refused
-        raise lake.failure("list the lake's tables", e) from e
+        raise lake.failure(f"list the tables of the lake at {lake.root}", e) from e
     return lake
 
 

@@ -70,11 +70,11 @@ class Lake:
 
     def failure(self, action: str, error: BaseException, consequence: str = "") -> LakeError:
         """The `LakeError` of a failed `action` on this lake: on an object store one line naming the lake
-        root, the endpoint and the setting it came from (`lake.object_store`), locally the root and cause."""
+        root, the endpoint and the setting it came from (`lake.object_store`), locally the cause."""
         tail = f"; {consequence}" if consequence else ""
         if is_s3(self.root):
             return LakeError(f"{store_error(s3_location(self.root), action, error)}{tail}")
-        return LakeError(f"cannot {action} at {self.root}: {error}{tail}")
+        return LakeError(f"cannot {action}: {error}{tail}")
 
     # -- writing ----------------------------------------------------------------------------------
 
@@ -241,7 +241,7 @@ class Lake:
                 return []
             infos = self.fs.get_file_info(pafs.FileSelector(base))
         except OSError as e:
-            raise self.failure(f"list the days of {table!r} of cluster {cluster}", e) from e
+            raise self.failure(f"list the days of {table!r} of cluster {cluster} under {self.root}", e) from e
         names = [i.base_name for i in infos if i.type == pafs.FileType.Directory and i.base_name.startswith("dt=")]
         return sorted((n.removeprefix("dt=") for n in names), reverse=True)
 
@@ -306,7 +306,7 @@ class Lake:
                 )
                 return dataset.to_table(filter=ds.field("cluster") == cluster if cluster is not None else None)
         except OSError as e:
-            raise self.failure(f"read lake table {table!r}", e) from e
+            raise self.failure(f"read lake table {table!r} under {self.root}", e) from e
         if known is None:
             raise LakeError(f"no lake table {table!r} under {self.root}")
         return _with_partitions(known).empty_table()
