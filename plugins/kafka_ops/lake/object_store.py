@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import time
@@ -150,16 +151,16 @@ def _reason(error: BaseException) -> str:
 
 _HINTS = (
     (
-        ("NoSuchBucket", "bucket does not exist", "bucket not found"),
+        ("NoSuchBucket", "bucket does not exist", r"bucket '[^']*' not found"),
         "the bucket does not exist: create it or fix the lake root",
     ),
     (
-        ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403", "Forbidden"),
+        ("InvalidAccessKeyId", "SignatureDoesNotMatch", r"access_?denied", r"\b403\b", "Forbidden"),
         "refused the credentials: check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or the role) and the IAM policy",
     ),
     (
         ("Connection refused", "Could not connect", "connect error", "Couldn't connect", "error sending request",
-         "timed out", "Connect timeout", "curlCode: 7"),
+         "timed out", "Connect timeout", r"curlCode: 7\b"),
         "the object store does not answer: is it running, is the endpoint right?",
     ),
 )  # fmt: skip
@@ -167,7 +168,7 @@ _HINTS = (
 
 def _hint(reason: str) -> str:
     for needles, hint in _HINTS:
-        if any(n.lower() in reason.lower() for n in needles):
+        if any(re.search(n, reason, re.IGNORECASE) for n in needles):
             return f"{hint} ({reason[:200]})"
     return reason
 

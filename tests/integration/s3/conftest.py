@@ -15,6 +15,7 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,9 +26,10 @@ class MotoServer:
     """`python -m moto.server` on 127.0.0.1:`port`; `stop()` and `start()` again on the same port (a
     restarted moto holds no buckets: the store's content is in its memory)."""
 
-    def __init__(self, port: int, log: Path) -> None:
+    def __init__(self, port: int, log: Path, env: dict[str, str] | None = None) -> None:
         self.port = port
         self.log = log
+        self.env = env
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -41,6 +43,7 @@ class MotoServer:
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                env={**os.environ, **(self.env or {})},
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self._answers():
@@ -98,13 +101,36 @@ def s3_env(moto_server: MotoServer, monkeypatch: pytest.MonkeyPatch) -> MotoServ
     return moto_server
 
 
-def create_bucket(name: str) -> None:
+def client(service: str, endpoint: str | None = None, **credentials: str) -> Any:
     import botocore.session  # noqa: PLC0415
 
-    client = botocore.session.get_session().create_client(
-        "s3", region_name=os.environ["AWS_REGION"], endpoint_url=os.environ["AWS_ENDPOINT_URL"]
+    return botocore.session.get_session().create_client(
+        service, region_name="us-east-1", endpoint_url=endpoint or os.environ["AWS_ENDPOINT_URL"], **credentials
     )
-    client.create_bucket(Bucket=name)
+
+
+def create_bucket(name: str) -> None:
+    client("s3").create_bucket(Bucket=name)
+
+
+@pytest.fixture
+def authenticating_moto(tmp_path: Path) -> Iterator[tuple[MotoServer, dict[str, str]]]:
+    """A second moto server that checks credentials as AWS does (its IAM enforced after the first
+    `FREE_ACTIONS` requests, which make a user allowed s3:* with a key, and a bucket); yields it and
+    the user's key pair. Killed at the end of the test."""
+    server = MotoServer(_free_port(), tmp_path / "moto-auth.log", env={"INITIAL_NO_AUTH_ACTION_COUNT": "4"})
+    server.start()
+    try:
+        iam = client("iam", server.endpoint, aws_access_key_id="boot", aws_secret_access_key="boot")
+        iam.create_user(UserName="lake")
+        policy = '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}'
+        iam.put_user_policy(UserName="lake", PolicyName="lake", PolicyDocument=policy)
+        key = iam.create_access_key(UserName="lake")["AccessKey"]
+        pair = {"aws_access_key_id": key["AccessKeyId"], "aws_secret_access_key": key["SecretAccessKey"]}
+        client("s3", server.endpoint, **pair).create_bucket(Bucket="auth-lake")
+        yield server, pair
+    finally:
+        server.stop()
 
 
 @pytest.fixture
