@@ -107,8 +107,11 @@ def dispatch(
     try:
         _deliver(due, {n.name: n for n in notifiers}, outcomes)
     finally:
-        after = record(alerts, state, now, outcomes=outcomes, sinks=sinks)
-        store.save(after)
+        after = store.save(
+            record(alerts, state, now, outcomes=outcomes, sinks=sinks),
+            # another run saved meanwhile (S3 only): this run's deliveries, recorded on its state
+            merge=lambda latest: record(alerts, latest, now, outcomes=outcomes, sinks=sinks),
+        )
     report = _report(cluster=cluster, now=now, alerts=alerts, before=state, after=after, outcomes=outcomes, reset=reset)
     log.info(
         "alerts for %s: opened %s, escalated %s, reminded %s, resolved %s, failed %d, silent %s, held %s",

@@ -7,6 +7,12 @@ local or HDFS filesystem, a whole-object write on object stores, so a reader (th
 the old state or the new one, never half of one. A writer that dies before the move leaves the
 old document in place and a stale `.tmp` that the next save overwrites.
 
+On a lake on S3 the document is written in place with a conditional write instead: `If-Match` on
+the ETag `load` read (`If-None-Match: *` when there was none), so two runs dispatching for one
+cluster at once cannot overwrite each other's deliveries (which would page again, or lose a
+resolve): the one that loses re-reads the document and re-applies its changes (`save`'s `merge`),
+or fails with `AlertError` when it has no merge.
+
 A document that cannot be parsed (edited by hand, a different tool) is moved aside to
 `<cluster>.json.corrupt-<time>` and the cluster starts from no incidents: every firing alert is
 sent again (PagerDuty folds it into the open incident by its dedup key), which is noisy but never
@@ -18,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -28,12 +34,15 @@ from kafka_ops.alerting.alert import SEVERITIES, Severity, check_aware, check_ke
 from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
 from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
+from kafka_ops.lake.object_store import conditional_store
 from kafka_ops.lake.store import lake_filesystem
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 DIRECTORY = "_alerting"
+SAVE_ATTEMPTS = 8
+"""Conditional saves tried (re-reading and merging after each lost race) before `save` fails."""
 
 
 class IncidentStore:
@@ -43,6 +52,9 @@ class IncidentStore:
         fs, base, self.root = lake_filesystem(lake_root)  # the lake's own URL handling; no I/O
         self.fs: pafs.FileSystem = fs
         self.directory = f"{base.rstrip('/')}/{DIRECTORY}"
+        self.conditional = conditional_store(fs, self.root)
+        self._etags: dict[str, str | None] = {}
+        """On S3: the ETag of each cluster's document as `load` read it (None: there was none)."""
 
     def __repr__(self) -> str:
         return f"IncidentStore({self.root!r})"
@@ -54,24 +66,37 @@ class IncidentStore:
         """The cluster's state (empty if never saved) and, if the document was unreadable and set
         aside, why. A document written by a newer format is refused rather than overwritten."""
         path = self.path(cluster)
-        try:
-            if self.fs.get_file_info(path).type == pafs.FileType.NotFound:
+        if self.conditional is not None:
+            current = self.conditional.read(path)
+            self._etags[cluster] = None if current is None else current.etag
+            if current is None:
                 return ClusterState(cluster), None
-            with self.fs.open_input_stream(path) as f:
-                raw = f.read()
-        except OSError as e:
-            raise LakeError(f"cannot read the alert state {path}: {e}") from e
+            raw = current.content
+        else:
+            try:
+                if self.fs.get_file_info(path).type == pafs.FileType.NotFound:
+                    return ClusterState(cluster), None
+                with self.fs.open_input_stream(path) as f:
+                    raw = f.read()
+            except OSError as e:
+                raise LakeError(f"cannot read the alert state {path}: {e}") from e
         try:
             return _decode(cluster, raw), None
         except _Unreadable as e:
             aside = f"{path}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"  # wall clock: when it was set aside
             self.fs.move(path, aside)
+            self._etags[cluster] = None
             reason = f"alert state {path} was unreadable ({e}); moved to {aside} and started afresh"
             log.error("%s", reason)
             return ClusterState(cluster), reason
 
-    def save(self, state: ClusterState) -> None:
-        """Write the whole document atomically (temporary file, then move)."""
+    def save(self, state: ClusterState, merge: Callable[[ClusterState], ClusterState] | None = None) -> ClusterState:
+        """Write the whole document atomically (temporary file, then move; on S3 a conditional write,
+        see the module docstring). On S3, when another run saved since `load`: with `merge`, the latest
+        state is read and `merge(latest)` saved instead, again conditionally; without, `AlertError`.
+        Returns the state saved."""
+        if self.conditional is not None:
+            return self._save_conditionally(state, merge)
         path = self.path(state.cluster)
         tmp = f"{path}.tmp"
         content = json.dumps(_encode(state), indent=1, sort_keys=True).encode()
@@ -82,6 +107,30 @@ class IncidentStore:
             self._publish(tmp, path)
         except OSError as e:
             raise LakeError(f"cannot write the alert state {path}: {e}") from e
+        return state
+
+    def _save_conditionally(
+        self, state: ClusterState, merge: Callable[[ClusterState], ClusterState] | None
+    ) -> ClusterState:
+        store, cluster = self.conditional, state.cluster
+        if store is None:
+            raise AlertError(f"{self}: no conditional writes on this store")
+        path = self.path(cluster)
+        if cluster not in self._etags:
+            self.load(cluster)  # a save without a load: against the document as it is now
+        for _ in range(SAVE_ATTEMPTS):
+            content = json.dumps(_encode(state), indent=1, sort_keys=True).encode()
+            etag = self._etags[cluster]
+            saved = store.create(path, content) if etag is None else store.replace(path, content, etag)
+            if saved is not None:
+                self._etags[cluster] = saved
+                return state
+            if merge is None:
+                raise AlertError(f"alert state {path}: another run saved it since this one read it; nothing was saved")
+            log.info("alert state %s changed since it was read: merging into the latest", path)
+            latest, _ = self.load(cluster)
+            state = merge(latest)
+        raise AlertError(f"alert state {path}: lost {SAVE_ATTEMPTS} races with other runs saving it; retry the run")
 
     def _publish(self, tmp: str, path: str) -> None:
         self.fs.move(tmp, path)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,7 @@ from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundErr
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
+from kafka_ops.lake.object_store import is_s3, s3_location
 from kafka_ops.lake.schema import TABLES
 from kafka_ops.lake.store import STALE_STAGING_S, Batch, Lake, _conform, _with_partitions
 
@@ -69,6 +71,12 @@ TABLE_PROPERTIES = {"delta.checkpointInterval": str(CHECKPOINT_INTERVAL)}
 
 class DeltaLake(Lake):
     """A lake of Delta tables rooted at a local path or a filesystem URL (see the module docstring)."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        super().__init__(root)
+        location = s3_location(self.root) if is_s3(self.root) else None
+        self.storage_options: dict[str, str] | None = location.storage_options() if location else None
+        """delta-rs's options for a lake on S3 (`lake.object_store`: endpoint, conditional puts); None locally."""
 
     def __repr__(self) -> str:
         return f"DeltaLake({self.root!r})"
@@ -98,9 +106,10 @@ class DeltaLake(Lake):
                     done.result()
             self._replace_batch_rows(batch.commit_table, batch, rows[batch.commit_table])  # last: publishes it
         except (OSError, DeltaError) as e:
-            raise LakeError(
-                f"cannot write batch {batch.batch_id} to the Delta lake at {self.root}: {e}; "
-                "it is not published (its commit row is missing); recover() removes its partial rows"
+            raise self.failure(
+                f"write batch {batch.batch_id} to the Delta lake at {self.root}",
+                e,
+                "it is not published (its commit row is missing); recover() removes its partial rows",
             ) from e
         intent = self._intent_path(batch.cluster, batch.batch_id)
         try:
@@ -130,6 +139,7 @@ class DeltaLake(Lake):
                 write_deltalake(
                     target if target is not None else self.table_uri(table),
                     data,
+                    storage_options=None if target is not None else self.storage_options,
                     partition_by=PARTITION_BY,
                     mode="overwrite",
                     configuration=None if target is not None else TABLE_PROPERTIES,
@@ -151,13 +161,21 @@ class DeltaLake(Lake):
     def open_table(self, table: str) -> DeltaTable | None:
         """The Delta table `table`, checked for features delta-rs and Delta Spark both support."""
         try:
-            delta = DeltaTable(self.table_uri(table))
+            delta = DeltaTable(self.table_uri(table), storage_options=self.storage_options)
         except TableNotFoundError:
             return None
         except (DeltaError, OSError) as e:
-            raise LakeError(f"cannot open the Delta table {self.table_uri(table)}: {e}") from e
+            raise self.failure(f"open the Delta table {self.table_uri(table)}", e) from e
         check_protocol(delta, self.table_uri(table))
         return delta
+
+    def dataset(self, delta: DeltaTable, table: str) -> ds.Dataset:
+        """`delta`'s files as a pyarrow dataset. On an object store they are read through the lake's own
+        filesystem: delta-rs's Python file handler aborts the process at exit after an S3 read
+        (delta-rs 1.6.6), and this one has the lake's endpoint and timeouts."""
+        if isinstance(self.fs, pafs.LocalFileSystem):
+            return delta.to_pyarrow_dataset()
+        return delta.to_pyarrow_dataset(filesystem=pafs.SubTreeFileSystem(f"{self.base}/{table}", self.fs))
 
     def _intent_path(self, cluster: str, batch_id: str) -> str:
         return f"{self.base}/{PENDING}/{cluster}/{batch_id}.json"
@@ -229,7 +247,7 @@ class DeltaLake(Lake):
         delta = self.open_table(table)
         if delta is None:
             return None
-        dataset = delta.to_pyarrow_dataset()
+        dataset = self.dataset(delta, table)
         known = TABLES.get(table)
         wanted = list(columns) if columns else [n for n in (known or dataset.schema).names if n not in PARTITION_BY]
         present = [c for c in wanted if c in dataset.schema.names]
@@ -237,9 +255,8 @@ class DeltaLake(Lake):
         try:
             rows = dataset.to_table(columns=present, filter=filt if where is None else filt & where)
         except (OSError, pa.ArrowInvalid) as e:
-            raise LakeError(
-                f"cannot read dt={dt} of cluster {cluster} of the Delta table {self.table_uri(table)}: {e}"
-            ) from e
+            part = f"dt={dt} of cluster {cluster} of the Delta table {self.table_uri(table)}"
+            raise self.failure(f"read {part}", e) from e
         if known is None:
             return rows
         return _documented(rows, pa.schema([known.field(c) for c in wanted if c in known.names]))
@@ -272,12 +289,12 @@ class DeltaLake(Lake):
             if known is None:
                 raise LakeError(f"no lake table {table!r} under {self.root}")
             return _with_partitions(known).empty_table()
-        dataset = delta.to_pyarrow_dataset()
+        dataset = self.dataset(delta, table)
         filt = ds.field("cluster") == cluster if cluster is not None else None
         try:
             rows = dataset.to_table(filter=filt)
         except (OSError, pa.ArrowInvalid) as e:
-            raise LakeError(f"cannot read the Delta table {self.table_uri(table)}: {e}") from e
+            raise self.failure(f"read the Delta table {self.table_uri(table)}", e) from e
         if known is None:
             return rows
         return _documented(rows, _with_partitions(known))

@@ -30,7 +30,10 @@ def open_lake(root: str | os.PathLike[str], lake_format: str = DEFAULT_LAKE_FORM
         lake = DeltaLake(root)
     else:
         raise LakeError(f"unknown lake format {lake_format!r} for the lake at {root}: use 'parquet' or 'delta'")
-    check_format(lake, lake_format)
+    try:
+        check_format(lake, lake_format)
+    except OSError as e:  # the root cannot be listed: an object store down, a credential refused
+        raise lake.failure(f"list the tables of the lake at {lake.root}", e) from e
     return lake
 
 

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
+from kafka_ops.lake.object_store import is_s3, s3_filesystem, s3_location, store_error
 from kafka_ops.lake.schema import COMMIT_TABLE, COMMIT_TABLES, TABLES, commit_table_of
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,14 @@ class Lake:
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"
 
+    def failure(self, action: str, error: BaseException, consequence: str = "") -> LakeError:
+        """The `LakeError` of a failed `action` on this lake: on an object store one line naming the lake
+        root, the endpoint and the setting it came from (`lake.object_store`), locally the cause."""
+        tail = f"; {consequence}" if consequence else ""
+        if is_s3(self.root):
+            return LakeError(f"{store_error(s3_location(self.root), action, error)}{tail}")
+        return LakeError(f"cannot {action}: {error}{tail}")
+
     # -- writing ----------------------------------------------------------------------------------
 
     def final_path(self, table: str, cluster: str, dt: str, batch_id: str) -> str:
@@ -84,6 +93,8 @@ class Lake:
             self._stage_and_place(batch, staging)
         except OSError as e:  # pyarrow's I/O errors: a path under a file, a read-only or full disk, ...
             self._discard_unstaged(staging)
+            if is_s3(self.root):
+                raise self.failure(f"write batch {batch.batch_id}", e, "nothing was published") from e
             raise LakeError(
                 f"cannot write batch {batch.batch_id} to the lake at {self.root}: {_cause(e)}; nothing was published"
             ) from e
@@ -225,9 +236,12 @@ class Lake:
         """The `dt` partitions of `table` for `cluster`, newest first (none: []): one directory listing.
         A day may hold only uncommitted rows: a reader still goes through the commit table."""
         base = f"{self.base}/{table}/cluster={cluster}"
-        if self.fs.get_file_info(base).type != pafs.FileType.Directory:
-            return []
-        infos = self.fs.get_file_info(pafs.FileSelector(base))
+        try:
+            if self.fs.get_file_info(base).type != pafs.FileType.Directory:
+                return []
+            infos = self.fs.get_file_info(pafs.FileSelector(base))
+        except OSError as e:
+            raise self.failure(f"list the days of {table!r} of cluster {cluster} under {self.root}", e) from e
         names = [i.base_name for i in infos if i.type == pafs.FileType.Directory and i.base_name.startswith("dt=")]
         return sorted((n.removeprefix("dt=") for n in names), reverse=True)
 
@@ -243,13 +257,13 @@ class Lake:
         """Rows of `table` in one day partition, committed or not, without `cluster` and `dt` (documented
         columns when the table is documented), or None when there is no such partition."""
         directory = f"{self.base}/{table}/cluster={cluster}/dt={dt}"
-        if self.fs.get_file_info(directory).type != pafs.FileType.Directory:
-            return None
         try:
+            if self.fs.get_file_info(directory).type != pafs.FileType.Directory:
+                return None
             dataset = ds.dataset(directory, filesystem=self.fs, format="parquet", schema=TABLES.get(table))
             return dataset.to_table(columns=list(columns) if columns else None, filter=where)
         except (OSError, pa.ArrowInvalid) as e:
-            raise LakeError(f"cannot read {directory} of lake table {table!r}: {e}") from e
+            raise self.failure(f"read {directory} of lake table {table!r}", e) from e
 
     def batch_commit(self, commit_table: str, cluster: str, dt: str, batch_id: str) -> dict[str, object] | None:
         """The commit row of batch `batch_id` in `commit_table` on day `dt`, or None: its file's, if any."""
@@ -263,12 +277,12 @@ class Lake:
         batch's file is read. None when the batch wrote no such table (an empty table is still a table:
         rows = 0)."""
         path = self.final_path(table, cluster, dt, batch_id)
-        if self.fs.get_file_info(path).type != pafs.FileType.File:
-            return None
         try:
+            if self.fs.get_file_info(path).type != pafs.FileType.File:
+                return None
             data = pq.read_table(path, filesystem=self.fs)
         except (OSError, pa.ArrowInvalid) as e:
-            raise LakeError(f"cannot read {path} of lake table {table!r}: {e}") from e
+            raise self.failure(f"read {path} of lake table {table!r}", e) from e
         schema = TABLES.get(table)
         if schema is not None and not data.schema.equals(schema):
             data = data.select(schema.names).cast(schema)
@@ -278,19 +292,24 @@ class Lake:
         """Every row under `<root>/<table>`, committed or not; documented schema when known."""
         known = TABLES.get(table)
         path = f"{self.base}/{table}"
-        if self.fs.get_file_info(path).type != pafs.FileType.Directory:
-            if known is None:
-                raise LakeError(f"no lake table {table!r} under {self.root}")
-            return _with_partitions(known).empty_table()
-        dataset = ds.dataset(
-            path,
-            filesystem=self.fs,
-            format="parquet",
-            partitioning=ds.partitioning(pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"),
-            schema=_with_partitions(known) if known is not None else None,
-        )
-        filt = ds.field("cluster") == cluster if cluster is not None else None
-        return dataset.to_table(filter=filt)
+        try:
+            exists = self.fs.get_file_info(path).type == pafs.FileType.Directory
+            if exists:
+                dataset = ds.dataset(
+                    path,
+                    filesystem=self.fs,
+                    format="parquet",
+                    partitioning=ds.partitioning(
+                        pa.schema([("cluster", pa.string()), ("dt", pa.string())]), flavor="hive"
+                    ),
+                    schema=_with_partitions(known) if known is not None else None,
+                )
+                return dataset.to_table(filter=ds.field("cluster") == cluster if cluster is not None else None)
+        except OSError as e:
+            raise self.failure(f"read lake table {table!r} under {self.root}", e) from e
+        if known is None:
+            raise LakeError(f"no lake table {table!r} under {self.root}")
+        return _with_partitions(known).empty_table()
 
 
 def lake_filesystem(root: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str, str]:
@@ -301,7 +320,9 @@ def lake_filesystem(root: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str,
     if sep and scheme in _SCHEME_ALIASES:
         root = f"{_SCHEME_ALIASES[scheme]}://{rest}"
     try:
-        if sep:
+        if sep and is_s3(root):  # the endpoint, region and timeouts of `lake.object_store`
+            fs, base = s3_filesystem(s3_location(root)), rest.rstrip("/")
+        elif sep:
             fs, base = pafs.FileSystem.from_uri(root)
         else:
             fs, base = pafs.LocalFileSystem(), os.path.abspath(root)

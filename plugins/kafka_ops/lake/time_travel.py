@@ -84,4 +84,4 @@ def _rows_at(lake: DeltaLake, table: str, cluster: str, version: int) -> list[di
     if delta is None or version < 0:
         return []
     delta.load_as_version(version)
-    return delta.to_pyarrow_dataset().to_table(filter=ds.field("cluster") == cluster).to_pylist()
+    return lake.dataset(delta, table).to_table(filter=ds.field("cluster") == cluster).to_pylist()

@@ -11,9 +11,11 @@
   changed the stored status (an execution, once the plan is cancelled) holds `progress_lock`
   around its read-check-write: an exclusive `fcntl` lock on `<plan_id>.json.lock` next to the
   document, so the check and the write form one compare-and-set against a cancel taking the
-  same lock. The lock is a local-disk (POSIX) lock: on a lake on an object store or HDFS there is
-  no lock, and the check stays a check before each write (run cancels and executions of one plan
-  on one host, or keep the lake on a shared POSIX filesystem).
+  same lock. On local disk it is a POSIX lock; on a lake on S3 the lock is the object
+  `<plan_id>.json.lock`, created with `If-None-Match: *` (one taker wins, the others wait and
+  retry), deleted with `If-Match` on its ETag, and taken over the same way when its holder died
+  (`lake.object_store.held`). On HDFS there is no lock, and the check stays a check before each
+  write.
 * Audit: `remediation_audit` (its own commit log), one row per event, appended and never
   rewritten. `AuditLog` binds the plan, back end and actor so each call names only what happened.
 """
@@ -39,6 +41,7 @@ import pyarrow.fs as pafs
 from kafka_ops.errors import LakeError, PlanFormatError, ProgressFormatError
 from kafka_ops.kafka_types import parse_json, shown
 from kafka_ops.lake.names import check_name
+from kafka_ops.lake.object_store import conditional_store, held
 from kafka_ops.lake.schema import REMEDIATION_AUDIT_TABLE, REMEDIATION_PLANS_TABLE, TABLES
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.planning.plan import BrokerLoad, Goal, Plan, dir_move_row
@@ -210,12 +213,18 @@ def write_progress(lake: Lake, progress: Progress) -> None:
 @contextmanager
 def progress_lock(lake: Lake, cluster: str, plan_id: str, timeout_s: float = PROGRESS_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold the plan's progress lock (module docstring): no other holder reads-checks-writes the
-    progress document meanwhile. `LakeError` naming the lock file after `timeout_s`; on a lake that
-    is not on local disk it holds nothing."""
+    progress document meanwhile. `LakeError` naming the lock file after `timeout_s`. On a lake on S3 the
+    lock is an object taken with conditional writes (`lake.object_store.held`); on another filesystem
+    that is not local disk (HDFS) it holds nothing."""
+    path = progress_path(lake, cluster, plan_id) + ".lock"
+    store = conditional_store(lake.fs, lake.root)
+    if store is not None:
+        with held(store, path, f"plan {plan_id} of cluster {cluster}", timeout_s):
+            yield
+        return
     if not isinstance(lake.fs, pafs.LocalFileSystem):
         yield
         return
-    path = progress_path(lake, cluster, plan_id) + ".lock"
     lake.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
