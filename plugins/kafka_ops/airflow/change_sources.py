@@ -38,6 +38,8 @@ Reading = tuple[dict[str, Hashable], list[CollectionIssue]]
 
 
 class ChangeSource(Protocol):
+    kind: str
+    """"ZooKeeper" or "KRaft", as an event's `source` says."""
     where: str
     """What is watched, for log lines (servers and chroot, never credentials)."""
 
@@ -51,6 +53,8 @@ class ChangeSource(Protocol):
 class ZooKeeperChanges:
     """The four controller watches (`ZooKeeperChangeWatch`) as parts. A session suspended for longer
     than the target's session timeout, or lost, is an unreachable cluster."""
+
+    kind = "ZooKeeper"
 
     def __init__(self, target: ZooKeeperTarget, executor: Executor) -> None:
         self.target = target
@@ -116,6 +120,8 @@ class ZooKeeperChanges:
 class KRaftChanges:
     """`change_poll.poll` every `poll_interval_s` through one admin client, kept between polls, whose
     bootstrap and requests give up after `request_timeout_s`."""
+
+    kind = "KRaft"
 
     def __init__(
         self, target: KafkaTarget, executor: Executor, poll_interval_s: float, request_timeout_s: float

@@ -41,7 +41,6 @@ from .watch_pacing import EventGate, backoff_s
 
 if TYPE_CHECKING:
     from kafka_ops.snapshot.model import CollectionIssue
-    from kafka_ops.sources.watch_status import WatchStatus
 
     from .change_sources import ChangeSource
 
@@ -100,7 +99,9 @@ class ClusterChangeTrigger(BaseEventTrigger):
         self.min_gap_s = float(min_gap_s)
         self.backoff_initial_s = float(backoff_initial_s)
         self.backoff_cap_s = float(backoff_cap_s)
-        self._status: dict[str, Any] = {"events": 0, "issues": 0, "last_event_at": None}
+        self._status: dict[str, Any] = {"state": None, "since": None, "failures": 0, "backoff_s": 0.0, "error": None,
+                                        "events": 0, "last_event_at": None, "issues": 0}  # fmt: skip
+        """What the watch status document says (`sources.watch_status`)."""
         self._view: dict[str, Hashable] | None = None
         """The parts last read; kept across reconnections (what changed meanwhile is an event)."""
 
@@ -128,8 +129,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
                 try:
                     source = await self._open(executor)
                     failures = 0
-                    await self._record(executor, "watching", None, 0, 0.0)
-                    async for event in self._watch(source, gate):
+                    await self._record(executor, state="watching", error=None, failures=0, backoff_s=0.0)
+                    async for event in self._watch(source, gate, executor):
                         yield event
                 except errors as e:
                     failures += 1
@@ -139,7 +140,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
                         "cluster %s: cannot watch %s (%s: %s); try %d failed, next in %.1fs",
                         self.cluster, where, type(e).__name__, e, failures, delay,
                     )  # fmt: skip
-                    await self._record(executor, "backing_off", f"{type(e).__name__}: {e}", failures, delay)
+                    error = f"{type(e).__name__}: {e}"
+                    await self._record(executor, state="backing_off", error=error, failures=failures, backoff_s=delay)
                     await self._close(source)
                     await asyncio.sleep(delay)
                     continue
@@ -148,20 +150,20 @@ class ClusterChangeTrigger(BaseEventTrigger):
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
 
-    async def _watch(self, source: ChangeSource, gate: EventGate) -> AsyncIterator[TriggerEvent]:
+    async def _watch(
+        self, source: ChangeSource, gate: EventGate, executor: ThreadPoolExecutor
+    ) -> AsyncIterator[TriggerEvent]:
         """Read `source` for ever, noting what changed in the gate; an event whenever the gate lets one go."""
         from kafka_ops.sources.change_digest import changed_parts, merged  # noqa: PLC0415
 
-        kind = "ZooKeeper" if source.where.startswith("ZooKeeper") else "KRaft"
         while True:
             now = datetime.now(UTC)
             wait = gate.wait_s(now)
             if wait == 0:
-                payload = {"cluster": self.cluster, "source": kind, **gate.take(now)}
+                payload = {"cluster": self.cluster, "source": source.kind, **gate.take(now)}
                 self.log.info("cluster %s: %s changed; event %s", self.cluster, ", ".join(payload["changes"]), payload)
-                self._status["events"] += 1
-                self._status["last_event_at"] = payload["emitted_at"]
                 yield TriggerEvent(payload)
+                await self._record(executor, events=self._status["events"] + 1, last_event_at=payload["emitted_at"])
                 continue
             found, issues = await source.read(IDLE_READ_S if wait is None else wait)
             self._log_issues(source, issues)
@@ -220,28 +222,20 @@ class ClusterChangeTrigger(BaseEventTrigger):
     def _connections(self) -> str:
         return f"connections {self.zookeeper_conn_id!r} / {self.kafka_conn_id!r} ({self.metadata_source})"
 
-    async def _record(self, executor: ThreadPoolExecutor, state: str, error: str | None, failures: int,
-                      delay: float) -> None:  # fmt: skip
-        """The watch status document (`sources.watch_status`), when the trigger knows the lake; a lake it
-        cannot write is logged, never a reason to stop watching."""
+    async def _record(self, executor: ThreadPoolExecutor, **changes: Any) -> None:
+        """Update the watch status and write its document (`sources.watch_status`) when the trigger knows the
+        lake; a lake it cannot write is logged, never a reason to stop watching."""
+        now = datetime.now(UTC).isoformat()
+        if changes.get("state", self._status["state"]) != self._status["state"]:
+            changes["since"] = now
+        self._status |= changes
         if self.lake_root is None:
             return
         from kafka_ops.sources.watch_status import WatchStatus, WatchStatusStore  # noqa: PLC0415 - pyarrow
 
-        now = datetime.now(UTC).isoformat()
-        status: WatchStatus = WatchStatus(
-            state=state,  # type: ignore[arg-type]
-            since=now,
-            failures=failures,
-            backoff_s=delay,
-            error=error,
-            events=self._status["events"],
-            last_event_at=self._status["last_event_at"],
-            issues=self._status["issues"],
-            updated_at=now,
-        )
         try:
             store = WatchStatusStore(self.lake_root)
+            status = WatchStatus(**self._status, updated_at=now)
             await asyncio.get_running_loop().run_in_executor(executor, store.write, self.cluster, status)
         except KafkaOpsError as e:
             self.log.warning("cluster %s: %s", self.cluster, e)

@@ -127,6 +127,7 @@ class ScriptedSource:
     """A source that answers a script of readings: the faults no sandbox serves on demand (an answer that
     cannot be decoded), then a real change."""
 
+    kind = "KRaft"
     where = "scripted"
 
     def __init__(self, readings: list[tuple[dict[str, Hashable], list[CollectionIssue]]]) -> None:
