@@ -162,8 +162,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
             if wait == 0:
                 payload = {"cluster": self.cluster, "source": source.kind, **gate.take(now)}
                 self.log.info("cluster %s: %s changed; event %s", self.cluster, ", ".join(payload["changes"]), payload)
-                yield TriggerEvent(payload)
                 await self._record(executor, events=self._status["events"] + 1, last_event_at=payload["emitted_at"])
+                yield TriggerEvent(payload)
                 continue
             found, issues = await source.read(IDLE_READ_S if wait is None else wait)
             self._log_issues(source, issues)
