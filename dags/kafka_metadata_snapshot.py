@@ -50,7 +50,8 @@ the asset `kafka_ops_cluster_changes`, which an asset watcher per cluster update
 change the cluster's controller notices: on ZooKeeper, watches on `/brokers/ids`, `/controller`,
 `/isr_change_notification` and `/admin/reassign_partitions`; on KRaft, a poll every 3 s of the brokers
 and their fencing, the quorum's leader, epoch and voters, and a digest of every partition's leader,
-ISR and ELR. Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs). The
+ISR and ELR. Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs), and
+only while this DAG is unpaused (Airflow registers an asset's watchers for active, unpaused DAGs). The
 asset event's `extra.payload` says which `cluster`, what `changes`, `first_noticed_at`, `emitted_at`.
 A watcher sends at most one event per 5 s (changes inside the gap are folded into the next one); one
 that cannot reach its cluster retries with a backoff (1 s doubling to 60 s), logged in the triggerer
