@@ -2,7 +2,8 @@
 drives it, on an asyncio loop. Nothing while the cluster is steady; an event within the controller's own
 detection time after a broker is killed (kill -9); the broker is restarted before the test ends.
 
-Cost: ZooKeeper ~40 s, KRaft ~45 s (most of it the broker's restart and the cluster healing).
+Cost: ZooKeeper ~30 s, KRaft ~30 s (most of it the broker's restart and the cluster healing), plus the
+sandboxes' start when no other test started them.
 """
 
 from __future__ import annotations
@@ -105,6 +106,35 @@ def test_zookeeper_watch_sees_a_killed_broker_within_its_session_timeout(
     status = WatchStatusStore(tmp_path / "lake").read("sandbox")
     assert status is not None and status.state == "watching" and status.failures == 0 and status.events >= 2
     cluster.wait_healthy(180)
+
+
+def test_kraft_watch_on_zookeeper_brokers_backs_off_naming_the_setting(
+    sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A wrong `metadata_source` is never a dead trigger: it says what to set, and retries (the setting
+    may be fixed). Cost: ~3 s."""
+    _connection(monkeypatch, "kafka_zk_mode", {"conn_type": "kafka_admin", "host": sandbox.bootstrap_servers})
+    trigger = ClusterChangeTrigger(
+        cluster="zkmode", metadata_source="kraft", kafka_conn_id="kafka_zk_mode", lake_root=str(tmp_path),
+        backoff_initial_s=0.2, backoff_cap_s=0.4,
+    )  # fmt: skip
+    store = WatchStatusStore(tmp_path)
+
+    async def scenario() -> None:
+        async with Watch(trigger) as watch:
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                status = store.read("zkmode")
+                if status is not None and status.failures >= 2:
+                    break
+                await asyncio.sleep(0.2)
+            assert watch.events.empty()
+            assert watch.task is not None and not watch.task.done()
+
+    asyncio.run(scenario())
+    status = store.read("zkmode")
+    assert status is not None and status.state == "backing_off" and status.failures >= 2
+    assert (status.error or "").startswith("NotAKRaftCluster") and "metadata_source = zookeeper" in status.error
 
 
 def test_kraft_watch_sees_a_fenced_broker_within_fencing_time_and_two_polls(

@@ -122,18 +122,15 @@ class ClusterChangeTrigger(BaseEventTrigger):
         errors = _watch_errors()
         executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"kafka-ops-watch-{self.cluster}")
         gate = EventGate(self.min_gap_s)
-        failures = 0
         try:
             while True:
                 source: ChangeSource | None = None
                 try:
                     source = await self._open(executor)
-                    failures = 0
-                    await self._record(executor, state="watching", error=None, failures=0, backoff_s=0.0)
                     async for event in self._watch(source, gate, executor):
                         yield event
                 except errors as e:
-                    failures += 1
+                    failures = self._status["failures"] + 1
                     delay = backoff_s(failures, self.backoff_initial_s, self.backoff_cap_s)
                     where = source.where if source is not None else self._connections()
                     self.log.warning(
@@ -166,6 +163,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
                 yield TriggerEvent(payload)
                 continue
             found, issues = await source.read(IDLE_READ_S if wait is None else wait)
+            if self._status["state"] != "watching":  # the cluster answered: the backoff starts again from 0
+                await self._record(executor, state="watching", error=None, failures=0, backoff_s=0.0)
             self._log_issues(source, issues)
             if found:
                 new = merged(self._view, {**(self._view or {}), **found})

@@ -19,7 +19,7 @@ from airflow.serialization.serialized_objects import BaseSerialization
 from kafka_ops.airflow import cluster_watch
 from kafka_ops.airflow.change_sources import ZooKeeperChanges
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger, cluster_changes_asset
-from kafka_ops.errors import ConfigError
+from kafka_ops.errors import ConfigError, KafkaUnreachable
 from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.model import CollectionIssue, ZnodeStat
@@ -232,3 +232,34 @@ def test_a_missing_connection_is_retried_not_fatal(capsys: pytest.CaptureFixture
     assert asyncio.run(watch_for(1.0))
     out = capsys.readouterr().out
     assert "The conn_id `kafka_missing` isn't defined" in out and "try 3 failed" in out
+
+
+class LostAtFirstRead(ScriptedSource):
+    """Opens (the bootstrap answers) and fails its first read: what brokers that accept a connection but
+    not the requests look like."""
+
+    async def read(self, timeout_s: float) -> tuple[dict[str, Hashable], list[CollectionIssue]]:
+        raise KafkaUnreachable("DescribeCluster: no broker answered")
+
+
+def test_a_source_that_opens_but_never_answers_still_backs_off_exponentially(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    async def open_lost(self: ClusterChangeTrigger, executor: object) -> ScriptedSource:
+        return LostAtFirstRead([])
+
+    monkeypatch.setattr(ClusterChangeTrigger, "_open", open_lost)
+    trigger = ClusterChangeTrigger(cluster="c1", lake_root=str(tmp_path), backoff_initial_s=0.1, backoff_cap_s=0.4)
+
+    async def watch_for(seconds: float) -> None:
+        task = asyncio.create_task(anext(trigger.run()))
+        await asyncio.sleep(seconds)
+        assert not task.done(), "the trigger ended"
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    asyncio.run(watch_for(1.5))  # 0.1 + 0.2 + 0.4 + 0.4 + ...
+    status = WatchStatusStore(tmp_path).read("c1")
+    assert status is not None and status.state == "backing_off"
+    assert status.failures >= 4 and status.backoff_s == 0.4

@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, TypeVar
 from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
-from kafka_ops.errors import KafkaUnreachable
+from kafka_ops.errors import KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.snapshot.model import CollectionIssue
 from kafka_ops.sources import change_digest
 from kafka_ops.sources.admin import UNREACHABLE
-from kafka_ops.sources.kraft.collector import DEFAULT_PAGE_SIZE, LEADER_NOT_AVAILABLE, parse_quorum
+from kafka_ops.sources.kraft.collector import DEFAULT_PAGE_SIZE, LEADER_NOT_AVAILABLE, UNSUPPORTED, parse_quorum
 
 if TYPE_CHECKING:
     from kafka.admin import KafkaAdminClient
@@ -45,7 +45,7 @@ def poll(
     admin: KafkaAdminClient, page_size: int = DEFAULT_PAGE_SIZE
 ) -> tuple[dict[str, Hashable], list[CollectionIssue]]:
     """One read of the parts (`change_digest`) and the issues met. Blocking (kafka-python); raises
-    `KafkaUnreachable` when no broker answers."""
+    `KafkaUnreachable` when no broker answers, `NotAKRaftCluster` when the brokers run on ZooKeeper."""
     issues: list[CollectionIssue] = []
     view: dict[str, Hashable] = {}
     brokers = _answer(admin.describe_cluster, "DescribeCluster")
@@ -56,7 +56,13 @@ def poll(
         issues.append(_undecodable("DescribeCluster", e))
         view |= dict.fromkeys((change_digest.BROKERS, change_digest.FENCED_BROKERS), change_digest.UNKNOWN)
         listed = []
-    quorum = _answer(admin.describe_metadata_quorum, "DescribeQuorum")
+    try:
+        quorum = _answer(admin.describe_metadata_quorum, "DescribeQuorum")
+    except UNSUPPORTED as e:
+        raise NotAKRaftCluster(
+            f"the brokers do not serve DescribeQuorum ({e}): they run on ZooKeeper; set metadata_source = "
+            "zookeeper (or auto, with the cluster's ZooKeeper connection) for this cluster"
+        ) from e
     try:
         view |= change_digest.quorum_parts(parse_quorum(quorum))
     except (*UNDECODABLE, KafkaError) as e:
