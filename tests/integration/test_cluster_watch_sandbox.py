@@ -12,11 +12,13 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kazoo.client import KazooClient
 
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
@@ -106,6 +108,48 @@ def test_zookeeper_watch_sees_a_killed_broker_within_its_session_timeout(
     status = WatchStatusStore(tmp_path / "lake").read("sandbox")
     assert status is not None and status.state == "watching" and status.failures == 0 and status.events >= 2
     cluster.wait_healthy(180)
+
+
+def test_unparseable_znodes_are_logged_issues_and_the_watch_goes_on(
+    sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Garbage in the znodes the controller watches, in a chroot of the sandbox's ZooKeeper that no broker
+    uses (the real controller must not read it). Cost: ~8 s."""
+    chroot = f"/watch-bad-input-{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=sandbox.zookeeper_hosts)
+    zk.start()
+    try:
+        for path in ("/brokers/ids/1", "/brokers/ids/2", "/isr_change_notification"):
+            zk.create(chroot + path, makepath=True)
+        zk.create(chroot + "/controller", b'{"version": 2, "brokerid": "one"')
+        host = f"{sandbox.zookeeper_hosts}{chroot}"
+        _connection(monkeypatch, "zk_bad_input", {"conn_type": "zookeeper", "host": host})
+        trigger = ClusterChangeTrigger(
+            cluster="bad", metadata_source="zookeeper", zookeeper_conn_id="zk_bad_input", lake_root=str(tmp_path),
+            min_gap_s=1.0,
+        )  # fmt: skip
+
+        async def scenario() -> list[dict[str, Any]]:
+            async with Watch(trigger) as watch:
+                await watch.quiet(2)  # the unparseable controller is an issue, not an event
+                zk.create(chroot + "/admin/reassign_partitions", b'{"version": 1, "partitions": 7}', makepath=True)
+                zk.create(chroot + "/brokers/ids/notanid")
+                _, first = await watch.until("reassignment", 10)
+                zk.create(chroot + "/brokers/ids/3")
+                _, second = await watch.until("brokers", 10)
+                return [first, second]
+
+        first, second = asyncio.run(scenario())
+    finally:
+        zk.delete(chroot, recursive=True)
+        zk.stop()
+        zk.close()
+    assert first["changes"] == ["reassignment"] and second["changes"] == ["brokers"]
+    out = capsys.readouterr().out
+    assert "collection issue at ZooKeeper" in out and "/controller: " in out
+    assert "/admin/reassign_partitions: " in out and "/brokers/ids/notanid" in out
+    status = WatchStatusStore(tmp_path).read("bad")
+    assert status is not None and status.state == "watching" and status.issues >= 3 and status.events == 2
 
 
 def test_kraft_watch_on_zookeeper_brokers_backs_off_naming_the_setting(
