@@ -232,10 +232,13 @@ class ClusterChangeTrigger(BaseEventTrigger):
             return
         from kafka_ops.sources.watch_status import WatchStatus, WatchStatusStore  # noqa: PLC0415 - pyarrow
 
+        root, cluster, status = self.lake_root, self.cluster, WatchStatus(**self._status, updated_at=now)
+
+        def write() -> None:  # opening an object store's filesystem may already ask it something
+            WatchStatusStore(root).write(cluster, status)
+
         try:
-            store = WatchStatusStore(self.lake_root)
-            status = WatchStatus(**self._status, updated_at=now)
-            await asyncio.get_running_loop().run_in_executor(executor, store.write, self.cluster, status)
+            await asyncio.get_running_loop().run_in_executor(executor, write)
         except KafkaOpsError as e:
             self.log.warning("cluster %s: %s", self.cluster, e)
 
