@@ -1,7 +1,9 @@
-"""Snapshot every watched Kafka cluster's ZooKeeper metadata into the lake, on a schedule.
+"""Snapshot every watched Kafka cluster's metadata into the lake, on a heartbeat schedule and within
+seconds of a change its controller notices.
 
-Declares and wires only: the work lives in `kafka_ops` (hook, collector, lake), imported
-inside the tasks so parsing this file opens no connection and reads no file.
+Declares and wires only: the work lives in `kafka_ops` (hook, collector, lake), imported inside the
+tasks, so parsing this file opens no connection. Parsing reads the settings (file and environment) for
+the clusters to watch, one asset watcher each; their triggers connect only in the triggerer.
 """
 
 from __future__ import annotations
@@ -9,11 +11,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.sdk import dag, get_current_context, task
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable, dag, get_current_context, task
 from airflow.sdk.exceptions import AirflowFailException
 from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
+from kafka_ops.airflow.cluster_watch import cluster_changes_asset
 from kafka_ops.settings import load_settings, snapshot_schedule
 
 DOC_MD = """
@@ -25,7 +28,7 @@ assignments, leaders and ISRs, controller, pending reassignments, configs) from 
 ZooKeeper on a 3.x cluster, the Admin API and the controller quorum on a KRaft cluster (Kafka 4;
 also fenced brokers, ELR and every quorum replica's lag). The setting `metadata_source` picks it;
 `auto` (the default) reads ZooKeeper when the cluster's ZooKeeper connection exists, else KRaft.
-It publishes the snapshot atomically to the Parquet lake at `$KAFKA_OPS_LAKE` as one snapshot. Beside
+It publishes the snapshot atomically to the lake at `$KAFKA_OPS_LAKE` as one snapshot. Beside
 it, `collect_groups` reads every consumer group through the Admin API (state, assignor,
 members and their partitions, committed offsets, end offsets, lag) and publishes them as their
 own batch (asset `kafka_ops_group_snapshots`): a Kafka outage never blocks the ZooKeeper
@@ -42,8 +45,24 @@ host = bootstrap servers, allowlisted security extras) and the ZooKeeper connect
 `timeout_s`, `use_tls`, `ca_file`, `cert_file`, `key_file`, `verify_hostname`. Unknown extras
 are refused.
 
-**Schedule.** `$KAFKA_OPS_SNAPSHOT_SCHEDULE` (cron), default every 5 minutes; one run at a time,
-no catch-up (a missed snapshot cannot be taken in the past).
+**Schedule.** A heartbeat, `$KAFKA_OPS_SNAPSHOT_SCHEDULE` (cron, UTC), default every 5 minutes, OR
+the asset `kafka_ops_cluster_changes`, which an asset watcher per cluster updates within seconds of a
+change the cluster's controller notices: on ZooKeeper, watches on `/brokers/ids`, `/controller`,
+`/isr_change_notification` and `/admin/reassign_partitions`; on KRaft, a poll every 3 s of the brokers
+and their fencing, the quorum's leader, epoch and voters, and a digest of every partition's leader,
+ISR and ELR. Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs), and
+only while this DAG is unpaused (Airflow registers an asset's watchers for active, unpaused DAGs). The
+asset event's `extra.payload` says which `cluster`, what `changes`, `first_noticed_at`, `emitted_at`.
+A watcher sends at most one event per 5 s (changes inside the gap are folded into the next one); one
+that cannot reach its cluster retries with a backoff (1 s doubling to 60 s), logged in the triggerer
+and written to `<lake>/_watch/<cluster>.json` (the metrics page's `kafka_ops_watch_*`).
+
+One run at a time (`max_active_runs=1`), no catch-up (a missed snapshot cannot be taken in the past).
+Changes during a run coalesce into exactly one more run: Airflow queues an asset event for this DAG as
+one row per (asset, DAG) (`asset_dag_run_queue`, inserted "on conflict do nothing"), the scheduler does
+not create an asset-triggered run while this DAG is at `max_active_runs`, and when the run ends it
+creates one run that consumes every event queued meanwhile and deletes that row. Every run snapshots
+every cluster.
 
 **When it fails.** A failed `snapshot_cluster` means *no snapshot was published* for that
 cluster: its metadata could not be read at all, so downstream health checks are working from
@@ -81,7 +100,10 @@ def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, st
 
 @dag(
     dag_id="kafka_metadata_snapshot",
-    schedule=snapshot_schedule(),
+    schedule=AssetOrTimeSchedule(
+        timetable=CronTriggerTimetable(snapshot_schedule(), timezone="UTC"),
+        assets=cluster_changes_asset(),
+    ),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,

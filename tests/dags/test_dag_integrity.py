@@ -9,9 +9,12 @@ import pytest
 from airflow._shared.module_loading.file_discovery import find_path_from_directory
 from airflow.configuration import conf
 from airflow.dag_processing.dagbag import DagBag
+from airflow.sdk import AssetOrTimeSchedule, CronTriggerTimetable
 from airflow.sdk.definitions.mappedoperator import MappedOperator
+from airflow.serialization.serialized_objects import DagSerialization
 
 from kafka_ops.airflow.assets import SNAPSHOT_ASSET
+from kafka_ops.airflow.cluster_watch import CHANGES_ASSET_NAME, CLASSPATH
 from kafka_ops.settings import DEFAULT_SCHEDULE
 
 pytestmark = pytest.mark.dags
@@ -30,11 +33,36 @@ def test_every_dag_file_defines_a_dag(dag_bag: DagBag) -> None:
     assert files <= with_dags, f"DAG files without a DAG: {sorted(map(str, files - with_dags))}"
 
 
-def test_parsing_reads_no_settings_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings are read in tasks, at run time: a missing settings file must not break parsing."""
+def test_a_missing_settings_file_does_not_break_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tasks read the settings at run time; parsing reads them only for the snapshot DAG's watchers (one per
+    cluster), and settings it cannot read leave the DAG parsed, on its cron heartbeat, without watchers."""
     monkeypatch.setenv("KAFKA_OPS_CONFIG", "/nonexistent/kafka-ops.toml")
     bag = DagBag(dag_folder=str(DAGS_FOLDER))
     assert not bag.import_errors
+    schedule = bag.dags["kafka_metadata_snapshot"].timetable
+    assert isinstance(schedule, AssetOrTimeSchedule) and schedule.asset_condition.watchers == []
+
+
+def test_parsing_opens_no_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A fleet of clusters, one watcher each, and not one socket opened nor connection looked up."""
+    settings = tmp_path / "kafka-ops.toml"
+    settings.write_text(
+        '[[clusters]]\nname = "zk"\nmetadata_source = "zookeeper"\nzookeeper_conn_id = "zk_zk"\n'
+        '[[clusters]]\nname = "kr"\nmetadata_source = "kraft"\nkafka_conn_id = "kafka_kr"\n'
+        '[[clusters]]\nname = "mixed"\n'
+    )
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+
+    def no_network(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"parsing opened a connection: {args}")
+
+    monkeypatch.setattr("socket.socket.connect", no_network)
+    monkeypatch.setattr("socket.create_connection", no_network)
+    monkeypatch.setattr("airflow.sdk.bases.hook.BaseHook.get_connection", no_network)
+    bag = DagBag(dag_folder=str(DAGS_FOLDER / "kafka_metadata_snapshot.py"))
+    assert not bag.import_errors
+    watchers = bag.dags["kafka_metadata_snapshot"].timetable.asset_condition.watchers
+    assert [w.trigger.serialize()[1]["cluster"] for w in watchers] == ["zk", "kr", "mixed"]
 
 
 def test_tags(dag_bag: DagBag, dag_id: str) -> None:
@@ -68,14 +96,36 @@ def test_every_task_retries(dag_bag: DagBag, dag_id: str) -> None:
 def test_snapshot_dag_shape(dag_bag: DagBag) -> None:
     dag = dag_bag.dags["kafka_metadata_snapshot"]
     assert set(dag.tags) == {"kafka-ops", "snapshot"}
-    assert dag.max_active_runs == 1
-    assert dag.schedule == DEFAULT_SCHEDULE  # KAFKA_OPS_SNAPSHOT_SCHEDULE unset in tests
+    assert dag.max_active_runs == 1  # changes during a run coalesce into one more run (see its doc_md)
+    schedule = dag.timetable  # the cron heartbeat OR a change a watcher saw
+    assert isinstance(schedule, AssetOrTimeSchedule)
+    assert schedule.timetable == CronTriggerTimetable(DEFAULT_SCHEDULE, timezone="UTC")  # env unset in tests
+    assert schedule.asset_condition.name == CHANGES_ASSET_NAME
+    watchers = schedule.asset_condition.watchers
+    assert [w.name for w in watchers] == ["kafka_ops_watch_default"]  # one per cluster; no settings file here
+    assert watchers[0].trigger.serialize()[0] == CLASSPATH
     listing, snapshot = dag.get_task("list_clusters"), dag.get_task("snapshot_cluster")
     assert snapshot.upstream_task_ids == {"list_clusters"}
     assert listing.retries == snapshot.retries == 2
     assert snapshot.retry_delay == timedelta(seconds=30)
     assert isinstance(snapshot, MappedOperator)
     assert snapshot.outlets == [SNAPSHOT_ASSET]
+
+
+def test_the_dag_processor_stores_the_watchers(dag_bag: DagBag) -> None:
+    """What `airflow dags reserialize` / the dag-processor writes, and the scheduler reads back: the schedule
+    with its asset, and each watcher's trigger as classpath and plain kwargs."""
+    dag = dag_bag.dags["kafka_metadata_snapshot"]
+    stored = DagSerialization.to_dict(dag)
+    DagSerialization.validate_schema(stored)
+    timetable = stored["dag"]["timetable"]["__var"]
+    assert timetable["timetable"]["__var"]["expression"] == DEFAULT_SCHEDULE
+    (watcher,) = timetable["asset_condition"]["watchers"]
+    assert watcher["name"] == "kafka_ops_watch_default"
+    assert watcher["trigger"]["classpath"] == CLASSPATH
+    assert watcher["trigger"]["kwargs"]["cluster"] == "default"
+    restored = DagSerialization.from_dict(stored)
+    assert restored.timetable.asset_condition.name == CHANGES_ASSET_NAME
 
 
 def test_plugin_loader_leaves_the_library_alone() -> None:

@@ -12,7 +12,8 @@ and `kafka_ops_data_age_seconds`), and a source older than `[web] metrics_max_ag
 out (`kafka_ops_data_stale` 1), so stale figures are never presented as fresh.
 
 Rendering is cached per (lake fingerprint, profile, format, which sources are stale): between two
-commits a scrape renders only the small freshness part (`kafka_ops_up`, ages).
+commits a scrape renders only the small freshness part (`kafka_ops_up`, ages) and the change watches'
+state (`kafka_ops_watch_*`, see `watch_metrics`).
 A lake that cannot be read for any cluster answers 503 with the reason (header and body) and
 `kafka_ops_up 0`; one cluster that cannot be read is `kafka_ops_cluster_up{cluster} 0` in a 200.
 """
@@ -29,9 +30,11 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import choose_encoder
 
 from kafka_ops.settings import METRICS_PROFILES, WebSettings
+from kafka_ops.sources.watch_status import WatchStatusStore
 from kafka_ops.web.figures import cluster_figures, parts_of
 from kafka_ops.web.lake_cache import ClusterView, LakeCache
 from kafka_ops.web.profiles import PROFILES, freshness_metrics, own_metrics
+from kafka_ops.web.watch_metrics import watch_metrics
 
 Clock = Callable[[], datetime]
 EOF = b"# EOF\n"
@@ -56,6 +59,7 @@ class MetricsEndpoint:
         self.clock = clock or (lambda: datetime.now(UTC))
         self._lock = threading.Lock()
         self._rendered: dict[tuple[object, ...], bytes] = {}
+        self.watches = WatchStatusStore(cache.lake.root)
 
     def scrape(self, profile: str | None, accept: str | None) -> Response:
         profile = profile or self.web.metrics_profile
@@ -79,7 +83,8 @@ class MetricsEndpoint:
         else:
             figures = [cluster_figures(v, now, max_age, parts_only=True) for v in views]
         lake_up = any(v.error is None for v in views)
-        front = encoder(_Families([*freshness_metrics(figures, now, lake_up), *_errors(views)]))
+        watches = watch_metrics(self.watches, self.cache.clusters)  # small documents, read on every scrape
+        front = encoder(_Families([*freshness_metrics(figures, now, lake_up), *_errors(views), *watches]))
         if front.endswith(EOF):
             front = front[: -len(EOF)]
         headers = {}
