@@ -28,6 +28,8 @@ DAG_ID = "kafka_metadata_snapshot"
 DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "kafka_metadata_snapshot.py"
 RUN_ID = "test_watchers_running"
 
+pytestmark = pytest.mark.dags
+
 
 @pytest.fixture
 def synced(airflow_db: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[AssetModel]:
