@@ -9,7 +9,7 @@ time per run and its growth against the 1× run in the same process: linear grow
 4.0. Target: the 1× day in <= 90 s, growth no worse than linear. Last line: one JSON object.
 
 The lakes are Parquet (`synthetic_history` writes them with `Lake.publish`; `lake_format="parquet"`),
-as in every session's figures: this measures the detectors' growth with the cluster's size. The
+as in the published figures (docs/benchmarks.md): this measures the detectors' growth with the cluster's size. The
 default Delta lake's analysis over growing history is `lake_history.py`'s.
 """
 

@@ -11,8 +11,8 @@ of `--runs`, the work on the client's side:
   `replica_sizes` table being the one that grows).
 No network: the brokers' own time to answer is theirs, and runs in parallel with ZooKeeper's reads.
 Target: the ZooKeeper snapshot's (`bench/zk_snapshot.py`): 100k partitions snapshotted and
-published in <= 10 s; its collect + publish took `--zk-seconds` (the README's figure), so the load
-rows may add at most the rest. Last line: one JSON object with the figures.
+published in <= 10 s; its collect + publish took `--zk-seconds` (docs/benchmarks.md has the current
+figure), so the load rows may add at most the rest. Last line: one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ from kafka_ops.sources import log_dirs
 VERSION = 4
 TARGET_SECONDS = 10.0
 ZK_SECONDS = 5.72
-"""`bench/zk_snapshot.py`'s collect + publish at 100k partitions (README, session 7)."""
+"""An earlier measurement of `bench/zk_snapshot.py`'s collect + publish at 100k partitions; pass the current
+one with `--zk-seconds`."""
 
 _Result = DescribeLogDirsResponse.DescribeLogDirsResult
 _Topic = _Result.DescribeLogDirsTopic

@@ -1,8 +1,8 @@
-"""kafka-ops keeps seeing the cluster while reassignments run (issue 16, point 1).
+"""kafka-ops keeps seeing the cluster while reassignments run.
 
 Reassignments submitted through the Admin API (kafka-ops' own default back end, and what Kafka 3.9's
 `kafka-reassign-partitions --execute` uses) write no `/admin/reassign_partitions`: they are visible only
-in the topic znode's `adding_replicas`/`removing_replicas`. The snapshot once crashed on them. Here both
+in the topic znode's `adding_replicas`/`removing_replicas`, which the snapshot must read, not crash on. Here both
 kinds (one through the Admin API, one through the znode) crawl under a 1 B/s throttle while the CLI
 snapshot, the scheduled snapshot DAG, the Spark analysis and a remediation dry run all do their work.
 """

@@ -1,4 +1,4 @@
-"""A lake that cannot be written fails a snapshot with one line naming the lake and the cause (issue 16),
+"""A lake that cannot be written fails a snapshot with one line naming the lake and the cause,
 never a traceback, and publishes nothing: the path under a file, a read-only filesystem and a full disk.
 The last two are real filesystems (a small tmpfs, then remounted read-only): as root, a read-only
 directory would not stop a write, and a full disk cannot be produced any other way without filling the

@@ -1,5 +1,5 @@
 """Client quotas and ACLs in the snapshot, and a consumer quota told apart from a slow consumer in the lag
-findings (issue 16, point 8). Everything is set with Kafka's own tools (ConfigCommand, AclCommand from the
+findings. Everything is set with Kafka's own tools (ConfigCommand, AclCommand from the
 sandbox's jars), read back by the ZooKeeper collector, and a real Java consumer is throttled by the broker."""
 
 from __future__ import annotations

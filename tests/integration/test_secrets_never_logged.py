@@ -1,4 +1,4 @@
-"""No secret reaches a log at any level (issue 16): kafka-python logs an admin client's whole
+"""No secret reaches a log at any level: kafka-python logs an admin client's whole
 configuration at DEBUG, SASL password included, and kazoo logs its digest `Auth` request (user:password)
 at its BLATHER level. Both clients are built here the way the product builds them, against the real
 sandbox, with every logger at its lowest level."""

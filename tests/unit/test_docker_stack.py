@@ -32,7 +32,7 @@ COMPOSE_FILE = DOCKER / "docker-compose.yml"
 DOCKERFILE = DOCKER / "airflow" / "Dockerfile"
 DOCKERIGNORE = DOCKER / "airflow" / "Dockerfile.dockerignore"
 ENV_EXAMPLE = DOCKER / ".env.example"
-DOCS = [REPO / "README.md", DOCKER / "README.md", REPO / "docs" / "operations.md"]
+DOCS = [REPO / "README.md", DOCKER / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 BROKERS = ("kafka-1", "kafka-2", "kafka-3")
 DEMO = {"zookeeper", *BROKERS, "kafka-init"}

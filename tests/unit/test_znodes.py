@@ -204,7 +204,7 @@ def test_bad_admin_znodes_name_the_entry() -> None:
         znodes.parse_config("/config/topics/a", b'{"version":1,"config":{"retention.ms":1}}', "topic")
 
 
-# -- what fault injection found: each of these crashed the whole snapshot (issue 16) ----------------
+# -- znodes that fault injection produced: without these checks, each crashed the whole snapshot ---
 
 BIG = 1 << 40  # beyond int32: ArrowInvalid when the tables were built
 SURROGATE = "\ud800"  # JSON "\ud800": Python decodes it, UTF-8 (and Parquet) cannot hold it

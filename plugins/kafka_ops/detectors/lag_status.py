@@ -22,8 +22,9 @@ commit time. The adaptation:
   acknowledgements (Kafka 4.4 persists it lazily) and stays below the head while everything is
   acknowledged.
 
-The rules, exactly as `../shared/REFERENCE.md` states them (Burrow's current evaluator, where STOP
-is checked first, with the corrections made there), first match wins:
+The rules, exactly as docs/reference.md ("Burrow's lag evaluation") states them: Burrow's current
+evaluator (`calculatePartitionStatus` in the file above), where STOP is checked first, with the
+differences from its code listed there. First match wins:
 
 1. OK when the current lag <= `thresholds.lag_allowed`.
 2. STOP when now - t(last commit) > t(last commit) - t(first commit) (strictly): no new offset for

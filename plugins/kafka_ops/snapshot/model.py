@@ -1,12 +1,14 @@
 """A typed, pure model of a Kafka cluster's metadata at one moment, from either source.
 
 Models hold data, never sockets: collectors build them, planners and summaries read them.
-Field names follow Kafka's znode fields; `REFERENCE.md` (shared) gives the formats. The ZooKeeper
-source (`sources.zookeeper`, Kafka 3.x) fills every field from znodes. The KRaft source
-(`sources.kraft`, the Admin API and the controller quorum) fills the same fields where the Admin
-API tells them, and leaves `None` where it cannot know them (znode stats and versions, broker epochs
-and registration times, JMX ports, the partition epoch, leader recovery state); KRaft-only facts
-(fenced brokers, ELR, the quorum) are `None` on ZooKeeper snapshots.
+Field names follow Kafka's znode fields, whose formats Kafka 3.9 defines in
+`core/src/main/scala/kafka/zk/ZkData.scala` (apache/kafka, branch 3.9; summarized in
+docs/reference.md, "ZooKeeper layout"). The ZooKeeper source (`sources.zookeeper`, Kafka 3.x)
+fills every field from znodes. The KRaft source (`sources.kraft`, the Admin API and the controller
+quorum) fills the same fields where the Admin API tells them, and leaves `None` where it cannot
+know them (znode stats and versions, broker epochs and registration times, JMX ports, the partition
+epoch, leader recovery state); KRaft-only facts (fenced brokers, ELR, the quorum) are `None` on
+ZooKeeper snapshots.
 """
 
 from __future__ import annotations

@@ -257,6 +257,7 @@ def test_a_refused_request_leaves_the_jvm_running(bridge: AssignorBridge) -> Non
     assert assign(bridge, [Member("m", ("t",))]).assignment["m"] == tuple(("t", p) for p in range(4))
 
 
+@pytest.mark.jvm  # its own bridge, not the fixture's
 def test_a_request_past_its_timeout_stops_the_jvm_and_the_next_one_restarts_it() -> None:
     with AssignorBridge(heap="128m") as own:
         first_pid = own.pid
@@ -266,6 +267,7 @@ def test_a_request_past_its_timeout_stops_the_jvm_and_the_next_one_restarts_it()
         assert own.pid != first_pid
 
 
+@pytest.mark.jvm  # its own bridge, not the fixture's
 def test_a_jvm_that_dies_is_reported_with_its_stderr() -> None:
     big = ClusterLayout({0: "a"}, {f"t{i}": ((0,),) * 20_000 for i in range(20)})
     members = tuple(Member(f"m{i}", tuple(big.topics), rack="a") for i in range(50))
@@ -274,6 +276,7 @@ def test_a_jvm_that_dies_is_reported_with_its_stderr() -> None:
             own.assign(GroupInput(members), big, "range")
 
 
+@pytest.mark.jvm  # reaches `java` only once the bridge is compiled (javac), as the bridge fixture does first
 def test_no_java_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
     ensure_jars()
     monkeypatch.setenv("PATH", "/nonexistent")

@@ -338,6 +338,7 @@ def test_an_unknown_assignor_fails_that_group_only(bridge: AssignorBridge) -> No
 # ---------------------------------------------------------------- the bridge's JVM
 
 
+@pytest.mark.jvm  # its own bridge, not the fixture's
 def test_a_restarted_jvm_loads_the_server_side_assignors_again() -> None:
     """The server-side assignors live in the JVM's own class loader: a JVM that died (killed here)
     is restarted on the next request, and they are loaded into the new one."""

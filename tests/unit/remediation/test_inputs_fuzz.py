@@ -1,7 +1,7 @@
 """Fuzzing what the executor reads back: a plan's JSON, a stored plan row, a progress document.
 
-Issue 16's fuzzing found 512 untyped crashes in 17,440 inputs of these readers and the Params
-(`plan_from_json` 282, a progress document 210, a stored plan row 3). Hypothesis now generates the
+Without the typed checks, fuzzing these readers and the Params crashed them untyped (512 of 17,440
+inputs: `plan_from_json` 282, a progress document 210, a stored plan row 3). Hypothesis generates the
 project's own documents with fields broken (wrong types, numbers beyond int32, booleans for
 numbers, invalid topic names, lone surrogates, arrays nested 5,000 deep, keys dropped or added),
 Kafka's reassignment and election files given where a plan belongs, any JSON, and raw text. The
