@@ -23,6 +23,8 @@ from kafka.protocol.metadata import ApiVersionsResponse
 from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable
 from kafka_ops.snapshot.model import ClusterSnapshot, Quorum
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
+from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.kraft.controllers import describe_quorum, speaks_kafka
 from kafka_ops.sources.kraft.quorum import parse_quorum
 from kafka_ops.sources.kraft.topic_configs import DYNAMIC_TOPIC, decode_overrides, topic_overrides
@@ -313,3 +315,16 @@ def test_a_refused_answer_is_an_issue_naming_the_broker_and_the_reason() -> None
     snap: ClusterSnapshot = small_snapshot()
     snap.issues.extend(issues)
     snapshot_batch(snap)
+
+
+@pytest.mark.parametrize("collector", ["kraft", "groups"])
+def test_the_admin_api_collectors_hold_their_deadline_against_a_trickling_broker(collector: str) -> None:
+    """kafka-python's own wire client (the KRaft snapshot's and the group collection's): a broker that
+    trickles its ApiVersions answer (400 bytes, one every 30 ms) fails the bootstrap at its 1 s timeout."""
+    with Peer(kafka_answers(lambda k, v, c: versions_answer(c), every_s=0.03)) as peer:
+        target = KafkaTarget(peer.address, {"request_timeout_ms": 1000, "bootstrap_timeout_ms": 1000})
+        collect = KRaftCollector("x", target).collect if collector == "kraft" else GroupCollector("x", target).collect
+        outcome, took = timed(collect)
+    assert isinstance(outcome, KafkaUnreachable), repr(outcome)
+    assert peer.address in str(outcome)
+    assert took <= LATEST_END_S, f"a 1 s bootstrap ran {took:.1f}s"
