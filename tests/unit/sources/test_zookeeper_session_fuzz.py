@@ -5,7 +5,8 @@ snapshot or raises a `KafkaOpsError` naming the server; and a server that trickl
 silent or stops mid-reply cannot hold a call past its deadline (a 1 s call ends within about 2 s:
 the connect deadline, then the probe for a Kafka listener in its place).
 
-Costs about 4 s: the fuzzed replies end at once; the few deadline cases wait their 1 s each."""
+Costs about 8 s: the fuzzed replies end at once; the deadline cases wait their 1 s (2 s for a handshake:
+the session's, then the probe's)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ TIMEOUT_S = 1.0
 LATEST_END_S = 2 * TIMEOUT_S + 0.5
 """A collection given 1 s: the session's deadline, then (its connect failed) the probe whether a Kafka
 listener answers in ZooKeeper's place, given as long; plus slack for a loaded machine."""
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
 
 
@@ -109,9 +110,8 @@ def test_a_hostile_reply_is_a_typed_error_or_an_issue(index: int, kind: str, noi
         (0, Spoiled(b"", "hold")),  # a handshake never answered
         (0, Spoiled(framed(b"\x00" * 40), every_s=0.1)),  # the handshake trickled
         (5, Spoiled(framed(b"\x00" * 40), every_s=0.1)),  # a reply trickled mid-walk
-        (4, Spoiled(struct.pack(">i", 400) + b"\x00" * 30, "hold")),  # a reply stopped mid-body
     ],
-    ids=["silent-handshake", "trickled-handshake", "trickled-reply", "stopped-in-body"],
+    ids=["silent-handshake", "trickled-handshake", "trickled-reply"],
 )
 def test_a_server_that_trickles_or_stops_cannot_hold_a_call_past_its_deadline(index: int, spoiled: Spoiled) -> None:
     with Peer(spoiling(index, lambda request, reply: spoiled)) as server:
