@@ -154,7 +154,7 @@ class ZkReadSession:
         self._in.clear()
         self._out.clear()
         self._pos = 0
-        sock = socket.create_connection((host, port), timeout=deadline - time.monotonic())
+        sock = socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.001))
         if self.tls is not None:  # the TLS handshake's own timeout is absolute (one deadline for all of it)
             context = ssl.create_default_context(cafile=self.tls.ca_file)
             context.check_hostname = self.tls.verify_hostname
