@@ -16,14 +16,17 @@ could not check, never guesses one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
-from kafka_ops.kafka_types import INT32_MAX, finite_number
+from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, finite_number, shown
 
 _RATES = ("network_in_bytes_per_s", "network_out_bytes_per_s")
+_ASCII_DIGITS = re.compile(r"[0-9]{1,10}")
+"""A broker id in a table name: ASCII digits only (`str.isdigit` takes `²` and `١٢` too)."""
 
 
 @dataclass(frozen=True)
@@ -41,12 +44,14 @@ class BrokerCapacity:
     def from_mapping(cls, values: Mapping[str, Any], where: str) -> BrokerCapacity:
         _reject_unknown(values, {f.name for f in fields(cls)}, where)
         disk = values.get("disk_bytes")
-        if disk is not None and (not finite_number(disk) or disk <= 0 or disk != int(disk)):
-            raise ConfigError(f"{where}: 'disk_bytes' must be a whole number of bytes > 0, got {disk!r}")
+        if disk is not None and (not finite_number(disk) or not 0 < disk <= INT64_MAX or disk != int(disk)):
+            raise ConfigError(  # the lake and Spark hold byte counts as 64-bit integers
+                f"{where}: 'disk_bytes' must be a whole number of bytes from 1 to {INT64_MAX}, got {shown(disk)}"
+            )
         for key in _RATES:
             rate = values.get(key)
             if rate is not None and (not finite_number(rate) or rate <= 0):
-                raise ConfigError(f"{where}: {key!r} must be a number of bytes per second > 0, got {rate!r}")
+                raise ConfigError(f"{where}: {key!r} must be a number of bytes per second > 0, got {shown(rate)}")
         return cls(
             disk_bytes=None if disk is None else int(disk),
             **{key: None if values.get(key) is None else float(values[key]) for key in _RATES},
@@ -94,7 +99,7 @@ class Capacities:
             raise ConfigError(f"{where}.brokers: expected tables [{where}.brokers.<broker id>]")
         brokers: list[tuple[int, BrokerCapacity]] = []
         for key, own in brokers_raw.items():
-            if not (isinstance(key, str) and key.isdigit() and int(key) <= INT32_MAX):
+            if not (isinstance(key, str) and _ASCII_DIGITS.fullmatch(key) and int(key) <= INT32_MAX):
                 raise ConfigError(f"{where}.brokers: {key!r} is not a broker id (a whole number from 0 to {INT32_MAX})")
             if not isinstance(own, Mapping):
                 raise ConfigError(f"{where}.brokers.{key}: expected a table of capacities")

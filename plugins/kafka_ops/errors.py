@@ -32,6 +32,12 @@ class ZooKeeperUnreachable(CollectionFailed):
     """No ZooKeeper server answered within the timeout."""
 
 
+class ZooKeeperProtocolError(ZooKeeperUnreachable):
+    """A ZooKeeper server answered with bytes that are not ZooKeeper's protocol (a cut, empty or
+    negative-length frame, a reply to no request, an error code ZooKeeper does not have): the message
+    names the server and the request."""
+
+
 class NotAKafkaChroot(CollectionFailed):
     """The ZooKeeper path holds no Kafka metadata."""
 
@@ -51,6 +57,12 @@ class NotZooKeeper(ZooKeeperUnreachable, ConfigError):
 
 class KafkaUnreachable(CollectionFailed):
     """No Kafka broker answered (bootstrap, metadata or a request timed out or was refused)."""
+
+
+class KafkaProtocolError(KafkaUnreachable):
+    """A Kafka broker or controller answered with bytes that are not Kafka's protocol, or with an answer
+    missing what the request asked for (no topics, no partitions, a null array): the message names the
+    peer and the request."""
 
 
 class LakeError(KafkaOpsError):

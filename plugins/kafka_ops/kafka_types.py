@@ -20,9 +20,9 @@ import re
 import reprlib
 from collections.abc import Collection, Mapping
 from datetime import datetime
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn, cast
 
-from kafka_ops.errors import FormatError
+from kafka_ops.errors import ConfigError, FormatError
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -68,6 +68,31 @@ def finite_number(value: object) -> bool:
         return math.isfinite(value)
     except OverflowError:
         return False
+
+
+LONGEST_DAYS = 36_525
+"""The longest duration a setting may give: 100 years. A longer one is no operator's intent, and one of
+some 740,000 days or more cannot even be subtracted from today (`datetime` ends at year 1)."""
+_SECONDS_IN = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+DurationUnit = Literal["seconds", "minutes", "hours", "days"]
+
+
+def longest(unit: DurationUnit) -> float:
+    """`LONGEST_DAYS` in `unit`: the most a duration setting in that unit may give."""
+    return LONGEST_DAYS * 86400 / _SECONDS_IN[unit]
+
+
+def duration_setting(value: object, unit: DurationUnit, what: str, least: float | None = None) -> float:
+    """`value` as a duration setting in `unit`: a number above 0 (at least `least` when given) and at
+    most `LONGEST_DAYS`, so that every use (a `timedelta`, now minus it) works; else a `ConfigError`
+    naming `what` (the key and where it is)."""
+    most = longest(unit)
+    if finite_number(value):
+        number = float(cast(float, value))
+        if (number > 0 if least is None else number >= least) and number <= most:
+            return number
+    low = "above 0" if least is None else f">= {least:g}"
+    raise ConfigError(f"{what} must be a number of {unit} {low} and at most {most:.0f} (100 years), got {shown(value)}")
 
 
 def parse_json(text: str | bytes, document: str, error: type[FormatError]) -> Any:

@@ -53,7 +53,7 @@ from typing import Any, Literal, cast, get_args
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.kafka_types import INT32_MAX, finite_number
+from kafka_ops.kafka_types import INT32_MAX, duration_setting, shown
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS, LakeFormat, check_name
 from kafka_ops.lake.policy import RetentionPolicy
 
@@ -137,10 +137,10 @@ class ClusterConfig:
         self._check_remediation()
         self._check_cordons()
         min_isr = self.min_insync_replicas_default
-        if isinstance(min_isr, bool) or not isinstance(min_isr, int) or min_isr < 1:
+        if isinstance(min_isr, bool) or not isinstance(min_isr, int) or not 1 <= min_isr <= INT32_MAX:
             raise ConfigError(
-                f"cluster {self.name!r}: 'min_insync_replicas_default' must be a whole number >= 1 "
-                f"(the brokers' server.properties min.insync.replicas), got {min_isr!r}"
+                f"cluster {self.name!r}: 'min_insync_replicas_default' must be a whole number from 1 to {INT32_MAX} "
+                f"(the brokers' server.properties min.insync.replicas), got {shown(min_isr)}"
             )
 
     def _check_remediation(self) -> None:
@@ -157,17 +157,17 @@ class ClusterConfig:
                 f"{where}: 'remediation_backend' must be one of {list(REMEDIATION_BACKENDS)}, "
                 f"got {self.remediation_backend!r}"
             )
-        quiet = self.remediation_controller_quiet_seconds
-        if not finite_number(quiet) or quiet < 0:
-            raise ConfigError(
-                f"{where}: 'remediation_controller_quiet_seconds' must be a number of seconds >= 0, got {quiet!r}"
-            )
-        object.__setattr__(self, "remediation_controller_quiet_seconds", float(quiet))
+        quiet = duration_setting(
+            self.remediation_controller_quiet_seconds, "seconds", f"{where}: 'remediation_controller_quiet_seconds'", 0
+        )
+        object.__setattr__(self, "remediation_controller_quiet_seconds", quiet)
         if not isinstance(self.auto_remediation, bool):
             raise ConfigError(f"{where}: 'auto_remediation' must be true or false, got {self.auto_remediation!r}")
         runs = self.auto_election_after_runs
-        if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-            raise ConfigError(f"{where}: 'auto_election_after_runs' must be a whole number >= 1, got {runs!r}")
+        if isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= INT32_MAX:
+            raise ConfigError(
+                f"{where}: 'auto_election_after_runs' must be a whole number from 1 to {INT32_MAX}, got {shown(runs)}"
+            )
         if self.auto_remediation and not self.writes_enabled:
             # contradictory: the automatic election would only ever be refused
             raise ConfigError(f"{where}: 'auto_remediation' = true needs 'writes_enabled' = true")
@@ -196,10 +196,8 @@ class ClusterConfig:
             raise ConfigError(f"{where}: 'alert_conn_ids' must be a list of Airflow connection ids, got {ids!r}")
         if len(set(ids)) != len(ids):
             raise ConfigError(f"{where}: 'alert_conn_ids' names a connection twice: {list(ids)}")
-        minutes = self.alert_reminder_minutes
-        if not finite_number(minutes) or minutes <= 0:
-            raise ConfigError(f"{where}: 'alert_reminder_minutes' must be a positive number, got {minutes!r}")
-        object.__setattr__(self, "alert_reminder_minutes", float(minutes))
+        minutes = duration_setting(self.alert_reminder_minutes, "minutes", f"{where}: 'alert_reminder_minutes'")
+        object.__setattr__(self, "alert_reminder_minutes", minutes)
 
     def _check_names(self) -> None:
         """Types first: a value of the wrong type must never reach `check_name`, a regex or a hook."""
@@ -252,10 +250,8 @@ class WebSettings:
             raise ConfigError(
                 f"[web] 'metrics_profile' must be one of {list(METRICS_PROFILES)}, got {self.metrics_profile!r}"
             )
-        age = self.metrics_max_age_minutes
-        if not finite_number(age) or age <= 0:
-            raise ConfigError(f"[web] 'metrics_max_age_minutes' must be a positive number, got {age!r}")
-        object.__setattr__(self, "metrics_max_age_minutes", float(age))
+        age = duration_setting(self.metrics_max_age_minutes, "minutes", "[web] 'metrics_max_age_minutes'")
+        object.__setattr__(self, "metrics_max_age_minutes", age)
 
     @property
     def metrics_max_age(self) -> timedelta:

@@ -48,14 +48,26 @@ def test_file_values_and_forever(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("keep_snapshots_days = 0", "'keep_snapshots_days' must be a whole number of days >= 1 or 'forever', got 0"),
-        ("keep_groups_days = 2.5", "'keep_groups_days' must be a whole number of days >= 1"),
-        ('keep_audit_days = "always"', "'keep_audit_days' must be a whole number of days >= 1 or 'forever'"),
-        ("vacuum_retention_hours = true", "'vacuum_retention_hours' must be a whole number of hours >= 0"),
+        (
+            "keep_snapshots_days = 0",
+            "'keep_snapshots_days' must be a whole number of days from 1 to 36525 (100 years) or 'forever', got 0",
+        ),
+        ("keep_snapshots_days = 740000", "'keep_snapshots_days' must be a whole number of days from 1 to 36525"),
+        ("keep_groups_days = 2.5", "'keep_groups_days' must be a whole number of days from 1 to 36525"),
+        (
+            'keep_audit_days = "always"',
+            "'keep_audit_days' must be a whole number of days from 1 to 36525 (100 years) or 'forever'",
+        ),
+        ("vacuum_retention_hours = true", "'vacuum_retention_hours' must be a whole number of hours from 0 to 876600"),
         ("vacuum_retention_hours = 12", "'vacuum_retention_hours' must be at least 24"),
         ("vacuum_retention_hours = 200", "'log_retention_hours' (168) must be at least 'vacuum_retention_hours'"),
-        ("keep_reports_days = -3", "'keep_reports_days' must be a whole number of days >= 1 or 'forever', got -3"),
-        ("compact_target_mb = 0", "'compact_target_mb' must be a whole number >= 1"),
+        (
+            "keep_reports_days = -3",
+            "'keep_reports_days' must be a whole number of days from 1 to 36525 (100 years) or 'forever', got -3",
+        ),
+        ("vacuum_retention_hours = 876601", "'vacuum_retention_hours' must be a whole number of hours from 0 to 8766"),
+        ("compact_target_mb = 1048577", "'compact_target_mb' must be a whole number from 1 to 1048576"),
+        ("compact_target_mb = 0", "'compact_target_mb' must be a whole number from 1 to 1048576"),
         ("keep_validations_days = 7", "'keep_validations_days' (7) must be at least 'keep_snapshots_days'"),
         ("keep_everything = true", "[lake] unknown setting(s) ['keep_everything']"),
     ],

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import fields
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kafka_ops.analysis.thresholds import COUNTS, DURATIONS
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.names import check_name
 from kafka_ops.settings import REMEDIATION_BACKENDS, Settings, load_settings
@@ -30,10 +33,17 @@ FULL = {
          "groups_include": "orders-.*", "groups_exclude": "test-.*", "alert_conn_ids": ["slack"],
          "alert_reminder_minutes": 60, "remediation_backend": "zookeeper", "remediation_controller_quiet_seconds": 0,
          "auto_remediation": True, "auto_election_after_runs": 3, "cordoned_brokers": [4, 0],
-         "thresholds": {"history_hours": 2, "lag_allowed": 0, "stuck_reassignment_minutes": 30.5}},
+         "thresholds": {"history_hours": 2, "lag_allowed": 0, "stuck_reassignment_minutes": 30.5,
+                        "load_window_hours": 1, "lag_window": 10, "disk_days_warning": 14},
+         "capacity": {"disk_bytes": 2_000_000_000_000, "max_disk_share": 0.8, "brokers": {"4": {"disk_bytes": 10}}}},
         {"name": "logs"},
     ],
+    "web": {"metrics_max_age_minutes": 30},
+    "lake": {"keep_snapshots_days": 35, "keep_audit_days": "forever", "vacuum_retention_hours": 168,
+             "log_retention_hours": 168, "compact_target_mb": 256},
 }  # fmt: skip
+NOW = datetime(2026, 11, 28, tzinfo=UTC)
+A = '[[clusters]]\nname = "a"\n'
 
 
 def toml(value: Any) -> str:
@@ -91,7 +101,20 @@ def usable(settings: Settings) -> None:
         assert all(type(b) is int and 0 <= b < 2**31 for b in c.cordoned_brokers)
         assert math.isfinite(c.alert_reminder_minutes) and math.isfinite(c.remediation_controller_quiet_seconds)
         assert all(math.isfinite(v) for v in vars(c.thresholds).values())
-        c.alert_reminder  # noqa: B018 - a timedelta: raises on a value out of its range
+        # every value used as the product uses it: durations subtracted from now, counts as Spark ints
+        assert NOW - c.alert_reminder < NOW
+        assert NOW - timedelta(seconds=c.remediation_controller_quiet_seconds) <= NOW
+        for key, unit in DURATIONS.items():
+            assert NOW - timedelta(**{unit: getattr(c.thresholds, key)}) < NOW
+        assert all(int(getattr(c.thresholds, key)) < 2**31 for key in COUNTS)
+        assert 1 <= c.min_insync_replicas_default < 2**31 and 1 <= c.auto_election_after_runs < 2**31
+        for broker_id, own in c.capacity.brokers:
+            assert type(broker_id) is int and 0 <= broker_id < 2**31
+            assert own.disk_bytes is None or 0 < own.disk_bytes < 2**63
+    assert NOW - settings.web.metrics_max_age < NOW
+    for days in (getattr(settings.lake, f.name) for f in fields(settings.lake) if f.name.startswith("keep_")):
+        assert days is None or f"{NOW - timedelta(days=days):%Y-%m-%d}"
+    assert NOW - timedelta(hours=settings.lake.vacuum_retention_hours) <= NOW
 
 
 @pytest.fixture(scope="module")
@@ -129,6 +152,17 @@ def test_a_settings_file_is_usable_settings_or_a_config_error(folder: Path, text
          r"'remediation_controller_quiet_seconds' must be a number"),
         (f'[[clusters]]\nname = "a"\n[clusters.thresholds]\nhistory_hours = 1{"0" * 400}\n',
          r"threshold 'history_hours' must be a positive number"),
+        # accepted before, and crashed where used: /metrics (HTTP 500), the alert reminder, the load window,
+        # the lake's maintenance (now minus 740,000 days is before year 1), a broker id in superscript digits
+        ("[web]\nmetrics_max_age_minutes = 1e308\n", r"\[web\] 'metrics_max_age_minutes' must be .* at most 52596000"),
+        (A + "alert_reminder_minutes = 1e308\n", r"'alert_reminder_minutes' must be .* at most"),
+        (A + "[clusters.thresholds]\nload_window_hours = 1e308\n",
+         r"threshold 'load_window_hours' must be a positive number of hours at most 876600, got 1e\+308"),
+        (A + "[clusters.thresholds]\nlag_window = 1e300\n", r"'lag_window' must be .* at most 2147483647"),
+        ("[lake]\nkeep_snapshots_days = 740000\n", r"'keep_snapshots_days' must be a whole number of days from 1 to"),
+        (A + '[clusters.capacity.brokers."\u00b2"]\ndisk_bytes = 1\n', r"'\u00b2' is not a broker id"),
+        (A + '[clusters.capacity.brokers."\u0661\u0662"]\ndisk_bytes = 1\n', r"is not a broker id"),
+        (A + "[clusters.capacity]\ndisk_bytes = 1e300\n", r"'disk_bytes' must be a whole number of"),
     ],
 )  # fmt: skip
 def test_what_the_fuzzer_found_in_settings(tmp_path: Path, text: str | bytes, message: str) -> None:

@@ -8,13 +8,38 @@ stuck_reassignment_minutes = 120
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
-from kafka_ops.kafka_types import finite_number
+from kafka_ops.kafka_types import INT32_MAX, DurationUnit, finite_number, longest, shown
 
 ZERO_ALLOWED = frozenset({"lag_allowed", "max_collection_issues", "max_group_collection_issues"})
+COUNTS = frozenset({"lag_window", "lag_time_points", "max_collection_issues", "max_group_collection_issues",
+                    "skew_spread"})  # fmt: skip
+"""Thresholds the detectors use as whole numbers (truncated): at most `INT32_MAX`, a Spark int."""
+SHARES = frozenset({"disk_share_critical"})
+"""Shares of a whole: at most 1."""
+DURATIONS: dict[str, DurationUnit] = {
+    "history_hours": "hours", "stuck_reassignment_minutes": "minutes", "lag_seconds_warning": "seconds",
+    "lag_seconds_critical": "seconds", "transaction_age_warning_s": "seconds",
+    "transaction_age_critical_s": "seconds", "quorum_fetch_seconds": "seconds", "quorum_lag_seconds": "seconds",
+    "migration_stall_minutes": "minutes", "migration_divergence_minutes": "minutes", "load_window_hours": "hours",
+    "disk_days_warning": "days", "disk_days_critical": "days",
+}  # fmt: skip
+"""Thresholds that are durations, and their unit: at most 100 years (each is subtracted from a snapshot's
+time, or compared with an age)."""
+
+
+def most_of(key: str) -> float:
+    """The largest value threshold `key` may take: 100 years for a duration (each is subtracted from a
+    snapshot's time), `INT32_MAX` for a count, 1 for a share; else the largest finite number."""
+    if key in DURATIONS:
+        return longest(DURATIONS[key])
+    if key in COUNTS:
+        return INT32_MAX
+    return 1.0 if key in SHARES else sys.float_info.max
 
 
 @dataclass(frozen=True)
@@ -103,14 +128,18 @@ class Thresholds:
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], where: str) -> Thresholds:
-        """Defaults overridden by `values`; unknown keys and non-positive numbers are refused
-        (`lag_allowed` may be 0). Every `Thresholds` round-trips through `asdict`."""
+        """Defaults overridden by `values`; unknown keys, non-positive numbers (`lag_allowed` and the
+        issue counts may be 0) and numbers above `most_of(key)` are refused, naming the key. Every
+        `Thresholds` round-trips through `asdict`."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown threshold(s) {unknown} (known: {sorted(known)})")
         for key, value in values.items():
-            if not finite_number(value) or value < 0 or (value == 0 and key not in ZERO_ALLOWED):
+            most = most_of(key)
+            if not finite_number(value) or value < 0 or (value == 0 and key not in ZERO_ALLOWED) or value > most:
                 kind = "a number >= 0" if key in ZERO_ALLOWED else "a positive number"
-                raise ConfigError(f"{where}: threshold {key!r} must be {kind}, got {value!r}")
+                limit = f" of {DURATIONS[key]}" if key in DURATIONS else ""
+                bound = "" if most == sys.float_info.max else f" at most {most:.0f}"
+                raise ConfigError(f"{where}: threshold {key!r} must be {kind}{limit}{bound}, got {shown(value)}")
         return replace(cls(), **{k: float(v) for k, v in values.items()})

@@ -25,10 +25,14 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from kafka_ops.errors import ConfigError
+from kafka_ops.kafka_types import LONGEST_DAYS, longest, shown
 
 FOREVER = "forever"
 MIN_VACUUM_RETENTION_HOURS = 24
 """The shortest `vacuum_retention_hours` the settings accept (see `RetentionPolicy`)."""
+LONGEST_HOURS = int(longest("hours"))
+MOST_COMPACT_TARGET_MB = 1 << 20
+"""1 TiB: a larger target file is no file size (delta-rs takes it in bytes, as a 64-bit integer)."""
 _DAYS_KEYS = {  # the commit logs of lake.schema, by name (importing it would load pyarrow)
     "keep_snapshots_days": "snapshots",
     "keep_groups_days": "group_snapshots",
@@ -71,13 +75,22 @@ class RetentionPolicy:
     def __post_init__(self) -> None:
         for key in [*_DAYS_KEYS, *_SIDE_DAYS_KEYS]:
             days = getattr(self, key)
-            if days is not None and not _whole(days, 1):
-                raise ConfigError(f"[lake] {key!r} must be a whole number of days >= 1 or {FOREVER!r}, got {days!r}")
+            if days is not None and not _whole(days, 1, LONGEST_DAYS):
+                raise ConfigError(
+                    f"[lake] {key!r} must be a whole number of days from 1 to {LONGEST_DAYS} (100 years) "
+                    f"or {FOREVER!r}, got {shown(days)}"
+                )
         for key in ("vacuum_retention_hours", "log_retention_hours"):
-            if not _whole(getattr(self, key), 0):
-                raise ConfigError(f"[lake] {key!r} must be a whole number of hours >= 0, got {getattr(self, key)!r}")
-        if not _whole(self.compact_target_mb, 1):
-            raise ConfigError(f"[lake] 'compact_target_mb' must be a whole number >= 1, got {self.compact_target_mb!r}")
+            if not _whole(getattr(self, key), 0, LONGEST_HOURS):
+                raise ConfigError(
+                    f"[lake] {key!r} must be a whole number of hours from 0 to {LONGEST_HOURS} (100 years), "
+                    f"got {shown(getattr(self, key))}"
+                )
+        if not _whole(self.compact_target_mb, 1, MOST_COMPACT_TARGET_MB):
+            raise ConfigError(
+                f"[lake] 'compact_target_mb' must be a whole number from 1 to {MOST_COMPACT_TARGET_MB}, "
+                f"got {shown(self.compact_target_mb)}"
+            )
         if self.log_retention_hours < self.vacuum_retention_hours:
             raise ConfigError(
                 f"[lake] 'log_retention_hours' ({self.log_retention_hours}) must be at least 'vacuum_retention_hours' "
@@ -134,8 +147,8 @@ class RetentionPolicy:
         return None  # a commit log this policy does not know is never deleted
 
 
-def _whole(value: object, least: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+def _whole(value: object, least: int, most: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
 
 
 def _as_days(days: int | None) -> float:

@@ -217,7 +217,7 @@ class KRaftSandbox:
 
     def quorum(self) -> Quorum:
         """The metadata quorum, asked through a running broker (DescribeQuorum is forwarded to the leader)."""
-        from kafka_ops.sources.kraft.collector import parse_quorum  # noqa: PLC0415 - kafka-python only when asked
+        from kafka_ops.sources.kraft.quorum import parse_quorum  # noqa: PLC0415 - kafka-python only when asked
 
         with self.admin() as admin:
             answer = admin.describe_metadata_quorum()

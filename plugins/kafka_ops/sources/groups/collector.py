@@ -108,9 +108,6 @@ class GroupsAdminClient(KafkaAdminClient):
         return results
 
 
-_SECRET_OPTION = re.compile(r"password|secret|token", re.IGNORECASE)
-
-
 @dataclass(frozen=True)
 class KafkaTarget:
     """Bootstrap servers plus kafka-python client options (security, timeouts).
@@ -125,7 +122,7 @@ class KafkaTarget:
     def __post_init__(self) -> None:
         # kafka-python logs a client's whole configuration at DEBUG, SASL password included
         for key, value in self.options.items():
-            if isinstance(value, str) and _SECRET_OPTION.search(key):
+            if isinstance(value, str) and redaction.SECRET_KEY.search(key):
                 redaction.register(value)
 
     def __repr__(self) -> str:

@@ -17,10 +17,8 @@ An API a broker does not support leaves its part of the snapshot empty with a `C
 
 from __future__ import annotations
 
-import base64
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -29,21 +27,20 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError, for_code
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, ListPartitionReassignmentsRequest
 
-from kafka_ops.errors import NotAKRaftCluster
+from kafka_ops.errors import KafkaProtocolError, NotAKRaftCluster
 from kafka_ops.snapshot.model import (
     Broker,
     ClusterSnapshot,
     CollectionIssue,
     Controller,
     PartitionState,
-    Quorum,
-    QuorumReplica,
     TopicAssignment,
     new_snapshot_id,
 )
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
-from kafka_ops.sources.kraft import extras, topic_configs
+from kafka_ops.sources.kraft import extras, quorum, topic_configs
+from kafka_ops.sources.kraft.quorum import kafka_uuid
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +93,7 @@ class _Run:
         self.page_node: int | None = None
         """The broker the partition pages came from."""
         self.topic_configs: list[Any] = []
-        """The topics' DescribeConfigs, sent during the walk and read last (kafka-python futures)."""
+        """The topics' DescribeConfigs, sent during the walk and read last (`(broker id, kafka-python future)`)."""
         manager = admin._manager
         send = manager.send
 
@@ -159,15 +156,22 @@ class _Run:
     # -- the quorum: the active controller and its epoch --------------------------------------
 
     def _quorum(self, snap: ClusterSnapshot) -> None:
+        """The quorum (DescribeQuorum, forwarded to the active controller by the broker asked). An answer
+        that is not a quorum is an issue: the rest of the snapshot stands, without controller."""
+        manager = self.admin._manager
         try:
-            answer = self.admin.describe_metadata_quorum()
+            answer = manager.run(manager.send, quorum.request())
         except UNSUPPORTED as e:
             raise NotAKRaftCluster(
                 f"cluster {snap.cluster!r}: the brokers at {self.where} do not serve DescribeQuorum ({e}): "
                 "they run on ZooKeeper; set metadata_source = zookeeper (or auto, with the cluster's "
                 "ZooKeeper connection) for this cluster"
             ) from e
-        snap.quorum = parse_quorum(answer)
+        try:
+            snap.quorum = quorum.read_answer(answer, f"the brokers at {self.where}")
+        except KafkaProtocolError as e:
+            snap.issues.append(CollectionIssue(quorum.REQUEST, str(e), "request"))
+            return
         if snap.quorum.leader_id is not None:
             snap.controller = Controller(
                 broker_id=snap.quorum.leader_id,
@@ -236,8 +240,8 @@ class _Run:
         """The pages into `snap`, each read while the broker prepares the next one, and one DescribeConfigs
         per page for the topics it brings, sent as soon as the page is in, to the other brokers in turn:
         a broker answers one connection's requests one after another, so configs asked of the page's
-        broker would hold the next page back. Returns the DescribeConfigs still in flight (kafka-python
-        futures): the brokers work on them while the collector reads the rest, and they are read last
+        broker would hold the next page back. Returns the DescribeConfigs still in flight (`(broker id,
+        kafka-python future)`): the brokers work on them while the collector reads the rest, and they are read last
         (`extras.read_configs`). A snapshot costs the pages' round trips, not the configs' too."""
         configs: list[Any] = []
         asked: set[str] = set()
@@ -251,7 +255,7 @@ class _Run:
             if names:
                 asked.update(names)
                 to = config_nodes[len(configs) % len(config_nodes)] if config_nodes else None
-                configs.append(self.admin._manager.send(topic_configs.request(names), node_id=to))
+                configs.append((to, self.admin._manager.send(topic_configs.request(names), node_id=to)))
             for topic in page.topics:
                 if only is not None and topic.error_code == UNKNOWN_TOPIC:
                     continue  # a topic of the plan that is gone: the executor sees it missing
@@ -329,47 +333,6 @@ class _Run:
         for name in adding.keys() & snap.topics.keys():
             t = snap.topics[name]
             snap.topics[name] = TopicAssignment(name, t.topic_id, t.partitions, adding[name], removing[name], None)
-
-
-def parse_quorum(answer: dict[str, Any]) -> Quorum:
-    """The metadata log's partition of a DescribeQuorum answer (`KafkaAdminClient.describe_metadata_quorum`)."""
-    partition = answer["topics"][0]["partitions"][0]
-    if partition.get("error"):
-        raise KafkaError(f"DescribeQuorum: {partition['error']}")
-    replicas = tuple(
-        QuorumReplica(
-            replica_id=r["replica_id"],
-            role=role,
-            directory_id=kafka_uuid(r.get("replica_directory_id")),
-            log_end_offset=r["log_end_offset"],
-            last_fetch_ms=_known_ms(r.get("last_fetch_timestamp")),
-            last_caught_up_ms=_known_ms(r.get("last_caught_up_timestamp")),
-        )
-        for role, key in (("voter", "current_voters"), ("observer", "observers"))
-        for r in partition[key]
-    )
-    leader = partition["leader_id"]
-    return Quorum(
-        leader_id=leader if leader >= 0 else None,
-        leader_epoch=partition["leader_epoch"],
-        high_watermark=partition["high_watermark"],
-        replicas=replicas,
-    )
-
-
-def kafka_uuid(value: object) -> str | None:
-    """A topic or directory id as Kafka writes it (`Uuid.toString`: URL-safe base64 of its 16 bytes,
-    as the topic znode and Kafka's tools show it); None for none or Kafka's zero id."""
-    if value is None:
-        return None
-    as_uuid = value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
-    if as_uuid.int == 0:
-        return None
-    return base64.urlsafe_b64encode(as_uuid.bytes).decode().rstrip("=")
-
-
-def _known_ms(value: int | None) -> int | None:
-    return value if value is not None and value >= 0 else None
 
 
 def _ints(values: list[int] | None) -> tuple[int, ...] | None:

@@ -11,6 +11,7 @@ quorum cannot be seen (`KafkaUnreachable`).
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from typing import Any
 
@@ -19,21 +20,24 @@ from kafka.protocol.admin import DescribeQuorumRequest
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.parser import KafkaProtocol
 
-from kafka_ops.errors import KafkaUnreachable
+from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable
 from kafka_ops.snapshot.model import Quorum
-from kafka_ops.sources.kraft.collector import parse_quorum
+from kafka_ops.sources.kraft import quorum
 
-METADATA_TOPIC = "__cluster_metadata"
+_MALFORMED = (KafkaError, struct.error, ValueError, IndexError, TypeError, EOFError)
+"""What kafka-python's parser raises on bytes that are not the answer it reads (ValueError includes
+UnicodeDecodeError)."""
 
 
 def describe_quorum(controller_bootstrap: str, timeout_s: float = 5.0) -> Quorum:
-    """The quorum as the first answering controller of `controller_bootstrap` ("host:port,...") sees it."""
+    """The quorum as the first answering controller of `controller_bootstrap` ("host:port,...") sees it,
+    each address given `timeout_s` in all (connecting, sending and every byte of both answers)."""
     failures = []
     for address in [a.strip() for a in controller_bootstrap.split(",") if a.strip()]:
         host, _, port = address.rpartition(":")
         try:
-            return parse_quorum(_ask(host, int(port), timeout_s))
-        except (OSError, KafkaError, ValueError) as e:
+            return _ask(host, int(port), timeout_s)
+        except (OSError, KafkaError, KafkaUnreachable, ValueError) as e:
             failures.append(f"{address} ({type(e).__name__}: {e})")
     raise KafkaUnreachable(
         "no KRaft controller answered DescribeQuorum: " + ("; ".join(failures) or "no address given")
@@ -41,39 +45,33 @@ def describe_quorum(controller_bootstrap: str, timeout_s: float = 5.0) -> Quorum
 
 
 def speaks_kafka(host: str, port: int, timeout_s: float = 3.0) -> bool:
-    """True when `host:port` answers Kafka's ApiVersions: a broker's or a controller's listener."""
+    """True when `host:port` answers Kafka's ApiVersions within `timeout_s` in all: a broker's or a
+    controller's listener."""
+    deadline = time.monotonic() + timeout_s
     try:
         with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            answer = _exchange(sock, KafkaProtocol(client_id="kafka-ops"), _request(ApiVersionsRequest, 0),
-                               time.monotonic() + timeout_s)  # fmt: skip
-    except (OSError, KafkaError, ValueError):
+            answer = _exchange(sock, KafkaProtocol(client_id="kafka-ops"), _request(ApiVersionsRequest, 0), deadline)
+    except (OSError, KafkaUnreachable):
         return False
     return bool(getattr(answer, "api_keys", None))
 
 
-def _ask(host: str, port: int, timeout_s: float) -> dict[str, Any]:
+def _ask(host: str, port: int, timeout_s: float) -> Quorum:
     deadline = time.monotonic() + timeout_s
+    peer = f"the controller at {host}:{port}"
     with socket.create_connection((host, port), timeout=timeout_s) as sock:
         protocol = KafkaProtocol(client_id="kafka-ops")
         versions = _exchange(sock, protocol, _request(ApiVersionsRequest, 0), deadline)
+        if versions.error_code or not isinstance(versions.api_keys, list):
+            raise KafkaProtocolError(f"ApiVersions answered by {peer}: error code {versions.error_code}, no API list")
         supported = {v.api_key: v.max_version for v in versions.api_keys}
         key = DescribeQuorumRequest.API_KEY
         if key not in supported:
             raise KafkaError(f"{host}:{port} does not serve DescribeQuorum: is it a KRaft controller listener?")
-        topic = DescribeQuorumRequest.TopicData
-        request = DescribeQuorumRequest(
-            topics=[topic(topic_name=METADATA_TOPIC, partitions=[topic.PartitionData(partition_index=0)])]
-        )
+        request = quorum.request()
         request.API_VERSION = min(supported[key], DescribeQuorumRequest.max_version)
         response = _exchange(sock, protocol, request, deadline)
-    if response.error_code:
-        raise KafkaError(f"DescribeQuorum error code {response.error_code}: {response.error_message or ''}")
-    answer = response.to_dict()
-    for t in answer["topics"]:
-        for p in t["partitions"]:
-            code = p.pop("error_code", 0)
-            p["error"] = f"error code {code}: {p.pop('error_message', '') or ''}" if code else None
-    return dict(answer)
+    return quorum.read_answer(response, peer)
 
 
 def _request(kind: Any, version: int) -> Any:
@@ -83,13 +81,32 @@ def _request(kind: Any, version: int) -> Any:
 
 
 def _exchange(sock: socket.socket, protocol: KafkaProtocol, request: Any, deadline: float) -> Any:
+    """Send `request` and read its answer by `deadline`: every wait (the send, each recv) is given what
+    remains of it, so a peer that trickles its bytes cannot hold the call past it."""
+    what = f"{type(request).__name__.removesuffix('Request')} v{request.API_VERSION}"
+    peer = "{}:{}".format(*sock.getpeername()[:2])
     protocol.send_request(request)
-    sock.sendall(protocol.send_bytes())
-    while True:
-        sock.settimeout(max(0.05, deadline - time.monotonic()))
-        data = sock.recv(65536)
-        if not data:
-            raise OSError("the controller closed the connection")
-        responses = protocol.receive_bytes(data)
-        if responses:
-            return responses[0][1]
+    _wait_at_most(sock, deadline, peer, what)
+    try:
+        sock.sendall(protocol.send_bytes())
+        while True:
+            _wait_at_most(sock, deadline, peer, what)
+            data = sock.recv(65536)
+            if not data:
+                raise KafkaUnreachable(f"{peer} closed the connection before answering {what}")
+            try:
+                responses = protocol.receive_bytes(data)
+            except _MALFORMED as e:
+                raise KafkaProtocolError(f"{peer} answered {what} with bytes that are not Kafka's protocol: "
+                                         f"{type(e).__name__}: {e}") from e  # fmt: skip
+            if responses:
+                return responses[0][1]
+    except TimeoutError as e:
+        raise KafkaUnreachable(f"{peer} did not answer {what} in time") from e
+
+
+def _wait_at_most(sock: socket.socket, deadline: float, peer: str, what: str) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise KafkaUnreachable(f"{peer} did not answer {what} in time")
+    sock.settimeout(remaining)

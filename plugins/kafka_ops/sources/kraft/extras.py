@@ -84,10 +84,10 @@ def read_features(admin: KafkaAdminClient, snap: ClusterSnapshot) -> None:
 def read_configs(admin: KafkaAdminClient, snap: ClusterSnapshot, topic_pending: list[Any]) -> None:
     """Dynamic overrides (entity types `topic` and `broker`), as `/config/topics/<t>` and
     `/config/brokers/<id|<default>>` hold them on ZooKeeper: topic overrides from `topic_pending`
-    (the DescribeConfigs the collector sent page by page, still in flight: each answer is read as it
-    comes and let go, see `topic_configs`; the list is emptied), each broker's from that broker, and
-    the cluster-wide default. (Kafka 4 with ELR writes the cluster default `min.insync.replicas`
-    itself, so the analysis knows it instead of assuming it.)
+    (the DescribeConfigs the collector sent page by page, still in flight, as `(broker id, future)`:
+    each answer is read as it comes and let go, see `topic_configs`; the list is emptied), each
+    broker's from that broker, and the cluster-wide default. (Kafka 4 with ELR writes the cluster
+    default `min.insync.replicas` itself, so the analysis knows it instead of assuming it.)
 
     Each broker's answer also sets its `Broker.cordoned` (see `cordons_every_log_dir`), from the
     effective `cordoned.log.dirs` whatever its source (static or dynamic)."""
@@ -136,12 +136,13 @@ async def _broker_configs(admin: KafkaAdminClient, broker_ids: list[int]) -> dic
 
 
 async def _topic_overrides_as_answered(pending: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
-    """`topic_overrides` of each future's answer as it comes, each let go once read (some 40 config
-    entries a topic: freed while the next answer is awaited, not all at the end)."""
+    """`topic_overrides` of each `(broker id, future)`'s answer as it comes, each let go once read (some 40
+    config entries a topic: freed while the next answer is awaited, not all at the end)."""
     overrides: list[ConfigOverride] = []
     issues: list[CollectionIssue] = []
     while pending:
-        found, problems = topic_overrides(await settled([pending.pop(0)]))
+        node, future = pending.pop(0)
+        found, problems = topic_overrides(await settled([future]), "any broker" if node is None else f"broker {node}")
         overrides.extend(found)
         issues.extend(problems)
     return sorted(overrides, key=lambda o: o.entity_name), issues

@@ -58,14 +58,19 @@ def request(topics: list[str]) -> Any:
     )  # fmt: skip
 
 
-def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
+def topic_overrides(answers: list[Any], peer: str | None = None) -> tuple[list[ConfigOverride], list[CollectionIssue]]:
     """Each topic's dynamic overrides from `TopicConfigsAnswer`s, sorted by topic, and what could not be
-    read: a failed request (an exception in place of its answer) or a topic the broker could not
-    describe is an issue naming it; a topic deleted since its page was read is skipped."""
+    read: a failed request (an exception in place of its answer: the broker `peer` went away, or sent
+    what `decode_overrides` refused) or a topic the broker could not describe is an issue naming it; a
+    topic deleted since its page was read is skipped."""
     overrides, issues = [], []
     for answer in answers:
         if isinstance(answer, BaseException):
-            issues.append(CollectionIssue("DescribeConfigs (topics)", f"{type(answer).__name__}: {answer}", "request"))
+            problem = f"{type(answer).__name__}: {answer}"
+            if isinstance(answer.__context__, ValueError):  # kafka-python's "Unable to decode response": why
+                problem += f" ({answer.__context__})"
+            where = "DescribeConfigs (topics)" + (f" from {peer}" if peer else "")
+            issues.append(CollectionIssue(where, problem, "request"))
             continue
         for topic in answer.results:
             if topic.error_code == _UNKNOWN_TOPIC:
@@ -80,25 +85,40 @@ def topic_overrides(answers: list[Any]) -> tuple[list[ConfigOverride], list[Coll
 
 def decode_overrides(data: bytes | memoryview, version: int) -> TopicConfigsAnswer:
     """A DescribeConfigs answer's body (after its header) at `version`, reduced to the overrides.
-    Raises ValueError when the bytes are not such an answer (kafka-python's parser turns it into a
-    protocol error on the connection, as for any answer it cannot decode)."""
-    if version < _FLEXIBLE_FROM:
-        return _reduced(DescribeConfigsResponse[version].decode(data))
+    Raises ValueError when the bytes are not such an answer: cut, a length past the end, a null array or
+    config name (kafka-python's parser turns it into a protocol error on the connection, as for any
+    answer it cannot decode, and the request into a collection issue)."""
     try:
+        if version < _FLEXIBLE_FROM:
+            return _reduced(DescribeConfigsResponse[version].decode(data))
         return _walk(bytes(data))
-    except (IndexError, StructError, UnicodeDecodeError) as e:
-        raise ValueError(f"malformed DescribeConfigs v{version} answer: {e}") from e
+    except (IndexError, StructError, UnicodeDecodeError, OverflowError, TypeError, AttributeError) as e:
+        raise ValueError(f"malformed DescribeConfigs v{version} answer: {type(e).__name__}: {e}") from e
 
 
 def _reduced(response: Any) -> TopicConfigsAnswer:
-    return TopicConfigsAnswer(
-        response.throttle_time_ms,
-        [
-            TopicConfigs(r.resource_name, r.error_code, r.error_message,
-                         {c.name: c.value for c in r.configs if c.config_source == DYNAMIC_TOPIC})
-            for r in response.results
-        ],
-    )  # fmt: skip
+    results = []
+    for r in _not_null(response.results, "results"):
+        overrides = {}
+        for c in _not_null(r.configs, f"configs of {r.resource_name!r}"):
+            if not isinstance(c.name, str) or not c.name:
+                raise ValueError(f"a config of {r.resource_name!r} has a null or empty name")
+            if c.config_source == DYNAMIC_TOPIC:
+                overrides[c.name] = c.value
+        results.append(TopicConfigs(_resource_name(r.resource_name), r.error_code, r.error_message, overrides))
+    return TopicConfigsAnswer(response.throttle_time_ms, results)
+
+
+def _not_null(values: list[Any] | None, what: str) -> list[Any]:
+    if values is None:
+        raise ValueError(f"{what} is a null array")
+    return values
+
+
+def _resource_name(name: str | None) -> str:
+    if not name:
+        raise ValueError("a result names no topic")
+    return name
 
 
 def _walk(buf: bytes) -> TopicConfigsAnswer:
@@ -108,6 +128,8 @@ def _walk(buf: bytes) -> TopicConfigsAnswer:
     practice) is read inline; a longer one by `_uvarint`."""
     (throttle_time_ms,) = unpack_from(">i", buf, 0)
     count, pos = _uvarint(buf, 4)
+    if count == 0:
+        raise ValueError("results is a null array")
     results = []
     for _ in range(count - 1):
         (error_code,) = unpack_from(">h", buf, pos)
@@ -115,9 +137,11 @@ def _walk(buf: bytes) -> TopicConfigsAnswer:
         name, pos = _string(buf, pos + 1)  # after the resource type
         overrides: dict[str, str | None] = {}
         entries, pos = _uvarint(buf, pos)
+        if entries == 0:
+            raise ValueError(f"configs of {name!r} is a null array")
         for _ in range(entries - 1):
-            size = buf[pos]  # name: its length + 1
-            key_at, pos = (pos + 1, pos + size) if 0 < size < 0x80 else _long_string(buf, pos)
+            size = buf[pos]  # name: its length + 1 (0: null, refused by _long_string)
+            key_at, pos = (pos + 1, pos + size) if 1 < size < 0x80 else _long_string(buf, pos)
             key_end = pos
             size = buf[pos]  # value: its length + 1, or 0 for null
             null_value = size == 0
@@ -139,18 +163,23 @@ def _walk(buf: bytes) -> TopicConfigsAnswer:
                 value = None if null_value else buf[value_at:value_end].decode()
                 overrides[buf[key_at:key_end].decode()] = value
         pos = _skip_tags(buf, pos)
-        results.append(TopicConfigs(name or "", error_code, error_message, overrides))
+        results.append(TopicConfigs(_resource_name(name), error_code, error_message, overrides))
     pos = _skip_tags(buf, pos)
+    if pos > len(buf):
+        raise ValueError(f"a length runs {pos - len(buf)} bytes past the end of the answer")
     if pos != len(buf):
         raise ValueError(f"{len(buf) - pos} bytes left after the last field")
     return TopicConfigsAnswer(throttle_time_ms, results)
 
 
 def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
-    """An unsigned varint at `pos`: its value and the position after it."""
+    """An unsigned varint at `pos`: its value and the position after it. Kafka's are 32-bit (five bytes
+    at most): a longer one is not Kafka's."""
     byte = buf[pos]
     value, shift = byte & 0x7F, 7
     while byte & 0x80:
+        if shift > 28:
+            raise ValueError(f"a varint at byte {pos} is longer than five bytes")
         pos += 1
         byte = buf[pos]
         value |= (byte & 0x7F) << shift
@@ -159,9 +188,12 @@ def _uvarint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _long_string(buf: bytes, pos: int) -> tuple[int, int]:
-    """A compact string whose length takes more than one byte: where its bytes start and end."""
+    """A config name (or a value whose length takes more than one byte): where its bytes start and end;
+    a null or empty name is not Kafka's."""
     size, start = _uvarint(buf, pos)
-    return start, start + max(size - 1, 0)
+    if size <= 1:
+        raise ValueError(f"a config at byte {pos} has a null or empty name")
+    return start, start + size - 1
 
 
 def _string(buf: bytes, pos: int) -> tuple[str | None, int]:

@@ -124,7 +124,7 @@ def _refuse_a_kafka_listener(target: ZooKeeperTarget, failure: ZooKeeperUnreacha
     from kafka_ops.sources.kraft.controllers import speaks_kafka  # noqa: PLC0415 - only on a failed connect
 
     for host, port in target.session().hosts:  # parsed as the session that failed parsed them
-        if speaks_kafka(host, port):
+        if speaks_kafka(host, port, min(3.0, target.timeout_s)):
             raise NotZooKeeper(
                 f"the ZooKeeper setting {target.connect_string!r} names {host}:{port}, a Kafka listener, not "
                 "ZooKeeper: point the cluster's ZooKeeper connection at its ensemble, or, for a KRaft cluster "

@@ -7,6 +7,12 @@ in large batches and parses the replies from one buffer, on the caller's thread,
 most `window` requests outstanding. It uses kazoo's own serializers (`Connect`, `Auth`,
 `GetData`, `GetChildren`, `ReplyHeader`) and exception types; it only reads and never sets
 watches.
+
+Every wait has an absolute deadline: opening the session `timeout_s` in all (every host tried
+included), and each request's reply `timeout_s` from when the request was queued, however the
+server spaces its bytes (a peer trickling one byte at a time cannot keep a read alive past it).
+Bytes that are not ZooKeeper's protocol raise `ZooKeeperProtocolError` naming the server and the
+request.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from kazoo.protocol.serialization import (
     int_struct,
 )
 
-from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperUnreachable
+from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperProtocolError, ZooKeeperUnreachable
 
 T = TypeVar("T")
 _REQUEST = struct.Struct("!iii")  # length, xid, type
@@ -42,6 +48,17 @@ _AUTH_XID = -4
 _CLOSE_XID = 0x7FFFFFFF
 _NO_NODE = NoNodeError
 _SEND_CHUNK = 1 << 18
+_REPLY_HEADER = 16  # xid, zxid, err
+_MAX_FRAME = 1 << 28
+"""Larger than any answer a ZooKeeper server sends (its `jute.maxbuffer` bounds a znode at 1 MiB by
+default; a listing of 100k topics is a few MiB): a longer claimed length is not ZooKeeper."""
+_MALFORMED = (struct.error, IndexError, ValueError, TypeError)
+"""What kazoo's deserializers raise on bytes that are not the reply they read (ValueError includes
+UnicodeDecodeError)."""
+
+
+class _Closed(ZooKeeperUnreachable):
+    """The server closed the connection (before a failed authentication's answer, ZooKeeper does)."""
 
 
 class Denied:
@@ -88,12 +105,15 @@ class ZkReadSession:
         self.digest_auth = digest_auth
         self.tls = tls
         self.last_zxid = 0
+        self.peer = ""
+        """`host:port` of the server the session is open on (or being opened on)."""
         self._sock: socket.socket | None = None
         self._xid = 0
         self._out = bytearray()
         self._in = bytearray()
         self._pos = 0
-        self._outstanding: set[int] = set()
+        self._outstanding: dict[int, float] = {}
+        """Requests sent and not answered yet: xid -> the deadline of its reply."""
         self._stash: dict[int, bytes] = {}
 
     # -- session lifecycle ------------------------------------------------------------------------
@@ -108,18 +128,19 @@ class ZkReadSession:
             if remaining <= 0:
                 break
             try:
-                self._connect(host, port, remaining)
+                self._connect(host, port, deadline)
                 return self
-            except (OSError, EOFError, ZooKeeperUnreachable) as e:
+            except (OSError, ZooKeeperUnreachable) as e:
                 self._close_socket()
                 failures.append(f"{host}:{port} ({e})")
         tried = "; ".join(failures) or "no time left to try"
         raise ZooKeeperUnreachable(f"no ZooKeeper server answered within {self.timeout_s:g}s: {tried}")
 
     def close(self) -> None:
+        """Say goodbye (best effort: one non-blocking send, never a wait) and close the socket."""
         if self._sock is not None:
             with contextlib.suppress(OSError):
-                self._send_now(_CLOSE_XID, Close.type, b"")
+                self._sock.send(_REQUEST.pack(8, _CLOSE_XID, Close.type))
             self._close_socket()
 
     def __enter__(self) -> ZkReadSession:
@@ -128,33 +149,44 @@ class ZkReadSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _connect(self, host: str, port: int, timeout_s: float) -> None:
-        sock = socket.create_connection((host, port), timeout=timeout_s)
-        if self.tls is not None:
+    def _connect(self, host: str, port: int, deadline: float) -> None:
+        self.peer = f"{host}:{port}"
+        self._in.clear()
+        self._out.clear()
+        self._pos = 0
+        sock = socket.create_connection((host, port), timeout=max(deadline - time.monotonic(), 0.001))
+        if self.tls is not None:  # the TLS handshake's own timeout is absolute (one deadline for all of it)
             context = ssl.create_default_context(cafile=self.tls.ca_file)
             context.check_hostname = self.tls.verify_hostname
             if self.tls.cert_file:
                 context.load_cert_chain(self.tls.cert_file, self.tls.key_file)
             sock = context.wrap_socket(sock, server_hostname=host)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.setblocking(False)
         self._sock = sock
         timeout_ms = int(self.timeout_s * 1000)
         body = Connect(0, 0, timeout_ms, 0, b"\x00" * 16, True).serialize()
-        sock.sendall(int_struct.pack(len(body)) + body)
-        reply, _ = Connect.deserialize(self._read_frame(time.monotonic() + timeout_s), 0)
+        self._out += int_struct.pack(len(body)) + body
+        frame = self._next_frame(deadline, "the session handshake")
+        try:
+            reply, _ = Connect.deserialize(frame, 0)
+        except _MALFORMED as e:
+            raise self._malformed("the session handshake", e) from e
         if reply.time_out <= 0:
-            raise ZooKeeperUnreachable("the server refused to open a session")
+            raise ZooKeeperUnreachable(f"ZooKeeper at {self.peer} refused to open a session")
         if self.digest_auth is not None:
             user, password = self.digest_auth
-            self._send_now(_AUTH_XID, Auth.type, Auth(0, "digest", f"{user}:{password}").serialize())
+            body = Auth(0, "digest", f"{user}:{password}").serialize()
+            self._out += _REQUEST.pack(len(body) + 8, _AUTH_XID, Auth.type) + body
             try:
-                frame = self._read_frame(time.monotonic() + timeout_s)
-            except EOFError as e:  # ZooKeeper drops the connection after a failed auth
-                raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials") from e
+                frame = self._next_frame(deadline, "the digest authentication")
+            except _Closed as e:  # ZooKeeper drops the connection after a failed auth
+                raise ZooKeeperAuthFailed(f"ZooKeeper at {self.peer} rejected the digest credentials") from e
+            if len(frame) < _REPLY_HEADER:
+                raise self._malformed("the digest authentication", f"a reply of {len(frame)} bytes")
             header, _ = ReplyHeader.deserialize(frame, 0)
             if header.err == AuthFailedError.code:
-                raise ZooKeeperAuthFailed(f"ZooKeeper at {host}:{port} rejected the digest credentials")
-        sock.setblocking(False)
+                raise ZooKeeperAuthFailed(f"ZooKeeper at {self.peer} rejected the digest credentials")
 
     def _close_socket(self) -> None:
         if self._sock is not None:
@@ -192,7 +224,7 @@ class ZkReadSession:
 
     def _answer(self, item: T, path: str, xid: int, op: Any, denied: str) -> tuple[T, Any | None]:
         try:
-            return self._reply(item, xid, op)
+            return self._reply(item, xid, op, path)
         except NoAuthError as e:
             if denied == "yield":
                 return item, DENIED
@@ -209,60 +241,75 @@ class ZkReadSession:
         body = request.serialize()
         self._out += _REQUEST.pack(len(body) + 8, self._xid, op_type)
         self._out += body
-        self._outstanding.add(self._xid)
+        deadline = time.monotonic() + self.timeout_s
+        self._outstanding[self._xid] = deadline
         if len(self._out) >= _SEND_CHUNK:
-            self._pump(want_frame=False)
+            self._pump(False, deadline, "the requests queued")
         return self._xid
 
-    def _reply(self, item: T, xid: int, op: Any) -> tuple[T, Any | None]:
-        """The reply to request `xid`; replies to other requests (an enclosing or nested
-        pipeline's) are kept until their reader asks for them."""
+    def _reply(self, item: T, xid: int, op: Any, path: str) -> tuple[T, Any | None]:
+        """The reply to request `xid` (reading `path`), by its deadline; replies to other requests (an
+        enclosing or nested pipeline's) are kept until their reader asks for them."""
         frame = self._stash.pop(xid, None)
+        what = f"{'GetData' if op is GetData else 'GetChildren'} {path}"
         while frame is None:
-            candidate = self._next_frame()
+            candidate = self._next_frame(self._outstanding[xid], what)
+            if len(candidate) < _REPLY_HEADER:
+                raise self._malformed(what, f"a reply of {len(candidate)} bytes")
             (reply_xid,) = int_struct.unpack_from(candidate, 0)
             if reply_xid == xid:
                 frame = candidate
             elif reply_xid in self._outstanding:
                 self._stash[reply_xid] = candidate
             else:
-                raise ZooKeeperUnreachable(f"ZooKeeper answered unknown request {reply_xid}")
-        self._outstanding.discard(xid)
+                raise self._malformed(what, f"a reply to request {reply_xid}, which was never sent")
+        del self._outstanding[xid]
         header, offset = ReplyHeader.deserialize(frame, 0)
         if header.zxid > 0:
             self.last_zxid = max(self.last_zxid, header.zxid)
         if header.err == 0:
-            result = op.deserialize(frame, offset)
-            return item, result if op is GetData else sorted(result)
-        error = EXCEPTIONS[header.err]
+            return item, self._result(frame, offset, op, what)
+        error = EXCEPTIONS.get(header.err)
+        if error is None:
+            raise self._malformed(what, f"error code {header.err}, which ZooKeeper does not have")
         if error is _NO_NODE:
             return item, None
         raise error()
 
+    def _result(self, frame: bytes, offset: int, op: Any, what: str) -> Any:
+        """A GetData reply's `(data, stat)` or a GetChildren reply's sorted names."""
+        try:
+            result = op.deserialize(frame, offset)
+        except _MALFORMED as e:
+            raise self._malformed(what, e) from e
+        if op is GetData:
+            return result
+        if not all(isinstance(name, str) and name and "/" not in name for name in result):
+            raise self._malformed(what, "a null or empty child name, or one with a slash")
+        return sorted(result)
+
+    def _malformed(self, what: str, problem: object) -> ZooKeeperProtocolError:
+        if isinstance(problem, BaseException):
+            problem = f"a reply it cannot read ({problem})"
+        return ZooKeeperProtocolError(
+            f"ZooKeeper at {self.peer} answered {what} with {problem}: not ZooKeeper's protocol"
+        )
+
     # -- framing ----------------------------------------------------------------------------------
 
-    def _send_now(self, xid: int, op_type: int, body: bytes) -> None:
-        if self._sock is None:
-            raise ZooKeeperUnreachable("the session is closed")
-        self._sock.setblocking(True)
-        self._sock.sendall(_REQUEST.pack(len(body) + 8, xid, op_type) + body)
-
-    def _read_frame(self, deadline: float) -> bytes:
-        """Blocking read of one frame (handshake only)."""
-        while (frame := self._take_frame()) is None:
-            self._recv(deadline)
+    def _next_frame(self, deadline: float, what: str) -> bytes:
+        """The next frame (what is queued sent first), by `deadline`."""
+        while (frame := self._take_frame(what)) is None:
+            self._pump(True, deadline, what)
         return frame
 
-    def _next_frame(self) -> bytes:
-        while (frame := self._take_frame()) is None:
-            self._pump(want_frame=True)
-        return frame
-
-    def _take_frame(self) -> bytes | None:
+    def _take_frame(self, what: str) -> bytes | None:
         available = len(self._in) - self._pos
         if available < 4:
             return None
         (length,) = int_struct.unpack_from(self._in, self._pos)
+        if not 0 <= length <= _MAX_FRAME:
+            raise self._malformed(what, f"a frame of {length} bytes")
         if available < 4 + length:
             return None
         start = self._pos + 4
@@ -273,42 +320,43 @@ class ZkReadSession:
             self._pos = 0
         return frame
 
-    def _pump(self, want_frame: bool) -> None:
-        """Send what is queued while reading what arrives, so neither side's buffers fill up."""
+    def _pump(self, want_frame: bool, deadline: float, what: str) -> None:
+        """Send what is queued while reading what arrives, so neither side's buffers fill up, until
+        nothing is left to send and (`want_frame`) a whole frame is in; by `deadline` (absolute: each
+        wait is for what remains of it, whatever arrived meanwhile)."""
         sock = self._sock
         if sock is None:
-            raise ZooKeeperUnreachable("the session is closed")
-        deadline = time.monotonic() + self.timeout_s
+            raise ZooKeeperUnreachable(f"the session with ZooKeeper at {self.peer} is closed")
         while True:
-            have_frame = len(self._in) - self._pos >= 4 and self._frame_ready()
+            have_frame = len(self._in) - self._pos >= 4 and self._frame_ready(what)
             if not self._out and (have_frame or not want_frame):
                 return
-            readable, writable, _ = select.select([sock], [sock] if self._out else [], [], 0.2)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise ZooKeeperUnreachable(f"ZooKeeper at {self.peer} did not answer {what} within {self.timeout_s:g}s")
+            readable, writable, _ = select.select([sock], [sock] if self._out else [], [], remaining)
             if writable:
                 sent = sock.send(self._out[:_SEND_CHUNK])
                 del self._out[:sent]
             if readable:
-                self._recv(deadline)
-                deadline = time.monotonic() + self.timeout_s
-            elif not writable and time.monotonic() > deadline:
-                raise ZooKeeperUnreachable(f"ZooKeeper sent nothing for {self.timeout_s:g}s")
+                self._recv(what)
 
-    def _frame_ready(self) -> bool:
+    def _frame_ready(self, what: str) -> bool:
         (length,) = int_struct.unpack_from(self._in, self._pos)
+        if not 0 <= length <= _MAX_FRAME:
+            raise self._malformed(what, f"a frame of {length} bytes")
         return len(self._in) - self._pos >= 4 + length
 
-    def _recv(self, deadline: float) -> None:
+    def _recv(self, what: str) -> None:
         sock = self._sock
         if sock is None:
-            raise ZooKeeperUnreachable("the session is closed")
+            raise ZooKeeperUnreachable(f"the session with ZooKeeper at {self.peer} is closed")
         try:
             chunk = sock.recv(1 << 20)
         except (BlockingIOError, ssl.SSLWantReadError):
-            if time.monotonic() > deadline:
-                raise ZooKeeperUnreachable(f"ZooKeeper sent nothing for {self.timeout_s:g}s") from None
             return
         if not chunk:
-            raise EOFError("ZooKeeper closed the connection")
+            raise _Closed(f"ZooKeeper at {self.peer} closed the connection before answering {what}")
         self._in += chunk
 
 
