@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, TypeVar
 from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
-from kafka_ops.errors import KafkaUnreachable, NotAKRaftCluster
+from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.snapshot.model import CollectionIssue
 from kafka_ops.sources import change_digest
 from kafka_ops.sources.admin import UNREACHABLE
-from kafka_ops.sources.kraft.collector import DEFAULT_PAGE_SIZE, LEADER_NOT_AVAILABLE, UNSUPPORTED, parse_quorum
+from kafka_ops.sources.kraft import quorum
+from kafka_ops.sources.kraft.collector import DEFAULT_PAGE_SIZE, LEADER_NOT_AVAILABLE, UNSUPPORTED
 
 if TYPE_CHECKING:
     from kafka.admin import KafkaAdminClient
@@ -56,16 +57,18 @@ def poll(
         issues.append(_undecodable("DescribeCluster", e))
         view |= dict.fromkeys((change_digest.BROKERS, change_digest.FENCED_BROKERS), change_digest.UNKNOWN)
         listed = []
+    manager = admin._manager  # DescribeQuorum sent as the collector sends it (kafka-python's own call
+    # crashes on an answer with null topics); read by `quorum.read_answer`, which types what it refuses
     try:
-        quorum = _answer(admin.describe_metadata_quorum, "DescribeQuorum")
+        answer = _answer(lambda: manager.run(manager.send, quorum.request()), quorum.REQUEST)
     except UNSUPPORTED as e:
         raise NotAKRaftCluster(
             f"the brokers do not serve DescribeQuorum ({e}): they run on ZooKeeper; set metadata_source = "
             "zookeeper (or auto, with the cluster's ZooKeeper connection) for this cluster"
         ) from e
     try:
-        view |= change_digest.quorum_parts(parse_quorum(quorum))
-    except (*UNDECODABLE, KafkaError) as e:
+        view |= change_digest.quorum_parts(quorum.read_answer(answer, "the brokers"))
+    except (*UNDECODABLE, KafkaError, KafkaProtocolError) as e:
         issues.append(_undecodable("DescribeQuorum", e))
         view |= dict.fromkeys((change_digest.CONTROLLER, change_digest.QUORUM_VOTERS), change_digest.UNKNOWN)
     unfenced = sorted(b for b, fenced in listed if not fenced)
