@@ -366,21 +366,7 @@ class ZooKeeperBackend:
 
 
 def _kazoo_client(target: ZooKeeperTarget) -> KazooClient:
-    options: dict[str, Any] = {}
-    if target.digest_auth is not None:
-        user, password = target.digest_auth
-        options["auth_data"] = [("digest", f"{user}:{password}")]
-    if target.tls is not None:
-        options |= {
-            "use_ssl": True,
-            "ca": target.tls.ca_file,
-            "certfile": target.tls.cert_file,
-            "keyfile": target.tls.key_file,
-            "verify_certs": True,
-            "check_hostname": target.tls.verify_hostname,
-        }
-    hosts = target.hosts + ("" if target.chroot == "/" else target.chroot)
-    client = KazooClient(hosts=hosts, timeout=target.timeout_s, **options)
+    client = KazooClient(**target.kazoo_options())
     try:
         client.start(timeout=target.timeout_s)
     except (KazooTimeoutError, KazooException) as e:

@@ -66,7 +66,7 @@ class ZooKeeperChangeWatch:
         """Connect and set the watches; returns the issues met (a watched parent znode missing).
         Raises `ZooKeeperUnreachable` (no server answered within the target's timeout),
         `ZooKeeperAuthFailed`, `NotAKafkaChroot`; on any of them nothing is left running."""
-        client = self._client = KazooClient(**_client_options(self.target))
+        client = self._client = KazooClient(**self.target.kazoo_options())
         try:
             client.start(timeout=self.target.timeout_s)
             if client.exists(znodes.BROKER_IDS) is None:
@@ -120,21 +120,3 @@ class ZooKeeperChangeWatch:
 
     def _state(self, state: str) -> None:
         self.notify(ZnodeChange(SESSION, state=str(state)))
-
-
-def _client_options(target: ZooKeeperTarget) -> dict[str, Any]:
-    """The target's hosts, chroot, session timeout, digest login and TLS, as kazoo takes them."""
-    options: dict[str, Any] = {"hosts": target.connect_string, "timeout": target.timeout_s}
-    if target.digest_auth is not None:
-        user, password = target.digest_auth
-        options["auth_data"] = [("digest", f"{user}:{password}")]
-    if target.tls is not None:
-        options |= {
-            "use_ssl": True,
-            "ca": target.tls.ca_file,
-            "certfile": target.tls.cert_file,
-            "keyfile": target.tls.key_file,
-            "verify_certs": True,
-            "check_hostname": target.tls.verify_hostname,
-        }
-    return options

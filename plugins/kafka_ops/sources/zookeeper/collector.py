@@ -67,6 +67,24 @@ class ZooKeeperTarget:
     def session(self) -> ZkReadSession:
         return ZkReadSession(self.hosts, self.chroot, self.timeout_s, self.digest_auth, self.tls)
 
+    def kazoo_options(self) -> dict[str, Any]:
+        """What `KazooClient(**...)` needs to reach this target: hosts with the chroot, session
+        timeout, digest login and TLS (for the writers and watchers that use kazoo, not our session)."""
+        options: dict[str, Any] = {"hosts": self.connect_string, "timeout": self.timeout_s}
+        if self.digest_auth is not None:
+            user, password = self.digest_auth
+            options["auth_data"] = [("digest", f"{user}:{password}")]
+        if self.tls is not None:
+            options |= {
+                "use_ssl": True,
+                "ca": self.tls.ca_file,
+                "certfile": self.tls.cert_file,
+                "keyfile": self.tls.key_file,
+                "verify_certs": True,
+                "check_hostname": self.tls.verify_hostname,
+            }
+        return options
+
 
 class ZooKeeperCollector:
     """Reads every znode the pipeline needs from one cluster and builds a `ClusterSnapshot`.
