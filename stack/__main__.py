@@ -16,6 +16,7 @@ from stack.topology import Topology
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stack", description=__doc__)
     parser.add_argument("verb", choices=["up", "down", "status"])
+    parser.add_argument("--root", type=Path, default=None, help="the stack's folder (default: var/stack)")
     parser.add_argument("--lake", choices=["local", "s3"], default="local",
                         help="up: the lake in var/stack/lake (default) or in the object store's bucket")  # fmt: skip
     parser.add_argument("--zk-root", type=Path, default=None,
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the readiness polls
-    topology = Topology(stack_root())
+    topology = Topology((args.root or stack_root()).resolve())
     try:
         if args.verb == "up":
             state = topology.up(args.lake, {"zk": args.zk_root, "kraft": args.kraft_root})

@@ -23,7 +23,9 @@ SNAPSHOT_SCHEDULE = "* * * * *"
 """Every minute, so a scheduled run is seen within a minute or two of `up`."""
 BUCKET = "kafka-ops-lake"
 SPARK_CONN = "spark_default"
-CHAT_CONN, PAGER_CONN = "alerts_chat", "alerts_pager"
+ALERT_CONN = "alerts_webhook"
+"""A Slack-style webhook connection (`conn_type` http) to the stack's webhook receiver, which records what
+kafka-ops pages and resolves (a PagerDuty connection needs a routing key: a credential, kept out of here)."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ def settings_toml(root: str) -> str:
         if c.zookeeper_conn_id is not None:
             lines.append(f'zookeeper_conn_id = "{c.zookeeper_conn_id}"')
         lines += [
-            f'alert_conn_ids = ["{CHAT_CONN}", "{PAGER_CONN}"]',
+            f'alert_conn_ids = ["{ALERT_CONN}"]',
             "writes_enabled = false                   # dry-run: the remediation executor refuses to write",
         ]
     return "\n".join(lines) + "\n"
@@ -109,15 +111,13 @@ def connections(sandboxes: Mapping[str, Sandbox], webhook_port: int, spark_maste
     conns: dict[str, dict[str, Any]] = {}
     for c in CLUSTERS:
         summary = sandboxes[c.mode].summary
-        conns[c.kafka_conn_id] = {"conn_type": "kafka", "host": summary["bootstrap_servers"],
-                                  "extra": {"request_timeout_ms": 10_000}}  # fmt: skip
+        conns[c.kafka_conn_id] = {"conn_type": "kafka_admin", "host": summary["bootstrap_servers"]}
         if c.zookeeper_conn_id is not None:
             hosts, _, chroot = str(summary["zookeeper"]).partition("/")
             extra: dict[str, Any] = {"timeout_s": 10, **({"chroot": f"/{chroot}"} if chroot else {})}
             conns[c.zookeeper_conn_id] = {"conn_type": "zookeeper", "host": hosts, "extra": extra}
     receiver = f"http://127.0.0.1:{webhook_port}"
-    conns[CHAT_CONN] = {"conn_type": "http", "host": f"{receiver}/chat"}
-    conns[PAGER_CONN] = {"conn_type": "pagerduty", "host": f"{receiver}/v2/enqueue", "password": "stack-routing-key"}
+    conns[ALERT_CONN] = {"conn_type": "http", "host": f"{receiver}/chat"}
     conns[SPARK_CONN] = {"conn_type": "spark", "host": "spark://127.0.0.1", "port": spark_master_port,
                          "extra": {"deploy-mode": "client"}}  # fmt: skip
     return {f"AIRFLOW_CONN_{k.upper()}": json.dumps(v) for k, v in conns.items()}

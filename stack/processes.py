@@ -53,7 +53,7 @@ def launch(
 
 
 def run(
-    argv: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path, timeout_s: float, user: str | None = None
+    argv: Sequence[str], env: Mapping[str, str], log: Path, cwd: Path, timeout_s: float, *, user: str | None = None
 ) -> None:
     """A one-shot step (initdb, `airflow db migrate`), killed with this process if it dies; its output
     goes to `log`, whose tail the error quotes."""

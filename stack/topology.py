@@ -9,6 +9,7 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +73,9 @@ class Topology:
 
     def _start(self, state: State, sandbox_roots: dict[str, Path | None]) -> None:
         base = self._base_environment(state)
-        unmarked = {k: v for k, v in base.items() if k != MARKER}  # the sandboxes outlive a `down` that did not start them
+        unmarked = {
+            k: v for k, v in base.items() if k != MARKER
+        }  # the sandboxes outlive a `down` that did not start them
         for mode, root in sandbox_roots.items():
             state.sandboxes[mode] = fleet.ensure_sandbox(mode, root, unmarked, self.logs / "sandboxes.log")
             state.save()
@@ -85,8 +88,9 @@ class Topology:
 
         redis_dir = self.root / "redis"
         redis_dir.mkdir(exist_ok=True)
-        self._service(state, "redis", ["redis-server", "--bind", "127.0.0.1", "--port", str(ports["redis"]),
-                                       "--dir", str(redis_dir), "--save", "", "--appendonly", "no"], base, redis_dir)  # fmt: skip
+        redis = ["redis-server", "--bind", "127.0.0.1", "--port", str(ports["redis"]), "--dir", str(redis_dir),
+                 "--save", "", "--appendonly", "no"]  # fmt: skip
+        self._service(state, "redis", redis, base, redis_dir)
         self._wait(state, "redis", lambda: _redis_pong(ports["redis"]), 60)
 
         s3 = f"http://127.0.0.1:{ports['object-store']}"
@@ -219,7 +223,7 @@ class Topology:
         wait_until(healthy, 300, "Airflow's api-server, scheduler, triggerer and dag-processor to report healthy", 2)
         for name in AIRFLOW_WORKERS:
             log = self.logs / f"{name}.log"
-            self._wait(state, name, lambda log=log: "ready." in log.read_text(errors="replace"), 180)
+            self._wait(state, name, partial(_says_ready, log), 180)
         api.unpause_when_parsed(list(DAGS), 300, lambda: self._alive(state))
 
     def _start_monitoring(self, state: State, base: dict[str, str]) -> None:
@@ -235,9 +239,14 @@ class Topology:
         am_config = monitoring.write_json_yaml(
             home / "alertmanager.yml", monitoring.alertmanager_config(ports["webhook"])
         )
-        self._service(state, "alertmanager", [monitoring.alertmanager_binary(), f"--config.file={am_config}",
-                      f"--storage.path={home / 'alertmanager-data'}", f"--web.listen-address=127.0.0.1:{ports['alertmanager']}",
-                      "--cluster.listen-address="], base, home)  # fmt: skip
+        alertmanager = [
+            monitoring.alertmanager_binary(),
+            f"--config.file={am_config}",
+            f"--storage.path={home / 'alertmanager-data'}",
+            f"--web.listen-address=127.0.0.1:{ports['alertmanager']}",
+            "--cluster.listen-address=",
+        ]  # no gossip (cluster) port: one Alertmanager
+        self._service(state, "alertmanager", alertmanager, base, home)
         config = monitoring.prometheus_config(
             ports["airflow-api-server"], ports["prometheus"], ports["alertmanager"], token
         )
@@ -247,7 +256,7 @@ class Topology:
                       base, home)  # fmt: skip
         for name in ("alertmanager", "prometheus"):
             url = f"http://127.0.0.1:{ports[name]}"
-            self._wait(state, name, lambda url=url: _http_ok(f"{url}/-/ready"), 60)
+            self._wait(state, name, partial(_http_ok, f"{url}/-/ready"), 60)
             state.urls[name] = url
 
     def _base_environment(self, state: State) -> dict[str, str]:
@@ -272,8 +281,9 @@ class Topology:
             "AWS_ALLOW_HTTP": "true",
         }
 
-    def _service(self, state: State, name: str, argv: list[str], env: dict[str, str], cwd: Path,
-                 user: str | None = None) -> None:  # fmt: skip
+    def _service(
+        self, state: State, name: str, argv: list[str], env: dict[str, str], cwd: Path, *, user: str | None = None
+    ) -> None:
         if name not in SERVICE_NAMES:
             raise StackError(f"{name} is not in stack.services.SERVICES")
         state.pids[name], state.started[name] = launch(argv, env, self.logs / f"{name}.log", cwd, user=user)
@@ -337,6 +347,11 @@ class Topology:
 
 def _sandbox_status(sandbox: Sandbox) -> dict[str, Any]:
     return {"started_by_stack": sandbox.started, "bootstrap_servers": sandbox.summary.get("bootstrap_servers")}
+
+
+def _says_ready(log: Path) -> bool:
+    """A Celery worker logs `celery@<hostname> ready.` once it consumes from the broker."""
+    return "ready." in log.read_text(errors="replace")
 
 
 def _redis_pong(port: int) -> bool:
