@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.child_process import die_with_parent
 from stack.processes import StackError
 from stack.state import Sandbox
 
@@ -94,7 +95,10 @@ def _sandbox(verb: str, mode: str, where: list[str], env: Mapping[str, str], log
     argv = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--mode", mode, *where]
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n")
-        done = subprocess.run(argv, env=dict(env), capture_output=True, text=True, timeout=600, check=False)
+        done = subprocess.run(
+            argv, env=dict(env), capture_output=True, text=True, timeout=600, check=False,
+            preexec_fn=die_with_parent,
+        )  # fmt: skip
         out.write(done.stdout + done.stderr)
     if done.returncode != 0:
         return None

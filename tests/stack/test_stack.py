@@ -28,17 +28,19 @@ from kafka_ops.sandbox import KRaftSandbox, SandboxCluster, var_dir
 from stack.airflow import ADMIN, AirflowApi
 from stack.fleet import CLUSTERS
 from stack.processes import stack_pids, start_time
+from stack.services import AIRFLOW_WORKERS
 from stack.state import State
 from stack.webhook import read_received
 from tests.e2e.airflow_stack import wait_until
 
-pytestmark = [pytest.mark.stack, pytest.mark.integration, pytest.mark.slow]
+pytestmark = [pytest.mark.stack, pytest.mark.integration, pytest.mark.slow, pytest.mark.timeout(3000)]
 
 REPO = Path(__file__).resolve().parents[2]
 ROOT = var_dir().resolve() / "stack-test"
 """Under var/, not pytest's tmp: PostgreSQL runs as the `postgres` user, who cannot enter /tmp/pytest-of-root."""
 SNAPSHOT, ANALYSIS = "kafka_metadata_snapshot", "kafka_health_analysis"
 DELIVERED = ("opened", "escalated", "reminded", "resolved")
+JOBS = {"analyse_cluster": "cluster_health.py", "analyse_groups": "consumer_groups.py"}
 
 
 def stack_command(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
@@ -74,19 +76,29 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_and_stops_cl
     password = json.loads((ROOT / "airflow" / "passwords.json").read_text())[ADMIN]
     api = AirflowApi(state.urls["airflow"], ADMIN, password)
 
-    snapshot = wait_until(lambda: _run(api, SNAPSHOT, "scheduled"), 420, "a scheduled snapshot run to succeed")
+    snapshot = wait_until(lambda: _run(api, SNAPSHOT, "scheduled"), 900, "a scheduled snapshot run to succeed")
     mapped = [t for t in _tasks(api, SNAPSHOT, snapshot) if t["task_id"] == "snapshot_cluster"]
     assert sorted(t["rendered_map_index"] for t in mapped) == sorted(c.name for c in CLUSTERS)
-    assert {t["executor"] or "CeleryExecutor" for t in mapped} == {"CeleryExecutor"}
+    workers = {name: (ROOT / "logs" / f"{name}.log").read_text(errors="replace") for name in AIRFLOW_WORKERS}
+    for ti in mapped:  # the Celery workers ran them (the supervisor logs each workload's id)
+        assert any(f"workload_id={ti['id']}" in log for log in workers.values()), f"no worker ran {ti}"
     lake = open_lake(state.lake_root)
     for cluster in CLUSTERS:
         assert lake.latest_commit(cluster.name, COMMIT_TABLE) is not None, f"no snapshot of {cluster.name} committed"
         assert lake.latest_commit(cluster.name, GROUP_COMMIT_TABLE) is not None, f"no groups of {cluster.name}"
 
-    analysis = wait_until(lambda: _run(api, ANALYSIS, "asset_triggered"), 600, "an asset-triggered analysis to succeed")
+    # generous: its ~120 Spark stages took 13 minutes on a 2-core machine at load 20, 3-4 when idle
+    analysis = wait_until(
+        lambda: _run(api, ANALYSIS, "asset_triggered"), 1800, "an asset-triggered analysis to succeed"
+    )
+    # a run analyses what triggered it: snapshots (cluster_health.py), group collections (consumer_groups.py)
+    ran = {
+        JOBS[t["task_id"]] for t in _tasks(api, ANALYSIS, analysis) if t["task_id"] in JOBS and t["state"] == "success"
+    }
+    assert ran, "the analysis ran no Spark job"
     master = httpx.get(f"{state.urls['spark-master-ui']}/json/", timeout=10).json()
-    apps = {a["name"]: a["state"] for a in master["completedapps"]}
-    assert any(name.startswith("kafka-ops cluster_health.py") and s == "FINISHED" for name, s in apps.items()), apps
+    finished = {a["name"].split(":")[0] for a in master["completedapps"] if a["state"] == "FINISHED"}
+    assert {f"kafka-ops {job}" for job in ran} <= finished, f"the Spark master's finished applications: {finished}"
 
     targets = wait_until(lambda: _query(state, 'up{job="kafka-ops"} == 1'), 120, "Prometheus to scrape the plugin")
     assert targets
