@@ -79,7 +79,8 @@ class AirflowApi:
         return response.json()
 
     def unpause_when_parsed(self, dag_ids: list[str], timeout_s: float, alive: Callable[[], None]) -> None:
-        """Unpause each DAG once the dag-processor has serialized it; `alive` raises if a component died."""
+        """Once the dag-processor has serialized each of `dag_ids`, unpause them and every other DAG tagged
+        kafka-ops; `alive` raises if a component died."""
         for dag_id in dag_ids:
 
             def parsed(dag_id: str = dag_id) -> bool:
@@ -87,6 +88,8 @@ class AirflowApi:
                 return self.request("GET", f"dags/{dag_id}").status_code == 200
 
             wait_until(parsed, timeout_s, f"the dag-processor to parse {dag_id}", every_s=2)
+        paused = self.get("dags", tags="kafka-ops", paused=True, limit=100)["dags"]
+        for dag_id in sorted({*dag_ids, *(d["dag_id"] for d in paused)}):
             response = self.request("PATCH", f"dags/{dag_id}", json={"is_paused": False})
             if response.status_code != 200:
                 raise RuntimeError(f"unpause {dag_id}: {response.status_code} {response.text[:500]}")

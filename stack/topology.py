@@ -27,8 +27,8 @@ from stack.state import Sandbox, State
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 AIRFLOW_COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
-DAGS = ("kafka_metadata_snapshot", "kafka_health_analysis", "kafka_lake_maintenance",
-        "kafka_preferred_leader_election", "kafka_partition_reassignment", "kafka_remediation_cancel")  # fmt: skip
+SCHEDULED_DAGS = ("kafka_metadata_snapshot", "kafka_health_analysis")
+"""Waited for before unpausing every DAG tagged kafka-ops (remediation DAGs stay dry-run: writes are disabled)."""
 AWS_KEY_ID, AWS_SECRET, AWS_REGION = "kafka-ops-stack", "kafka-ops-stack-secret", "us-east-1"
 SPARK_DEFAULTS = {
     # scaled down for a shared 2-core, 24 GiB machine (docs/operations.md)
@@ -73,9 +73,8 @@ class Topology:
 
     def _start(self, state: State, sandbox_roots: dict[str, Path | None]) -> None:
         base = self._base_environment(state)
-        unmarked = {
-            k: v for k, v in base.items() if k != MARKER
-        }  # the sandboxes outlive a `down` that did not start them
+        # unmarked: the sandboxes are not the stack's processes (`down` stops those it started by their CLI)
+        unmarked = {k: v for k, v in base.items() if k != MARKER}
         for mode, root in sandbox_roots.items():
             state.sandboxes[mode] = fleet.ensure_sandbox(mode, root, unmarked, self.logs / "sandboxes.log")
             state.save()
@@ -224,7 +223,7 @@ class Topology:
         for name in AIRFLOW_WORKERS:
             log = self.logs / f"{name}.log"
             self._wait(state, name, partial(_says_ready, log), 180)
-        api.unpause_when_parsed(list(DAGS), 300, lambda: self._alive(state))
+        api.unpause_when_parsed(list(SCHEDULED_DAGS), 300, lambda: self._alive(state))
 
     def _start_monitoring(self, state: State, base: dict[str, str]) -> None:
         ports, home = state.ports, self.root / "prometheus"

@@ -12,7 +12,9 @@ six more brokers and a ZooKeeper (a minute and ~3 GB). Costs about 5-7 minutes o
 
 from __future__ import annotations
 
+import ast
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -55,6 +57,7 @@ def stack_command(*args: str, timeout_s: float) -> subprocess.CompletedProcess[s
 def running(healthy_sandbox: SandboxCluster, healthy_kraft_sandbox: KRaftSandbox) -> Iterator[State]:
     """The stack, up on the session sandboxes; always brought down (its logs stay in var/stack-test/logs)."""
     stack_command("down", timeout_s=300)  # what a crashed earlier run left
+    shutil.rmtree(ROOT, ignore_errors=True)  # a fresh metadata DB: no run of an earlier test counts
     assert healthy_sandbox.root is not None and healthy_kraft_sandbox.root is not None
     up = stack_command("up", "--zk-root", str(healthy_sandbox.root), "--kraft-root", str(healthy_kraft_sandbox.root),
                        timeout_s=900)  # fmt: skip
@@ -106,7 +109,7 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_and_stops_cl
 
     sent = [_xcom(api, ANALYSIS, analysis, "send_alerts", t["map_index"]) for t in _tasks(api, ANALYSIS, analysis)
             if t["task_id"] == "send_alerts"]  # fmt: skip
-    delivered = [key for report in sent for field in DELIVERED for key in report.get(field, [])]
+    delivered = [key for report in sent for field in DELIVERED for key in _listed(report.get(field))]
     received = read_received(ROOT / "webhook" / "received.jsonl")
     if delivered:  # the sandboxes' state decides whether a page is due; when one was sent it must have arrived
         assert received, f"the analysis sent {delivered} but the webhook receiver got nothing"
@@ -146,8 +149,15 @@ def _tasks(api: AirflowApi, dag_id: str, run_id: str) -> list[dict[str, Any]]:
 
 def _xcom(api: AirflowApi, dag_id: str, run_id: str, task_id: str, map_index: int) -> dict[str, Any]:
     path = f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/return_value"
-    value = api.get(path, map_index=map_index, deserialize=True)["value"]
-    return value if isinstance(value, dict) else json.loads(value)
+    value = api.get(path, map_index=map_index, deserialize=True, stringify=False)["value"]
+    return value if isinstance(value, dict) else ast.literal_eval(value)
+
+
+def _listed(value: object) -> list[Any]:
+    """A report field: a list (the API's JSON), or a tuple's repr (the API's string of it)."""
+    if isinstance(value, str):
+        value = ast.literal_eval(value)
+    return list(value) if isinstance(value, list | tuple) else []
 
 
 def _query(state: State, promql: str) -> list[dict[str, Any]]:
