@@ -7,7 +7,9 @@ which no process of the stack is left.
 
 It reuses the session sandboxes (tests/conftest.py) through `up --zk-root/--kraft-root`: `up` attaches
 to running clusters and `down` leaves them running, so the test proves that path too and saves starting
-six more brokers and a ZooKeeper (a minute and ~3 GB). Costs about 5-7 minutes on an idle 2-core machine.
+six more brokers and a ZooKeeper (a minute and ~3 GB). Costs 7.5-10 minutes on this shared 2-core
+machine at load 10-20 (sandboxes 1, `up` 2, the first scheduled snapshot 1, the analysis' ~120 Spark
+stages 5-6, `down` 1); less on an idle one.
 """
 
 from __future__ import annotations
