@@ -88,7 +88,10 @@ class Topology:
         redis_dir = self.root / "redis"
         redis_dir.mkdir(exist_ok=True)
         redis = ["redis-server", "--bind", "127.0.0.1", "--port", str(ports["redis"]), "--dir", str(redis_dir),
-                 "--save", "", "--appendonly", "no"]  # fmt: skip
+                 "--save", "", "--appendonly", "yes"]  # fmt: skip
+        # appendonly: the Celery queue survives `down`/`up`; without it a task queued when the stack
+        # stopped stayed `queued` in Airflow until [scheduler] task_queued_timeout (10 min), and its
+        # DAG (max_active_runs=1) with it
         self._service(state, "redis", redis, base, redis_dir)
         self._wait(state, "redis", lambda: _redis_pong(ports["redis"]), 60)
 
