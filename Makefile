@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: check test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down
+.PHONY: check test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down stack-servers stack-up stack-down stack-status
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -47,14 +47,22 @@ prometheus:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	    --no-install-recommends prometheus prometheus-alertmanager >/dev/null; }
 
+# the running topology's servers (Debian's packages; root or sudo once): Redis, the Celery broker, and
+# PostgreSQL 15, Airflow's metadata database (`make stack-up` runs its own cluster under var/stack)
+stack-servers:
+	@{ command -v redis-server && test -x /usr/lib/postgresql/15/bin/postgres; } >/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends redis-server postgresql >/dev/null; }
+
 airflow-db: $(AIRFLOW_HOME)/airflow.db
 $(AIRFLOW_HOME)/airflow.db: $(STAMP)
 	mkdir -p $(AIRFLOW_HOME)
 	$(BIN)/airflow db migrate > $(AIRFLOW_HOME)/db-migrate.log 2>&1 || (tail -50 $(AIRFLOW_HOME)/db-migrate.log; exit 1)
 
 lint: $(STAMP)
-	$(BIN)/ruff check dags plugins spark_jobs tests bench
-	$(BIN)/ruff format --check dags plugins spark_jobs tests bench
+	$(BIN)/ruff check dags plugins spark_jobs tests bench stack
+	$(BIN)/ruff format --check dags plugins spark_jobs tests bench stack
 	$(BIN)/mypy
 
 unit: $(STAMP)
@@ -67,7 +75,7 @@ integration: jars airflow-db
 check: lint airflow-db
 	$(BIN)/pytest tests -m "not integration and not e2e and not stack and not bench and not spark and not jvm and not scale" -q
 
-test: lint jars airflow-db browser prometheus
+test: lint jars airflow-db browser prometheus stack-servers
 	$(BIN)/pytest tests -m "not scale" --durations=40
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
@@ -92,6 +100,19 @@ sandbox-up: jars
 
 sandbox-down: $(STAMP)
 	$(BIN)/python -m kafka_ops.sandbox down
+
+# kafka-ops as a running service on loopback (docs/operations.md, "The running topology"): PostgreSQL,
+# Redis, Airflow on Celery (2 workers), Spark standalone (master + 2 workers), an S3-compatible store,
+# Prometheus, Alertmanager, a webhook receiver, and both sandbox clusters; state and logs in var/stack.
+# LAKE=s3 puts the lake in the object store's bucket (default: local, var/stack/lake).
+stack-up: jars prometheus stack-servers
+	$(BIN)/python -m stack up $(if $(LAKE),--lake $(LAKE))
+
+stack-down: $(STAMP)
+	$(BIN)/python -m stack down
+
+stack-status: $(STAMP)
+	$(BIN)/python -m stack status
 
 clean:
 	rm -rf var/lake var/sandbox var/airflow

@@ -2,7 +2,8 @@
 # One-shot before Airflow starts (the airflow-init service): migrate the metadata database, set the
 # admin's password (and, when set, that of the read-only user "prometheus") from docker/.env, check
 # that the kafka-ops settings file loads (a typo in it stops the stack here, with the file's own
-# error, instead of failing every DAG run later) and that a local lake is writable.
+# error, instead of failing every DAG run later), that a local lake is writable, and on the object
+# store, that the lake's bucket exists.
 set -euo pipefail
 
 : "${AIRFLOW_ADMIN_PASSWORD:?is empty: set it in docker/.env (see docker/.env.example)}"
@@ -46,5 +47,17 @@ if [[ "${KAFKA_OPS_LAKE:-}" != *://* && -n "${KAFKA_OPS_LAKE:-}" ]]; then
         echo "the lake ${KAFKA_OPS_LAKE} is not writable by $(id -un) (uid $(id -u)): fix the volume's owner" >&2
         exit 1
     fi
+fi
+if [[ "${KAFKA_OPS_LAKE:-}" == s3://* ]]; then
+    bucket="${KAFKA_OPS_LAKE#s3://}"
+    bucket="${bucket%%/*}"
+    echo "== the lake's bucket ${bucket} at ${AWS_ENDPOINT_URL:-AWS}"
+    # the object-store service takes an unsigned PUT; a real store's bucket is made by its owner
+    python -c "
+import os, sys, httpx
+url = os.environ.get('AWS_ENDPOINT_URL')
+if url:
+    print('  PUT', url, sys.argv[1], '->', httpx.put(f'{url}/{sys.argv[1]}', timeout=30).status_code)
+" "${bucket}"
 fi
 echo "== ready"

@@ -27,12 +27,13 @@ import httpx
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.sandbox.cluster import free_port
+from stack.airflow import ADMIN, VIEWER, airflow_environment
 
 T = TypeVar("T")
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
-USER = "admin"
-VIEWER = "prometheus"
-"""A read-only user when the stack's env lists it in AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS (`viewer_token`)."""
+USER = ADMIN
+"""The admin; `VIEWER` is a read-only user when the env lists it in
+AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS (`viewer_token`)."""
 
 
 @dataclass(frozen=True)
@@ -79,29 +80,18 @@ class AirflowStack:
         return self.home / "logs"
 
     def environment(self) -> dict[str, str]:
-        passwords = self.home / "passwords.json"
+        """The stack's Airflow configuration (`stack.airflow`, which `make stack-up` runs on PostgreSQL with
+        Celery), here on SQLite with the LocalExecutor."""
+        base = airflow_environment(
+            self.home, self.port, self.jwt_secret, database=f"sqlite:///{self.home / 'airflow.db'}",
+            executor="LocalExecutor",  # Airflow 3's default, SQLite included
+            users=f"{USER}:admin", passwords=self.home / "passwords.json",
+        )  # fmt: skip
         return {
             **os.environ,
-            "AIRFLOW_HOME": str(self.home),
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
-            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",  # Airflow 3's default, SQLite included
+            **base,
             "AIRFLOW__CORE__PARALLELISM": "2",  # two cores; a remediation DAG runs one task at a time
             "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "True",  # only the DAG under test is unpaused
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
-            "AIRFLOW__CORE__AUTH_MANAGER": (
-                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager"
-            ),
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{USER}:admin",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_ALL_ADMINS": "False",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(passwords),
-            "AIRFLOW__API__HOST": "127.0.0.1",
-            "AIRFLOW__API__PORT": str(self.port),
-            "AIRFLOW__API__WORKERS": "1",
-            "AIRFLOW__API__BASE_URL": self.url,
-            "AIRFLOW__API__SECRET_KEY": self.jwt_secret,
-            # the api-server signs the tasks' tokens, the scheduler's workers present them: one secret
-            "AIRFLOW__API_AUTH__JWT_SECRET": self.jwt_secret,
             **self.env,
         }
 

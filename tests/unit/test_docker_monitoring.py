@@ -170,8 +170,10 @@ def test_alertmanager_config_checks() -> None:
     data = yaml.safe_load(config.read_text())
     routed = {m for r in data["route"]["routes"] for m in r["matchers"]}
     assert routed == {'severity="critical"', 'severity="warning"', 'severity="info"'}
-    for receiver in data["receivers"]:  # placeholders: no integration, so no secret in the repository
-        assert set(receiver) == {"name"}, receiver
+    for receiver in data["receivers"]:  # the stack's webhook receiver only: no secret in the repository
+        assert set(receiver) == {"name", "webhook_configs"}, receiver
+        (hook,) = receiver["webhook_configs"]
+        assert hook == {"url": f"http://webhook:8090/alertmanager/{receiver['name']}", "send_resolved": True}
 
 
 # -- names: what the rules and the dashboard query is what the plugin exposes -------------------------

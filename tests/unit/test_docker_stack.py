@@ -1,4 +1,7 @@
-"""The docker/ stack, checked without a Docker engine.
+"""The docker/ stack, checked without a Docker engine, and held in step with the native one (`make stack-up`).
+
+The compose file runs exactly `stack.services.SERVICES` (plus the demo fleet, one-shots and Grafana),
+with the native stack's executor, settings file (its clusters) and connection ids (`stack.fleet`).
 
 The compose file's services, health checks, dependencies, ports, volumes, environment and secrets
 (read as YAML); the connections it defines, parsed the way Airflow and kafka-ops parse them; the
@@ -25,6 +28,8 @@ from kafka_ops.airflow import kafka_hook, zookeeper_hook
 from kafka_ops.alerting.registry import notifier_for
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
+from stack import fleet
+from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_WORKERS
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -35,11 +40,11 @@ ENV_EXAMPLE = DOCKER / ".env.example"
 DOCS = [REPO / "README.md", DOCKER / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 
 BROKERS = ("kafka-1", "kafka-2", "kafka-3")
-DEMO = {"zookeeper", *BROKERS, "kafka-init"}
-AIRFLOW = {"airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"}
+DEMO = {"zookeeper", *BROKERS, "kafka-kraft", "kafka-init"}
+AIRFLOW = {"airflow-api-server", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer", *AIRFLOW_WORKERS}
 ONE_SHOTS = {"airflow-init", "kafka-init"}
-MONITORING = {"prometheus-token", "prometheus", "alertmanager", "grafana"}
-SERVICES = DEMO | AIRFLOW | ONE_SHOTS | MONITORING | {"postgres", "spark-master", "spark-worker"}
+MONITORING = {"grafana"}
+SERVICES = set(SERVICE_NAMES) | DEMO | ONE_SHOTS | MONITORING
 LAKE = "/opt/kafka-ops/lake"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|FERNET|TOKEN|_KEY\b|ROUTING", re.IGNORECASE)
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?\}")
@@ -134,6 +139,7 @@ def env_example() -> tuple[dict[str, str], set[str]]:
 
 def test_the_stack_has_exactly_its_services(services: dict[str, Any]) -> None:
     assert set(services) == SERVICES
+    assert set(SERVICE_NAMES) >= AIRFLOW and len(AIRFLOW_WORKERS) == len(SPARK_WORKERS) == 2
 
 
 def test_every_long_running_service_has_a_health_check(services: dict[str, Any]) -> None:
@@ -177,17 +183,19 @@ def test_start_order(services: dict[str, Any]) -> None:
 
     for name in AIRFLOW:
         assert waits_for(name)["postgres"] == "service_healthy"
+        assert waits_for(name)["redis"] == "service_healthy"
         assert waits_for(name)["airflow-init"] == "service_completed_successfully"
-    assert waits_for("airflow-init") == {"postgres": "service_healthy"}
-    assert waits_for("airflow-scheduler")["airflow-api-server"] == "service_healthy"  # tasks call its execution API
-    assert waits_for("spark-worker") == {"spark-master": "service_healthy"}
+    assert waits_for("airflow-init") == {"postgres": "service_healthy", "object-store": "service_healthy"}
+    for name in ("airflow-scheduler", *AIRFLOW_WORKERS):
+        assert waits_for(name)["airflow-api-server"] == "service_healthy"  # tasks call its execution API
+    for name in SPARK_WORKERS:
+        assert waits_for(name) == {"spark-master": "service_healthy"}
     for broker in BROKERS:
         assert waits_for(broker) == {"zookeeper": "service_healthy"}
     assert waits_for("kafka-init") == dict.fromkeys(BROKERS, "service_healthy")
     for name in DEMO:
         assert services[name]["profiles"] == ["demo"], f"{name} belongs to the droppable demo cluster"
-    for name in MONITORING:
-        assert services[name]["profiles"] == ["monitoring"], f"{name} belongs to the optional monitoring"
+    assert services["grafana"]["profiles"] == ["monitoring"], "Grafana is the optional monitoring"
     assert waits_for("prometheus-token") == {"airflow-api-server": "service_healthy"}
     # the token service creates the shared token volume (as its user) before Prometheus mounts it
     assert waits_for("prometheus") == {"prometheus-token": "service_healthy", "alertmanager": "service_healthy"}
@@ -217,7 +225,7 @@ def test_brokers_run_zookeeper_mode_on_distinct_racks(services: dict[str, Any]) 
     assert len(racks) == 3, "one rack per broker"
     hosts, _, chroot = shared["zookeeper.connect"].partition("/")
     assert hosts == "zookeeper:2181"
-    target = zookeeper_hook.target_from_connection(connections(services["airflow-scheduler"])["zookeeper_default"])
+    target = zookeeper_hook.target_from_connection(connections(services["airflow-scheduler"])["zookeeper_sandbox_zk"])
     assert (target.hosts, target.chroot) == (hosts, "/" + chroot), "kafka-ops reads the brokers' chroot"
     assert int(shared["default.replication.factor"]) <= len(BROKERS)
 
@@ -264,12 +272,14 @@ def test_the_lake_is_shared_where_it_is_read_and_written(services: dict[str, Any
     mounts = {
         name: ro for name, s in services.items() for src, target, ro in volume_mounts(s) if src == "lake"
     }  # fmt: skip
-    # tasks (the scheduler runs them) write it; Spark executors only read it, at the same path
-    assert mounts == {"airflow-scheduler": False, "airflow-init": False, "spark-worker": True}
+    # tasks (the Celery workers run them) write it; Spark executors only read it, at the same path
+    assert mounts == {"airflow-init": False} | dict.fromkeys(AIRFLOW_WORKERS, False) | dict.fromkeys(
+        SPARK_WORKERS, True
+    )
     for name, service in services.items():
         for src, target, _ in volume_mounts(service):
             assert src != "lake" or target == LAKE, name
-    assert interpolate(environment(services["airflow-scheduler"])["KAFKA_OPS_LAKE"]) == LAKE
+    assert interpolate(environment(services["airflow-worker-1"])["KAFKA_OPS_LAKE"]) == LAKE
 
 
 def test_bind_mounts_are_read_only_files_of_this_directory(services: dict[str, Any]) -> None:
@@ -284,10 +294,12 @@ def test_bind_mounts_are_read_only_files_of_this_directory(services: dict[str, A
 # -- environment, secrets, connections -------------------------------------------------------------
 
 
-def test_airflow_runs_on_postgres_with_a_real_executor(services: dict[str, Any]) -> None:
+def test_airflow_runs_on_postgres_with_the_native_stacks_executor(services: dict[str, Any]) -> None:
     for name in AIRFLOW | {"airflow-init"}:
         env = environment(services[name])
-        assert env["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
+        assert env["AIRFLOW__CORE__EXECUTOR"] == EXECUTOR == "CeleryExecutor"
+        assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://redis:6379/0"
+        assert interpolate(env["AIRFLOW__CELERY__RESULT_BACKEND"]).startswith("db+postgresql+psycopg2://airflow:")
         assert interpolate(env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]).startswith("postgresql+psycopg2://airflow:")
         assert "@postgres:5432/airflow" in env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
         assert env["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"] == "http://airflow-api-server:8080/execution/"
@@ -307,7 +319,11 @@ def test_the_kafka_ops_environment_points_into_the_image(services: dict[str, Any
     image_env = dockerfile_env()
     assert env["KAFKA_OPS_SPARK_JOBS"] == image_env["KAFKA_OPS_SPARK_JOBS"] == "/opt/kafka-ops/spark_jobs"
     assert (REPO / "spark_jobs" / "cluster_health.py").is_file()
-    assert env["SPARK_LOCAL_HOSTNAME"] == services["airflow-scheduler"]["hostname"] == "airflow-scheduler"
+    for name in AIRFLOW_WORKERS:  # the Spark drivers run there, and the executors call them back by name
+        assert environment(services[name])["SPARK_LOCAL_HOSTNAME"] == services[name]["hostname"] == name
+        command = command_of(services[name])
+        assert command[:3] == ["airflow", "celery", "worker"], name
+        assert command[command.index("--celery-hostname") + 1] == f"{name}@%h"
 
 
 def test_airflow_reads_the_env_file(services: dict[str, Any]) -> None:
@@ -361,18 +377,42 @@ def test_no_secret_literal_in_the_compose_file(compose: dict[str, Any]) -> None:
         assert marker not in text
 
 
+def native_connections() -> dict[str, Connection]:
+    """The connections `make stack-up` defines (stack.fleet), for sandboxes at made-up addresses."""
+    from stack.state import Sandbox  # noqa: PLC0415
+
+    sandboxes = {
+        "zk": Sandbox("zk", "", False, {"zookeeper": "127.0.0.1:2181/kafka", "bootstrap_servers": "127.0.0.1:9092"}),
+        "kraft": Sandbox("kraft", "", False, {"bootstrap_servers": "127.0.0.1:9192"}),
+    }
+    variables = fleet.connections(sandboxes, webhook_port=8090, spark_master_port=7077)
+    return {
+        k.removeprefix("AIRFLOW_CONN_").lower(): Connection.from_json(
+            v, conn_id=k.removeprefix("AIRFLOW_CONN_").lower()
+        )
+        for k, v in variables.items()
+    }
+
+
 def test_connections_parse_as_airflow_and_kafka_ops_read_them(services: dict[str, Any]) -> None:
     conns = connections(services["airflow-scheduler"])
-    assert set(conns) == {"zookeeper_default", "kafka_default", "spark_default", "alerts_log"}
+    native = native_connections()
+    assert set(conns) == set(native), "the native stack (stack/fleet.py) defines the same connections"
+    assert {k: c.conn_type for k, c in conns.items()} == {k: c.conn_type for k, c in native.items()}
     for name in AIRFLOW | {"airflow-init"}:
         assert set(connections(services[name])) == set(conns), name
-    zookeeper = zookeeper_hook.target_from_connection(conns["zookeeper_default"])
+    zookeeper = zookeeper_hook.target_from_connection(conns["zookeeper_sandbox_zk"])
     assert zookeeper.connect_string == "zookeeper:2181/kafka"
-    kafka = kafka_hook.target_from_connection(conns["kafka_default"])
+    assert zookeeper_hook.target_from_connection(native["zookeeper_sandbox_zk"]).chroot == zookeeper.chroot
+    kafka = kafka_hook.target_from_connection(conns["kafka_sandbox_zk"])
     advertised = [override(services[b], "advertised.listeners").removeprefix("PLAINTEXT://") for b in BROKERS]
     assert kafka.bootstrap_servers == ",".join(advertised)
-    assert notifier_for(conns["alerts_log"]).kind == "log"
-    assert conns["alerts_log"].extra_dejson["path"].startswith(LAKE + "/")
+    kraft = kafka_hook.target_from_connection(conns["kafka_sandbox_kraft"])
+    kraft_env = environment(services["kafka-kraft"])
+    assert kraft.bootstrap_servers == kraft_env["KAFKA_ADVERTISED_LISTENERS"].removeprefix("PLAINTEXT://")
+    assert kraft_env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+    for conns_of in (conns, native):
+        notifier_for(conns_of[fleet.ALERT_CONN])  # a webhook sink, to the receiver
 
 
 def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -385,7 +425,8 @@ def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch:
     master = command_of(services["spark-master"])
     assert master[:2] == ["spark-class", "org.apache.spark.deploy.master.Master"]
     assert master[master.index("--host") + 1] == "spark-master" and master[master.index("--port") + 1] == "7077"
-    assert command_of(services["spark-worker"])[-1] == "spark://spark-master:7077"
+    for name in SPARK_WORKERS:
+        assert command_of(services[name])[-1] == "spark://spark-master:7077"
 
 
 def test_the_documented_connection_examples_parse() -> None:
@@ -405,13 +446,17 @@ def test_the_documented_connection_examples_parse() -> None:
 
 
 def test_the_settings_file_loads_and_names_defined_connections(
-    services: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+    services: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
     settings = load_settings(DOCKER / "config" / "kafka-ops.toml")
+    (tmp_path / "native.toml").write_text(fleet.settings_toml("/opt/kafka-ops/lake"))
+    native = load_settings(tmp_path / "native.toml")
+    assert settings.clusters == native.clusters, "the native stack (stack/fleet.py) watches the same clusters"
     defined = set(connections(services["airflow-scheduler"]))
     for cluster in settings.clusters:
-        named = {cluster.zookeeper_conn_id, cluster.kafka_conn_id, *cluster.alert_conn_ids}
+        zookeeper = [] if cluster.metadata_source == "kraft" else [cluster.zookeeper_conn_id]
+        named = {*zookeeper, cluster.kafka_conn_id, *cluster.alert_conn_ids}
         assert named <= defined, f"cluster {cluster.name} names undefined connections {named - defined}"
         assert cluster.writes_enabled is False, "the shipped settings never write to a cluster"
 

@@ -1,0 +1,38 @@
+"""The services of the running topology, in start order: one table for the native stack (`python -m
+stack up`) and `docker/docker-compose.yml`, whose services of the same names play the same roles
+(tests/unit/test_docker_stack.py holds the compose file to this table)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    """The process's name here (state.json, `logs/<name>.log`) and its compose service's."""
+    role: str
+
+
+SERVICES: tuple[Service, ...] = (
+    Service("postgres", "Airflow's metadata database (PostgreSQL 15)"),
+    Service("redis", "the Celery broker"),
+    Service("object-store", "S3-compatible object store for the lake (moto's server mode)"),
+    Service("webhook", "records every page, resolve and Alertmanager notification it receives"),
+    Service("spark-master", "Spark standalone master"),
+    Service("spark-worker-1", "Spark standalone worker"),
+    Service("spark-worker-2", "Spark standalone worker"),
+    Service("airflow-api-server", "Airflow's UI, REST and execution API, and the kafka-ops plugin"),
+    Service("airflow-scheduler", "Airflow's scheduler (CeleryExecutor)"),
+    Service("airflow-dag-processor", "parses dags/"),
+    Service("airflow-triggerer", "runs deferred tasks' triggers"),
+    Service("airflow-worker-1", "Celery worker: runs tasks, in its own working directory and TMPDIR"),
+    Service("airflow-worker-2", "Celery worker: runs tasks, in its own working directory and TMPDIR"),
+    Service("prometheus-token", "keeps the read-only user's Airflow JWT fresh for Prometheus"),
+    Service("alertmanager", "routes Prometheus' alerts to the webhook receiver"),
+    Service("prometheus", "scrapes /kafka-ops/metrics with the read-only user's token"),
+)
+SERVICE_NAMES: tuple[str, ...] = tuple(s.name for s in SERVICES)
+AIRFLOW_WORKERS: tuple[str, ...] = tuple(n for n in SERVICE_NAMES if n.startswith("airflow-worker-"))
+SPARK_WORKERS: tuple[str, ...] = tuple(n for n in SERVICE_NAMES if n.startswith("spark-worker-"))
+EXECUTOR = "CeleryExecutor"
