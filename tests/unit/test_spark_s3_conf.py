@@ -113,7 +113,7 @@ def test_a_store_failure_in_a_spark_read_is_one_line() -> None:
     assert message.startswith(
         "Spark cannot read the lake at s3://b/lake through S3A endpoint http://127.0.0.1:9 "
         "(spark.hadoop.fs.s3a.endpoint): the object store does not answer: is it running, is the endpoint right? "
-        "(: org.apache.hadoop.fs.s3a.AWSClientIOException: getFileStatus on s3a://b/lake/partition_states"
+        "(org.apache.hadoop.fs.s3a.AWSClientIOException: getFileStatus on s3a://b/lake/partition_states"
     )
     assert "S3AUtils.java" not in message
     aws = spark_store_error("s3://b/lake", None, RuntimeError(java))

@@ -80,6 +80,5 @@ def spark_store_error(root: str, endpoint: str | None, error: BaseException) -> 
         return None
     reason = next((line.strip() for line in text.splitlines() if any(m in line for m in STORE_FAILURES)), text)
     where = f"S3A endpoint {endpoint} (spark.hadoop.fs.s3a.endpoint)" if endpoint else "AWS S3"
-    return LakeError(
-        f"Spark cannot read the lake at {root} through {where}: {store_hint(' '.join(reason.split())[:400])}"
-    )
+    reason = store_hint(" ".join(reason.split()).removeprefix(": ")[:400])  # py4j's ": " before the Java error
+    return LakeError(f"Spark cannot read the lake at {root} through {where}: {reason}")
