@@ -5,7 +5,7 @@ Two sets, each from its own pom and in its own folder so neither changes the oth
 `var/jars-kafka4`) for the KRaft sandbox. A third, `pom-delta-spark.xml` (`var/jars-delta-spark`),
 is Delta Lake's Spark connector, which Spark loads with `spark.jars` (never `--packages`); a fourth,
 `pom-spark-s3.xml` (`var/jars-spark-s3`), is Hadoop's S3A filesystem (`hadoop-aws` and the AWS SDK v2
-bundle, ~620 MB) for a Spark analysis of a lake on S3 (`kafka_ops.lake.spark_s3`).
+bundle, 642 MB) for a Spark analysis of a lake on S3 (`kafka_ops.lake.spark_s3`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def ensure_delta_spark_jars(cache: Path | None = None) -> list[Path]:
 
 def ensure_spark_s3_jars(cache: Path | None = None) -> list[Path]:
     """Hadoop's S3A filesystem for pyspark 4.1.3's Hadoop 3.4.2 (`hadoop-aws` and the AWS SDK v2 bundle
-    its pom names, for `spark.jars`), Maven on the first call only (a ~620 MB download)."""
+    its pom names, for `spark.jars`), Maven on the first call only (a 642 MB download)."""
     folder = _ensure(SPARK_S3_POM, cache or var_dir() / "jars-spark-s3", expect="hadoop-aws-*.jar")
     return sorted(folder.glob("*.jar"))
 
