@@ -107,3 +107,23 @@ def test_an_s3a_endpoint_that_does_not_answer_fails_the_job_in_one_line(s3_root:
     assert "\tat org.apache" not in output and "Traceback" not in output, output[-3000:]
     assert time.monotonic() - started < 240  # S3A's defaults retry for minutes
     assert open_lake(s3_root, "delta").read("analysis_runs", "default").num_rows == 0  # nothing published
+
+
+def test_a_spark_submit_without_the_s3a_jars_fails_in_one_line_naming_them(tmp_path: Path) -> None:
+    """A driver's class path is fixed once spark-submit started it: the job checks that it can load
+    S3A and names the jars to pass when it cannot, before reading anything."""
+    settings = Settings(lake_root="s3://nowhere/lake", lake_format="delta")
+    delta_only = ",".join(j for j in spark_jars(settings).split(",") if "/jars-spark-s3/" not in j)
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "plugins"), "PYSPARK_PYTHON": sys.executable}
+    job = subprocess.run(
+        [str(SPARK_SUBMIT), "--master", "local[1]", "--conf", "spark.ui.enabled=false", "--jars", delta_only,
+         str(JOB), "--lake", settings.lake_root, "--cluster", "default", "--lake-format", "delta"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert job.returncode == 2, job.stdout[-3000:] + job.stderr[-3000:]
+    [line] = [x for x in job.stdout.splitlines() if x.startswith("cluster_health.py: ")]
+    assert line == (
+        "cluster_health.py: a delta lake at s3://nowhere/lake needs Hadoop's S3A filesystem on the driver's "
+        "class path: run spark-submit with --jars <the jars of kafka_ops.sandbox.jars.ensure_spark_s3_jars()> "
+        "(the analysis DAG does)"
+    )
