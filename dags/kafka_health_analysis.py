@@ -45,7 +45,9 @@ detector output, atomically (commit log `analysis_runs`).
 point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
 from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a Delta lake
 (`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
-(fetched by Maven once) and the jobs read every table through it. The `as_of` Param of a manual
+(fetched by `make jars`) and the jobs read every table through it; on a lake root on S3 (`s3://`,
+`s3a://`), also Hadoop's S3A filesystem, which the jobs set up from the AWS variables of the
+worker that runs spark-submit (docs/operations.md, "S3"). The `as_of` Param of a manual
 run makes both jobs analyse the lake as it was then (Delta only: each table at its version
 current then; a Parquet lake fails the run's first task, naming the Param).
 
@@ -137,7 +139,8 @@ def kafka_health_analysis() -> None:
 
     @task
     def spark_jars() -> str:
-        """spark-submit --jars: Delta Lake's Spark connector when lake_format = 'delta', else none."""
+        """spark-submit --jars: Delta Lake's Spark connector when lake_format = 'delta', Hadoop's S3A
+        filesystem when the lake root is on S3, else none."""
         from kafka_ops.airflow.analysis_arguments import spark_jars
         from kafka_ops.settings import load_settings
 

@@ -162,13 +162,17 @@ def as_of_arguments(value: object) -> list[str]:
 
 
 def spark_jars(settings: Settings) -> str:
-    """spark-submit's --jars for the analysis jobs: Delta Lake's Spark connector when the lake is on
-    Delta (fetched by Maven on the first call), else none ('')."""
-    if settings.lake_format != "delta":
-        return ""
-    from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415 - Maven once, then cached
+    """spark-submit's --jars for the analysis jobs (fetched by Maven on the first call): Delta Lake's
+    Spark connector when the lake is on Delta, Hadoop's S3A filesystem when its root is on S3
+    (`s3://`, `s3a://`); '' for a local Parquet lake. The S3A settings themselves are the session's
+    (`analysis.runner.build_session`, from the driver's AWS variables), not spark-submit's --conf."""
+    from kafka_ops.lake.object_store import is_s3  # noqa: PLC0415
+    from kafka_ops.sandbox.jars import ensure_delta_spark_jars, ensure_spark_s3_jars  # noqa: PLC0415 - Maven once
 
-    return ",".join(str(j) for j in ensure_delta_spark_jars())
+    jars = ensure_delta_spark_jars() if settings.lake_format == "delta" else []
+    if is_s3(settings.lake_root):
+        jars += ensure_spark_s3_jars()
+    return ",".join(str(j) for j in jars)
 
 
 def capacity_table(capacity: Capacities) -> dict[str, Any]:

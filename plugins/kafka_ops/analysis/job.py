@@ -40,7 +40,7 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
         thresholds = parse_thresholds(args.thresholds)
         capacity = parse_capacity(args.capacity)
         lake_format = lake_format_or_settings(args.lake_format)
-        spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format)
+        spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format, args.lake)
         try:
             detectors = [registry[n] for n in names]
             result = analyse(

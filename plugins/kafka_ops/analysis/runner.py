@@ -12,9 +12,11 @@ import argparse
 import json
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -24,9 +26,11 @@ from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
+from kafka_ops.lake.object_store import is_s3
 from kafka_ops.lake.open import add_lake_format_argument, open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.sandbox.jars import ensure_delta_spark_jars, ensure_spark_s3_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -48,6 +52,41 @@ LOCAL_SPARK_DEFAULTS = {
 
 
 @dataclass(frozen=True)
+class Connector:
+    """Jars a session needs for a kind of lake: how to recognise them in `spark.jars`, a class they
+    hold, and the function that fetches them (Maven once, then cached)."""
+
+    what: str
+    marker: str
+    main_class: str
+    fetch: Callable[[], list[Path]]
+
+
+DELTA_CONNECTOR = Connector(
+    "Delta's Spark connector", "delta-spark", "io.delta.sql.DeltaSparkSessionExtension", ensure_delta_spark_jars
+)
+S3A_CONNECTOR = Connector(
+    "Hadoop's S3A filesystem", "hadoop-aws", "org.apache.hadoop.fs.s3a.S3AFileSystem", ensure_spark_s3_jars
+)
+
+
+def _loadable(class_name: str) -> bool:
+    """Whether the driver's JVM (spark-submit's, already running) can load `class_name`."""
+    from py4j.protocol import Py4JError  # noqa: PLC0415
+    from pyspark import SparkContext  # noqa: PLC0415
+
+    jvm = SparkContext._jvm
+    if jvm is None:
+        return False
+    loader = jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+    try:
+        jvm.java.lang.Class.forName(class_name, False, loader)
+    except Py4JError:  # ClassNotFoundException, through py4j
+        return False
+    return True
+
+
+@dataclass(frozen=True)
 class AnalysisResult:
     cluster: str
     snapshot_id: str
@@ -58,11 +97,13 @@ class AnalysisResult:
         return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts}
 
 
-def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT) -> SparkSession:
+def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT, lake_root: str | None = None) -> SparkSession:
     """A session with the defaults above, except where spark-submit's --conf already set a value.
-    For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars
-    (`spark.jars`, fetched once by Maven: `sandbox.jars`); under spark-submit they must come with
-    its --jars, as a session cannot add them to a running driver's class path (Spark only logs a
+    For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars; for a
+    lake root on S3 (`s3://`, `s3a://`), Hadoop's S3A filesystem configured from this process's AWS
+    variables (`lake.spark_s3`) and its jars. The jars go in `spark.jars` (fetched once by Maven:
+    `sandbox.jars`); under spark-submit they must come with its --jars (or be on Spark's own class
+    path), as a session cannot add them to a running driver's class path (Spark only logs a
     ClassNotFoundException for Delta's extension and goes on without it)."""
     from pyspark import SparkConf, SparkContext  # noqa: PLC0415 - only jobs need Spark
     from pyspark.sql import SparkSession  # noqa: PLC0415
@@ -72,32 +113,46 @@ def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT) -> Spar
         SparkContext._ensure_initialized()
     given = SparkConf()
     wanted = dict(LOCAL_SPARK_DEFAULTS)
+    needed: list[Connector] = []
     if lake_format == "delta":
         from kafka_ops.lake.spark import DELTA_SPARK_CONF  # noqa: PLC0415
-        from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415 - Maven once, then cached
 
         wanted.update(DELTA_SPARK_CONF)
-        if "delta-spark" not in (given.get("spark.jars") or ""):
-            if submitted:  # a running driver's class path is fixed
-                raise ConfigError(
-                    "a Delta lake needs Delta's Spark connector on the driver's class path: run spark-submit with "
-                    "--jars <the jars of kafka_ops.sandbox.jars.ensure_delta_spark_jars()> (the analysis DAG does)"
-                )
-            wanted["spark.jars"] = ",".join(str(j) for j in ensure_delta_spark_jars())
+        needed.append(DELTA_CONNECTOR)
+    if lake_root is not None and is_s3(lake_root):
+        from kafka_ops.lake.spark_s3 import spark_s3_conf  # noqa: PLC0415
+
+        wanted.update(spark_s3_conf(lake_root, os.environ))
+        needed.append(S3A_CONNECTOR)
+    jars = [j for j in (given.get("spark.jars") or "").split(",") if j]
+    missing = [
+        c for c in needed if not any(c.marker in j for j in jars) and not (submitted and _loadable(c.main_class))
+    ]
+    if missing and submitted:  # a running driver's class path is fixed
+        fetches = " and ".join(f"kafka_ops.sandbox.jars.{c.fetch.__name__}()" for c in missing)
+        raise ConfigError(
+            f"a {lake_format} lake{f' at {lake_root}' if lake_root else ''} needs "
+            f"{' and '.join(c.what for c in missing)} on the driver's class path: run spark-submit with "
+            f"--jars <the jars of {fetches}> (the analysis DAG does)"
+        )
     builder = SparkSession.builder.appName(app_name)
     for key, value in wanted.items():
         if not given.contains(key):
             builder = builder.config(key, value)
+    if missing:
+        builder = builder.config("spark.jars", ",".join(jars + [str(j) for c in missing for j in c.fetch()]))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     jvm = spark.sparkContext._jvm
     if jvm is not None:
         # the detectors order a window's few hundred snapshots without a partition key, on purpose; and
         # a Parquet read of a window's day folders (a glob, see `lake.spark`) is no streaming sink's
-        # output, which Spark looks for on a single path and logs a stack trace for not finding
-        for quiet in ("window.WindowExec", "streaming.sinks.FileStreamSink"):
+        # output, which Spark looks for on a single path and logs a stack trace for not finding; and Delta
+        # logs the stack trace of a lake it cannot reach before it raises the error, which the job reports
+        quiet = ("execution.window.WindowExec", "execution.streaming.sinks.FileStreamSink", "delta.DeltaTableUtils")
+        for logger in quiet:
             jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
-                f"org.apache.spark.sql.execution.{quiet}", jvm.org.apache.logging.log4j.Level.ERROR
+                f"org.apache.spark.sql.{logger}", jvm.org.apache.logging.log4j.Level.ERROR
             )
     return spark
 
@@ -168,25 +223,45 @@ def analyse(
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     until = context.captured_at
     # each input is scanned by several detectors: read the window once, keep it in memory
-    inputs = {
-        t: read_history(
-            spark, lake_root, t, cluster, since=since, until=until, lake_format=lake_format, versions=versions
-        ).cache()
-        for t in tables_of(detectors)
-    }
-    findings: dict[str, DataFrame] = {}
-    for detector in detectors:
-        for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
-            findings[name] = frame
-    try:
-        arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
-    finally:
-        for frame in inputs.values():
-            frame.unpersist()
+    with _store_failures_as_lake_errors(spark, lake_root):
+        inputs = {
+            t: read_history(
+                spark, lake_root, t, cluster, since=since, until=until, lake_format=lake_format, versions=versions
+            ).cache()
+            for t in tables_of(detectors)
+        }
+        findings: dict[str, DataFrame] = {}
+        for detector in detectors:
+            for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
+                findings[name] = frame
+        try:
+            arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
+        finally:
+            for frame in inputs.values():
+                frame.unpersist()
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
     arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, source, sorted(d.name for d in detectors), counts, analysed_at)
     lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))
     return AnalysisResult(cluster, context.snapshot_id, counts)
+
+
+@contextmanager
+def _store_failures_as_lake_errors(spark: SparkSession, lake_root: str) -> Iterator[None]:
+    """A Spark read that failed on the lake's object store raises one `LakeError` line naming the lake
+    root and S3A's endpoint (`lake.spark_s3`), not a JVM stack trace; any other error as it is."""
+    from py4j.protocol import Py4JJavaError  # noqa: PLC0415
+    from pyspark.errors import PySparkException  # noqa: PLC0415
+
+    from kafka_ops.lake.spark_s3 import spark_store_error  # noqa: PLC0415
+
+    try:
+        yield
+    except (Py4JJavaError, PySparkException) as e:
+        endpoint = spark.sparkContext.getConf().get("spark.hadoop.fs.s3a.endpoint", None)
+        error = spark_store_error(lake_root, endpoint, e)
+        if error is None:
+            raise
+        raise error from e
 
 
 def tables_of(detectors: Sequence[Detector]) -> list[str]:

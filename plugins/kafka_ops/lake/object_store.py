@@ -37,7 +37,7 @@ import re
 import secrets
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -102,12 +102,14 @@ def is_s3(root: str) -> bool:
     return root.partition("://")[0] in S3_SCHEMES and "://" in root
 
 
-def s3_location(root: str) -> S3Location:
-    """The object store of lake root `root` (`s3://`), from the environment (module docstring)."""
-    endpoint_var = next((v for v in ENDPOINT_VARS if os.environ.get(v)), None)
-    endpoint = os.environ[endpoint_var].rstrip("/") if endpoint_var else None
-    region = next((os.environ[v] for v in REGION_VARS if os.environ.get(v)), DEFAULT_REGION)
-    allow_http = os.environ.get("AWS_ALLOW_HTTP", "").strip().lower() in ("1", "true", "yes")
+def s3_location(root: str, environ: Mapping[str, str] | None = None) -> S3Location:
+    """The object store of lake root `root` (`s3://`), from the environment (module docstring;
+    `environ`, default this process's)."""
+    env = os.environ if environ is None else environ
+    endpoint_var = next((v for v in ENDPOINT_VARS if env.get(v)), None)
+    endpoint = env[endpoint_var].rstrip("/") if endpoint_var else None
+    region = next((env[v] for v in REGION_VARS if env.get(v)), DEFAULT_REGION)
+    allow_http = env.get("AWS_ALLOW_HTTP", "").strip().lower() in ("1", "true", "yes")
     if endpoint and not endpoint.startswith(("http://", "https://")):
         raise LakeError(f"${endpoint_var}={endpoint!r} for lake root {root}: give a URL, http:// or https://")
     if endpoint and endpoint.startswith("http://") and not allow_http:
@@ -145,8 +147,8 @@ def _reason(error: BaseException) -> str:
     if isinstance(response, dict):
         err = response.get("Error", {})
         code, message = err.get("Code", ""), err.get("Message", "")
-        return _hint(f"{code}: {message}".strip(": "))
-    return _hint(" ".join(str(error).split())[:300] or type(error).__name__)
+        return store_hint(f"{code}: {message}".strip(": "))
+    return store_hint(" ".join(str(error).split())[:300] or type(error).__name__)
 
 
 _HINTS = (
@@ -166,7 +168,8 @@ _HINTS = (
 )  # fmt: skip
 
 
-def _hint(reason: str) -> str:
+def store_hint(reason: str) -> str:
+    """`reason`, led by what it most likely means (no bucket, refused credentials, no answer) when known."""
     for needles, hint in _HINTS:
         if any(re.search(n, reason, re.IGNORECASE) for n in needles):
             return f"{hint} ({reason[:200]})"

@@ -3,7 +3,9 @@
 Two sets, each from its own pom and in its own folder so neither changes the other: Kafka 3.9
 (`pom.xml`, `var/jars`) for the ZooKeeper sandbox and Kafka 4.x (`pom-kafka4.xml`,
 `var/jars-kafka4`) for the KRaft sandbox. A third, `pom-delta-spark.xml` (`var/jars-delta-spark`),
-is Delta Lake's Spark connector, which Spark loads with `spark.jars` (never `--packages`).
+is Delta Lake's Spark connector, which Spark loads with `spark.jars` (never `--packages`); a fourth,
+`pom-spark-s3.xml` (`var/jars-spark-s3`), is Hadoop's S3A filesystem (`hadoop-aws` and the AWS SDK v2
+bundle, 642 MB) for a Spark analysis of a lake on S3 (`kafka_ops.lake.spark_s3`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ log = logging.getLogger(__name__)
 POM = Path(__file__).with_name("pom.xml")
 KAFKA4_POM = Path(__file__).with_name("pom-kafka4.xml")
 DELTA_SPARK_POM = Path(__file__).with_name("pom-delta-spark.xml")
+SPARK_S3_POM = Path(__file__).with_name("pom-spark-s3.xml")
 _MARKER = ".complete"
 
 
@@ -49,6 +52,13 @@ def ensure_kafka4_jars(cache: Path | None = None) -> Path:
 def ensure_delta_spark_jars(cache: Path | None = None) -> list[Path]:
     """Delta Lake's Spark connector jars for pyspark 4.1 (for `spark.jars`), Maven on the first call only."""
     folder = _ensure(DELTA_SPARK_POM, cache or var_dir() / "jars-delta-spark", expect="delta-spark_4.1_2.13-*.jar")
+    return sorted(folder.glob("*.jar"))
+
+
+def ensure_spark_s3_jars(cache: Path | None = None) -> list[Path]:
+    """Hadoop's S3A filesystem for pyspark 4.1.3's Hadoop 3.4.2 (`hadoop-aws` and the AWS SDK v2 bundle
+    its pom names, for `spark.jars`), Maven on the first call only (a 642 MB download)."""
+    folder = _ensure(SPARK_S3_POM, cache or var_dir() / "jars-spark-s3", expect="hadoop-aws-*.jar")
     return sorted(folder.glob("*.jar"))
 
 
