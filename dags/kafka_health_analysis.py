@@ -10,10 +10,10 @@ import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Param, dag, get_current_context, task
 from airflow.utils.trigger_rule import TriggerRule
 
+from kafka_ops.airflow.analysis_operator import SparkAnalysisOperator
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 
 SPARK_JOBS = os.environ.get(
@@ -41,8 +41,11 @@ cluster that just got one (a manual run analyses every configured cluster with b
 Each job reads the last day of its batches from the lake and writes one findings table per
 detector output, atomically (commit log `analysis_runs`).
 
-**Spark.** `SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
-point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
+**Spark.** The `spark_default` connection's type picks it: `spark` runs each job with spark-submit
+(`local[*]` by default; point it at a standalone, YARN or Kubernetes master to run on a cluster), a
+new Spark driver per run; `spark_connect` (`sc://host:port`) runs it in the task's process on a
+warm Spark Connect server (`kafka_ops.lake.spark_connect`), seconds instead of minutes. A Connect
+server that is down fails the task, naming the connection and the endpoint: no fallback. Thresholds come
 from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a Delta lake
 (`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
 (fetched by Maven once) and the jobs read every table through it. The `as_of` Param of a manual
@@ -186,14 +189,14 @@ def kafka_health_analysis() -> None:
     jars = spark_jars()
     validated >> [zookeeper_args, group_args, jars]
     analysed = [
-        SparkSubmitOperator.partial(
+        SparkAnalysisOperator.partial(
             task_id="analyse_cluster",
             application=os.path.join(SPARK_JOBS, "cluster_health.py"),
             conn_id="spark_default",
             name="kafka-ops-cluster-health",
             jars=JARS,
         ).expand(application_args=zookeeper_args),
-        SparkSubmitOperator.partial(
+        SparkAnalysisOperator.partial(
             task_id="analyse_groups",
             application=os.path.join(SPARK_JOBS, "consumer_groups.py"),
             conn_id="spark_default",

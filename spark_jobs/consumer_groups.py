@@ -18,8 +18,10 @@ from kafka_ops.analysis.job import run_job
 from kafka_ops.detectors.registry import GROUP_DETECTORS
 
 
-def main(argv: list[str] | None = None) -> int:
-    return run_job(argv, "consumer_groups.py", __doc__ or "", GROUP_DETECTORS)
+def main(argv: list[str] | None = None, remote: str | None = None, conn_id: str | None = None) -> int:
+    """The job; with `remote` (`sc://host:port`), on that Spark Connect server (the analysis DAG's
+    `spark_connect` connection `conn_id`) instead of a driver of its own."""
+    return run_job(argv, "consumer_groups.py", __doc__ or "", GROUP_DETECTORS, remote=remote, conn_id=conn_id)
 
 
 if __name__ == "__main__":

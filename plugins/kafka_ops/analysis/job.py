@@ -11,12 +11,25 @@ from kafka_ops.analysis.detector import Detector
 from kafka_ops.analysis.runner import add_arguments, analyse, build_session, parse_capacity, parse_thresholds
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.open import lake_format_or_settings
+from kafka_ops.lake.spark_connect import connect_session
 
 
-def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: Mapping[str, Detector]) -> int:
+def run_job(
+    argv: Sequence[str] | None,
+    prog: str,
+    description: str,
+    registry: Mapping[str, Detector],
+    *,
+    remote: str | None = None,
+    conn_id: str | None = None,
+) -> int:
     """Run `registry`'s detectors (or those named with --detectors) for one cluster and publish
     their findings; print one JSON summary line. Exit 0, or 2 with a message on a bad argument,
-    a missing lake batch or any other `KafkaOpsError`."""
+    a missing lake batch or any other `KafkaOpsError`.
+
+    With `remote` (`sc://host:port`), on a session of that Spark Connect server (see
+    `lake.spark_connect`; `conn_id` names the Airflow connection it came from in errors) instead of
+    a Spark driver of this process's own."""
     parser = argparse.ArgumentParser(
         prog=prog, description=description, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -40,7 +53,10 @@ def run_job(argv: Sequence[str] | None, prog: str, description: str, registry: M
         thresholds = parse_thresholds(args.thresholds)
         capacity = parse_capacity(args.capacity)
         lake_format = lake_format_or_settings(args.lake_format)
-        spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format)
+        if remote is None:
+            spark = build_session(f"kafka-ops {prog}: {args.cluster}", lake_format)
+        else:
+            spark = connect_session(remote, conn_id)
         try:
             detectors = [registry[n] for n in names]
             result = analyse(
