@@ -40,7 +40,7 @@ def test_a_connect_server_that_is_down_fails_the_task_naming_the_connection_and_
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps(conn))
     started = time.monotonic()
     with pytest.raises(SparkConnectUnavailable) as failed:
-        operator().execute({})  # type: ignore[arg-type]
+        operator().execute({})
     message = str(failed.value)
     assert "\n" not in message
     assert "'spark_default'" in message and f"sc://127.0.0.1:{port}" in message and "is down" in message
@@ -50,7 +50,7 @@ def test_a_connect_server_that_is_down_fails_the_task_naming_the_connection_and_
 def test_a_connection_of_another_type_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", json.dumps({"conn_type": "http", "host": "spark"}))
     with pytest.raises(ConfigError, match=r"connection 'spark_default' is of type 'http'.*'spark_connect'"):
-        operator().execute({})  # type: ignore[arg-type]
+        operator().execute({})
 
 
 def test_a_session_on_a_closed_port_says_so_without_a_connection_name() -> None:
