@@ -97,6 +97,11 @@ TOYS: dict[str, Toy] = {
         ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
         ("max_seconds", "max_moves_over_lower_bound"),
     ),
+    "analysis_latency": Toy(  # a Connect server's start, 3 warm analyses and 1 spark-submit: minutes, not seconds
+        ("--partitions", "100", "--per-day", "12", "--days", "2", "--runs", "1", "--cold-runs", "1"),
+        ("p50_s", "cold_p50_s", "history_ratio", "p50_history_s", "findings_equal", "targets"),
+        ("p50_s", "cold_p50_s", "history_ratio"),
+    ),
     "delta_publish": Toy(
         ("--partitions", "500", "--snapshots", "24", "--window", "4"),
         ("delta_first_s", "delta_last_s", "parquet_first_s", "parquet_last_s", "delta_growth", "ratio", "targets"),
