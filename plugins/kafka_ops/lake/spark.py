@@ -119,6 +119,7 @@ def _read_parquet(
         reader = reader.schema(known)
     try:
         frame = reader.option("basePath", path).parquet(_folders(path, cluster, days))
+        frame.schema  # noqa: B018 - a Spark Connect read is lazy: a missing path must fail here, as classic does
     except AnalysisException as e:  # no such table, or none of its folders asked for
         if known is None or e.getCondition() != "PATH_NOT_FOUND":
             raise
@@ -143,6 +144,7 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
         reader = reader.option("versionAsOf", version)
     try:
         frame = reader.load(path)
+        frame.schema  # noqa: B018 - a Spark Connect read is lazy: a missing table must fail here, as classic does
     except AnalysisException as e:
         if known is None or e.getCondition() not in ("PATH_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"):
             raise
