@@ -62,7 +62,7 @@ def test_connect_and_spark_submit_publish_the_same_findings(connect_server: Loca
              "--lake", str(tmp_path / "submit"), *args],
             capture_output=True, text=True, check=False, timeout=600,
         )  # fmt: skip
-        assert submitted.returncode == 0, submitted.stderr[-3000:]
+        assert submitted.returncode == 0, f"{job}: {submitted.stdout[-2000:]}\n{submitted.stderr[-3000:]}"
 
     over_connect = findings(tmp_path / "connect")
     assert over_connect == findings(tmp_path / "submit")

@@ -17,6 +17,7 @@ Connect, which the analysis never makes."""
 from __future__ import annotations
 
 import socket
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -39,7 +40,11 @@ SERVER_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.showConsoleProgress": "false",
     "spark.ui.enabled": "false",
+    "spark.log.level": "WARN",  # INFO logs ~250 lines per Spark job, a few hundred jobs an analysis
     "spark.databricks.delta.snapshotPartitions": "8",
+    # an analysis builds ~30 findings from the same few cached inputs: keep their resolved plans
+    # (Spark Connect re-resolves every plan a client sends; the default keeps 16 a session)
+    "spark.connect.session.planCache.maxSize": "256",
     # a session left by a client that died (a killed task) is released after this idle time
     "spark.connect.session.manager.defaultSessionTimeout": "30m",
 }
@@ -101,6 +106,9 @@ def connect_session(url: str, conn_id: str | None = None) -> SparkSession:
     from pyspark.sql import SparkSession  # noqa: PLC0415 - only Spark callers import pyspark
 
     check_server(url, conn_id)
+    # the detectors order a window's few hundred snapshots without a partition key, on purpose (a
+    # classic session quiets Spark's WindowExec logger for the same warning: `analysis.runner`)
+    warnings.filterwarnings("ignore", message="WARN WindowExpression: No Partition Defined", category=UserWarning)
     spark = SparkSession.builder.remote(url).create()
     for key, value in SESSION_CONF.items():
         spark.conf.set(key, value)
