@@ -42,6 +42,7 @@ from synthetic_history import snapshot_batches
 from kafka_ops.airflow.analysis_operator import run_job_file
 from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
+from kafka_ops.lake.spark_connect import classic_environment
 from kafka_ops.lake.store import Batch
 from kafka_ops.sandbox.connect_server import LocalConnectServer
 from kafka_ops.sandbox.jars import ensure_delta_spark_jars
@@ -127,7 +128,7 @@ def cold_run(lake: DeltaLake) -> float:
     argv = [spark_submit, "--master", "local[2]", "--driver-memory", "2g", "--jars", jars, str(JOB),
             "--lake", str(lake.root), "--cluster", "synth", "--lake-format", "delta"]  # fmt: skip
     env = {
-        **os.environ,
+        **classic_environment(os.environ),
         "PYSPARK_PYTHON": sys.executable,
         "PATH": f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}",
     }

@@ -19,6 +19,7 @@ import pytest
 from kafka_ops.airflow.analysis_operator import run_job_file
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
+from kafka_ops.lake.spark_connect import classic_environment
 from kafka_ops.sandbox.connect_server import LocalConnectServer
 from kafka_ops.sandbox.jars import ensure_delta_spark_jars
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -60,7 +61,7 @@ def test_connect_and_spark_submit_publish_the_same_findings(connect_server: Loca
         submitted = subprocess.run(
             [spark_submit, "--master", "local[2]", "--driver-memory", "1g", "--jars", jars, str(JOBS / job),
              "--lake", str(tmp_path / "submit"), *args],
-            capture_output=True, text=True, check=False, timeout=600,
+            capture_output=True, text=True, check=False, timeout=600, env=classic_environment(os.environ),
         )  # fmt: skip
         assert submitted.returncode == 0, f"{job}: {submitted.stdout[-2000:]}\n{submitted.stderr[-3000:]}"
 

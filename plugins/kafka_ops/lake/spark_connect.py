@@ -115,6 +115,17 @@ def connect_session(url: str, conn_id: str | None = None) -> SparkSession:
     return spark
 
 
+CONNECT_MODE_VARIABLES = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+"""What pyspark sets in `os.environ` once a process has a Connect session (`SPARK_CONNECT_MODE_ENABLED`)
+or reads to make one: a classic driver started from such a process (spark-submit) must not inherit them,
+or its `getOrCreate` asks for a Connect URL (`CONNECT_URL_NOT_SET`)."""
+
+
+def classic_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` for a child that starts a classic Spark driver (spark-submit): without `CONNECT_MODE_VARIABLES`."""
+    return {k: v for k, v in environ.items() if k not in CONNECT_MODE_VARIABLES}
+
+
 def _endpoint(url: str) -> tuple[str, int]:
     rest = url.removeprefix("sc://").split("/", 1)[0].split(";", 1)[0]
     host, _, port = rest.rpartition(":")
