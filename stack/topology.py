@@ -42,6 +42,11 @@ SPARK_DEFAULTS = {
     "spark.ui.enabled": "false",
 }
 SPARK_WORKER_MEMORY, SPARK_DAEMON_MEMORY = "1g", "256m"
+SPARK_WORKER_OPTS = (
+    "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=300 -Dspark.worker.cleanup.appDataTtl=900"
+)
+"""A worker removes a finished application's folder 15 minutes after it ended: each holds the jars spark-submit
+handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute would fill the disk."""
 CELERY_CONCURRENCY = "2"
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
          *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "airflow-api-server", "airflow-triggerer-logs",
@@ -120,7 +125,12 @@ class Topology:
 
     def _start_spark(self, state: State, base: dict[str, str]) -> None:
         ports = state.ports
-        env = {**base, "SPARK_DAEMON_MEMORY": SPARK_DAEMON_MEMORY, "SPARK_NO_DAEMONIZE": "1"}
+        env = {
+            **base,
+            "SPARK_DAEMON_MEMORY": SPARK_DAEMON_MEMORY,
+            "SPARK_NO_DAEMONIZE": "1",
+            "SPARK_WORKER_OPTS": SPARK_WORKER_OPTS,
+        }
         master, ui = f"spark://127.0.0.1:{ports['spark-master']}", f"http://127.0.0.1:{ports['spark-master-ui']}"
         self._service(state, "spark-master", [str(BIN / "spark-class"), "org.apache.spark.deploy.master.Master",
                       "--host", "127.0.0.1", "--port", str(ports["spark-master"]), "--webui-port",

@@ -30,6 +30,7 @@ from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
 from stack import fleet
 from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_WORKERS
+from stack.topology import SPARK_WORKER_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -413,6 +414,14 @@ def test_connections_parse_as_airflow_and_kafka_ops_read_them(services: dict[str
     assert kraft_env["KAFKA_PROCESS_ROLES"] == "broker,controller"
     for conns_of in (conns, native):
         notifier_for(conns_of[fleet.ALERT_CONN])  # a webhook sink, to the receiver
+
+
+def test_spark_workers_clean_up_finished_applications_as_the_native_stack_does(services: dict[str, Any]) -> None:
+    """Each application's folder holds the jars spark-submit handed it (on an S3 lake 642 MB): both
+    topologies remove it after the same time."""
+    for name in SPARK_WORKERS:
+        assert services[name]["environment"]["SPARK_WORKER_OPTS"] == SPARK_WORKER_OPTS, name
+    assert "-Dspark.worker.cleanup.enabled=true" in SPARK_WORKER_OPTS
 
 
 def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
