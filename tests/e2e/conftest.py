@@ -21,11 +21,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from kafka_ops.airflow.remediation_params import ELECTION_FORM
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from tests.e2e.airflow_stack import USER, VIEWER, AirflowStack, AirflowUI
+
+# Playwright's assertions wait 5 s by default: on a loaded 2-core machine the run page's task table can
+# take longer than that to render after a reload. A condition with a generous deadline, not a timing.
+expect.set_options(timeout=30_000)
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "sandbox"
