@@ -29,7 +29,7 @@ import time
 from _timing import best_of
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic, OffsetSpec
-from kafka.errors import CoordinatorNotAvailableError
+from kafka.errors import CoordinatorNotAvailableError, NoError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_ops.sandbox import KRaftSandbox, ensure_kafka4_jars
@@ -65,16 +65,26 @@ def seed(sandbox: KRaftSandbox, groups: int) -> None:
             offsets = {
                 TopicPartition(topic, p): OffsetAndMetadata((g + p) % MESSAGES, "", -1) for p in range(PARTITIONS)
             }
-            for attempt in range(60):  # the first commit creates __consumer_offsets: no coordinator for a while
-                try:
-                    admin.alter_group_offsets(f"bench-group-{g:03d}", offsets)
-                    break
-                except CoordinatorNotAvailableError:
-                    if attempt == 59:
-                        raise
-                    time.sleep(1)
+            commit_offsets(admin, f"bench-group-{g:03d}", offsets)
     finally:
         admin.close()
+
+
+def commit_offsets(admin: KafkaAdminClient, group: str, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+    """Commit `offsets` for `group`, retrying while the coordinator is not there yet: the first commit
+    creates __consumer_offsets, and a loading coordinator answers per partition, not by raising."""
+    failed: dict[TopicPartition, object] = {}
+    for _ in range(60):
+        try:
+            answers = admin.alter_group_offsets(group, offsets)
+        except CoordinatorNotAvailableError as e:
+            failed = {tp: e for tp in offsets}
+        else:
+            failed = {tp: error for tp, error in answers.items() if error is not NoError}
+            if not failed:
+                return
+        time.sleep(1)
+    raise SystemExit(f"could not commit offsets for group {group}: {sorted(map(str, failed.values()))[:3]}")
 
 
 def baseline(bootstrap: str) -> tuple[int, int]:

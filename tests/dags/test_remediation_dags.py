@@ -349,8 +349,14 @@ def test_cancel_dag_stops_a_running_execution(
         )
     )
     try:
-        sandbox.wait_for(lambda s: bool(s.topics[topic].adding_replicas), 30, "the first batch in flight")
-        moving = sorted(f"{topic}-{p}" for p in sandbox.snapshot().topics[topic].adding_replicas)
+        # the controller starts a batch's moves one partition at a time: wait for the whole batch (both
+        # partitions hold data, so at 1 B/s neither finishes)
+        moving = sorted(f"{topic}-{m.partition}" for m in plan.reassignments)
+        sandbox.wait_for(
+            lambda s: sorted(f"{topic}-{p}" for p in s.topics[topic].adding_replicas) == moving,
+            30,
+            "the whole first batch in flight",
+        )
 
         preview = trigger_cancel(dag_bag, plan_id=plan.plan_id)
         assert states(preview) == {
@@ -375,6 +381,15 @@ def test_cancel_dag_stops_a_running_execution(
         report = xcom(cancelled, "cancel")
         assert (report["cancelled"], report["still_in_flight"], report["throttles_removed"]) == (moving, [], True)
         error = execution.error(30)
+    except BaseException:
+        # a crawl left in flight would refuse every later plan on this shared sandbox
+        config = ClusterConfig(CLUSTER, writes_enabled=True)
+        zookeeper = ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5)
+        cancel(plan.plan_id, lake=open_lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
+               actor="pytest-cleanup", poll_s=0.3)  # fmt: skip
+        execution.error(30)
+        delete_topic(sandbox, topic)
+        raise
     finally:
         admin.close()
     assert isinstance(error, PlanCancelled), error

@@ -29,6 +29,7 @@ from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import ZooKeeperUnreachable
 from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox.cluster import attach
 from kafka_ops.snapshot.tables import snapshot_batch
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -105,6 +106,7 @@ def test_a_killed_broker_is_one_critical_incident_until_it_returns(
     assert [n for n in oncall.sent() if n["severity"] == "critical"] == critical
 
     cluster.start_broker(victim)
+    assert cluster.root is not None and attach(cluster.root).broker_running(victim), "state.json names the new pid"
     cluster.wait_healthy(120)
     back = oncall.run()
     assert "no_under_min_isr_partitions" in back.resolved

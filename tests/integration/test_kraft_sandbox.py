@@ -14,7 +14,7 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
 from kafka_ops.sandbox import KRaftSandbox
-from kafka_ops.sandbox.kraft import KAFKA_VERSION
+from kafka_ops.sandbox.kraft import KAFKA_VERSION, attach_kraft
 
 pytestmark = pytest.mark.integration
 
@@ -139,6 +139,7 @@ def test_a_down_broker_is_fenced_and_its_partitions_under_replicated(
     assert all(len(p["isr_nodes"]) < len(p["replica_nodes"]) == 3 for p in partitions)  # under-replicated
     assert all(p["offline_replicas"] == [2] for p in partitions)
     cluster.start_broker(2)
+    assert cluster.root is not None and attach_kraft(cluster.root).broker_running(2), "state.json names the new pid"
     cluster.wait_healthy(120)
     assert cluster.fenced_brokers() == set()
     assert all(set(p["isr_nodes"]) == {1, 2, 3} for p in partitions_of(cluster, topic))

@@ -368,6 +368,8 @@ class SandboxCluster:
         out.close()
         node.pid = node.process.pid
         log.info("started %s (pid %s)", node.name, node.pid)
+        if self.root is not None and (self.root / "state.json").exists():
+            self._save_state()  # a restarted node's pid: `status` (and another `up`) must see it running
 
     def _terminate(self, node: _Node, grace_s: float) -> None:
         """SIGTERM, up to `grace_s` seconds to exit, then SIGKILL; reaps the process."""

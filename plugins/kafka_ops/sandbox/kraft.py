@@ -408,6 +408,8 @@ class KRaftSandbox:
         out.close()
         node.pid = node.process.pid
         log.info("started %s (pid %s)", node.name, node.pid)
+        if self.root is not None and (self.root / "state.json").exists():
+            self._save_state()  # a restarted node's pid: `status` (and another `up`) must see it running
 
     # -- state for the CLI ------------------------------------------------------------------------
 
