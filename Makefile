@@ -77,7 +77,7 @@ check: lint airflow-db
 	$(BIN)/pytest tests -m "not integration and not e2e and not stack and not bench and not spark and not jvm and not scale" -q
 
 test: lint jars airflow-db browser prometheus stack-servers
-	$(BIN)/pytest tests -m "not scale" --durations=40
+	$(BIN)/pytest tests -m "not scale" -n 2 --dist loadgroup --durations=40
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
 test-scale: jars

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Iterator
+from concurrent.futures import thread as futures_thread
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+
+from tests import lanes
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -30,6 +35,17 @@ if _BIN not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _BIN + os.pathsep + os.environ.get("PATH", "")
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
+if lanes.worker() is not None:
+    # one SQLite metadata DB per xdist worker (two writers on one file fail with "database is locked"):
+    # a copy of the migrated one `make airflow-db` made, so the dags tests' migration check passes at once
+    _shared_db = Path(os.environ["AIRFLOW_HOME"]) / "airflow.db"
+    _worker_db = _shared_db.with_name(f"airflow-{lanes.worker()}.db")
+    if _shared_db.exists():
+        _source, _copy = sqlite3.connect(_shared_db), sqlite3.connect(_worker_db)
+        _source.backup(_copy)  # consistent even with the source's write-ahead log not yet merged
+        _source.close()
+        _copy.close()
+    os.environ["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] = f"sqlite:///{_worker_db}"
 
 from kafka_ops.child_process import kill_when_gone  # noqa: E402 - after the Airflow environment
 from kafka_ops.lake.open import open_lake  # noqa: E402
@@ -47,12 +63,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """A client thread a failed test left running (a consumer whose brokers are gone retries for ever)
     must not keep the run alive past its result: CI would only see a timeout. Say which, then exit
     with the tests' own status."""
-    stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    stray = [t.name for t in threading.enumerate() if t is not threading.main_thread() and _lingers(t)]
     if stray:
         sys.stdout.flush()
         sys.stderr.write(f"pytest: exiting past {len(stray)} thread(s) tests left running: {stray[:10]}\n")
         sys.stderr.flush()
-        os._exit(_EXIT_STATUS["status"])
+        if lanes.worker() is None:
+            os._exit(_EXIT_STATUS["status"])
+        # an xdist worker's results are still on their way to the controller: exit once they had time
+        timer = threading.Timer(30, os._exit, args=(_EXIT_STATUS["status"],))
+        timer.daemon = True
+        timer.start()
 
 
 _LAST_USERS: dict[str, pytest.Item] = {}
@@ -81,6 +102,7 @@ class _TruthfulMarkers:
             for fixture, marker in BOUND_FIXTURES.items():
                 if fixture in getattr(item, "fixturenames", ()):
                     item.add_marker(marker)
+        lanes.assign_groups(items, REPO / "tests")
         if unmarked:
             raise pytest.UsageError(
                 f"{len(unmarked)} test(s) lack the marker of their folder (tests/integration: "
@@ -88,8 +110,54 @@ class _TruthfulMarkers:
             )
 
 
+class _NoLeakedThreads:
+    """A non-daemon thread a test started and left running (a consumer retrying for ever, an executor
+    never shut down) keeps the interpreter alive past the run: the test that leaked it fails, naming it.
+    Threads that session- or module-scoped fixtures start live as long as their fixture and are not
+    counted; a leaked thread gets a few seconds to finish before it is called a leak."""
+
+    GRACE_S = 5.0
+
+    def __init__(self) -> None:
+        self._before: dict[str, set[threading.Thread]] = {}
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        self._before[item.nodeid] = set(threading.enumerate())
+        return (yield)
+
+    @pytest.hookimpl(wrapper=True, trylast=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Iterator[None]:
+        result = yield
+        before = self._before.pop(item.nodeid, None)
+        if before is None:
+            return result
+        deadline = time.monotonic() + self.GRACE_S
+        leaked = self._leaked(before)
+        while leaked and time.monotonic() < deadline:
+            leaked[0].join(max(deadline - time.monotonic(), 0))
+            leaked = self._leaked(before)
+        if leaked:
+            names = ", ".join(sorted(t.name for t in leaked))
+            pytest.fail(f"{item.nodeid} left {len(leaked)} non-daemon thread(s) running: {names}", pytrace=False)
+        return result
+
+    @staticmethod
+    def _leaked(before: set[threading.Thread]) -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t not in before and _lingers(t)]
+
+
+def _lingers(thread: threading.Thread) -> bool:
+    """A live non-daemon thread that would keep the interpreter from exiting. An executor's worker
+    (asgiref's shared sync_to_async executor, for one) is not: `concurrent.futures` wakes and joins
+    its idle workers at exit."""
+    idle_worker = getattr(thread, "_target", None) is futures_thread._worker
+    return thread.is_alive() and not thread.daemon and not idle_worker
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_TruthfulMarkers(), "kafka-ops-truthful-markers")
+    config.pluginmanager.register(_NoLeakedThreads(), "kafka-ops-no-leaked-threads")
 
 
 @pytest.hookimpl(trylast=True)
@@ -103,7 +171,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if not users:
             continue
         last = users[-1]
-        while last + 1 < len(items) and items[last + 1].path.parent == items[users[-1]].path.parent:
+        # one worker of several runs its group's users and other work in between: stop after the last user
+        while (
+            lanes.worker() is None
+            and last + 1 < len(items)
+            and items[last + 1].path.parent == items[users[-1]].path.parent
+        ):
             last += 1
         _LAST_USERS[name] = items[last]
 

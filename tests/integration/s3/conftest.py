@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from kafka_ops.child_process import die_with_parent
+
 START_TIMEOUT_S = 60.0
 
 
@@ -44,6 +46,7 @@ class MotoServer:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**os.environ, **(self.env or {})},
+                preexec_fn=die_with_parent,  # noqa: PLW1509 - a killed test run leaves no server behind
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self._answers():
