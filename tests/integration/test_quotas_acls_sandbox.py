@@ -17,9 +17,9 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import GROUP_DETECTORS
+from kafka_ops.jars.fetch import ensure_jars
 from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.jars import ensure_jars
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
