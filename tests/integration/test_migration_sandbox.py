@@ -17,7 +17,6 @@ from kafka.admin import NewTopic
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import NotZooKeeper
 from kafka_ops.lake.open import open_lake
@@ -29,6 +28,7 @@ from kafka_ops.sources import migration
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.migration import MigrationWatch, migration_status
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kafka_tools import quorum_status

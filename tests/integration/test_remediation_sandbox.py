@@ -26,7 +26,6 @@ from kafka import TopicPartition
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.cli import main as cli_main
 from kafka_ops.detectors import idle_throttles
 from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
@@ -56,6 +55,7 @@ from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.background import Background
 from tests.integration.kafka_data import (

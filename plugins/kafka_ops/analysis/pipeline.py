@@ -18,9 +18,9 @@ import pyarrow.fs as pafs
 from kafka_ops.alerting.alert import Alert, Links
 from kafka_ops.alerting.from_findings import gate_alerts, untrusted_alert
 from kafka_ops.alerting.pipeline_status import PipelineStatus
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult, run_gates
 from kafka_ops.validation.integrity import (
     IntegrityThresholds,

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
@@ -31,6 +30,7 @@ from kafka_ops.lake.object_store import is_s3
 from kafka_ops.lake.open import add_lake_format_argument, open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

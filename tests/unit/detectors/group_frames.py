@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT
 
 GROUPS = (
