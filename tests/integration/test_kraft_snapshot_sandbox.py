@@ -16,10 +16,10 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.remediation import AdminApiBackend
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector

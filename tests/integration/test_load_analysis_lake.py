@@ -16,8 +16,8 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.report.digest import render_findings
-from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.thresholds import Thresholds

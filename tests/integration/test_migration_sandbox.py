@@ -20,8 +20,8 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import NotZooKeeper
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox.migration import MigrationSandbox
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources import migration

@@ -10,7 +10,7 @@ import pyarrow as pa
 from kafka_ops.alerting.alert import Links
 from kafka_ops.analysis.pipeline import firing_alerts, validate_batches
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.snapshot.model import CollectionIssue
+from kafka_ops.model.cluster import CollectionIssue
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult

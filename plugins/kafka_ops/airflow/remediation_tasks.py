@@ -38,6 +38,7 @@ from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -68,7 +69,6 @@ from kafka_ops.remediation.log_dir_moves import execute_dir_moves, split_dir_mov
 from kafka_ops.remediation.preflight import check_offline_config
 from kafka_ops.remediation.throttle_budget import BudgetThrottle, throttle_for_budget
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
 
 log = logging.getLogger(__name__)

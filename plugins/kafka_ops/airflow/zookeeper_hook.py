@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
-    from kafka_ops.snapshot.model import ClusterSnapshot
+    from kafka_ops.model.cluster import ClusterSnapshot
     from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
 

@@ -41,7 +41,7 @@ from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS,
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
 
-    from kafka_ops.snapshot.model import Quorum
+    from kafka_ops.model.cluster import Quorum
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import TopicPartition
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.validation import suites as s
 
 log = logging.getLogger(__name__)

@@ -19,9 +19,9 @@ from kafka_ops.analysis.pipeline import recorded_verdict
 from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
 from kafka_ops.lake.schema import VALIDATION_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, TopicAssignment
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, TopicAssignment
+from kafka_ops.model.groups import GroupIssue, GroupSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
-from kafka_ops.sources.groups.model import GroupIssue, GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.validation.integrity import (
     IntegrityResult,
