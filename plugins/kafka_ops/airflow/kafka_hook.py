@@ -23,7 +23,7 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kafka.errors import KafkaError
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
+from kafka_ops.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.sources.groups.collector import KafkaTarget
 

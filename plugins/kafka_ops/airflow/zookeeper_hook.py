@@ -25,7 +25,7 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kazoo.exceptions import KazooException
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
+from kafka_ops.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import (
     ConfigError,
     KafkaOpsError,
