@@ -34,7 +34,6 @@ from kafka_ops.airflow.metadata_source import Source, snapshot_to_lake
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
-from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
@@ -49,6 +48,7 @@ from kafka_ops.planning import (
 )
 from kafka_ops.planning.load import HARD_GOALS, ClusterLoad, PartitionRateMap, cluster_load
 from kafka_ops.planning.log_dir_balance import plan_log_dir_balance
+from kafka_ops.planning.partition_rates import latest_partition_rates
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
