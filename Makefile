@@ -65,6 +65,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check dags plugins spark_jobs tests bench stack
 	$(BIN)/ruff format --check dags plugins spark_jobs tests bench stack
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 unit: $(STAMP)
 	$(BIN)/pytest tests -m "not integration"
