@@ -30,9 +30,9 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 jars: $(STAMP)
-	$(BIN)/python -c "from kafka_ops.sandbox import ensure_jars as z, ensure_kafka4_jars as k; print('Kafka 3.9 jars in', z()); print('Kafka 4 jars in', k())"
-	$(BIN)/python -c "from kafka_ops.sandbox.jars import ensure_delta_spark_jars as d; print('Delta Lake Spark connector:', *d())"
-	$(BIN)/python -c "from kafka_ops.sandbox.jars import ensure_spark_s3_jars as s; print('Spark S3A (hadoop-aws, AWS SDK bundle):', *s())"
+	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_jars as z, ensure_kafka4_jars as k; print('Kafka 3.9 jars in', z()); print('Kafka 4 jars in', k())"
+	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_delta_spark_jars as d; print('Delta Lake Spark connector:', *d())"
+	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_spark_s3_jars as s; print('Spark S3A (hadoop-aws, AWS SDK bundle):', *s())"
 
 # headless Chromium renders the health report and drives the Airflow UI in the tests (Debian's package; root or sudo once)
 browser:
@@ -65,6 +65,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check dags plugins spark_jobs tests bench stack
 	$(BIN)/ruff format --check dags plugins spark_jobs tests bench stack
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 unit: $(STAMP)
 	$(BIN)/pytest tests -m "not integration"

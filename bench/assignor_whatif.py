@@ -47,7 +47,7 @@ from kafka_ops.assignors import (
     Member,
     protocol,
 )
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 RACKS = ("a", "b", "c", "d", "e", "f")
 

@@ -28,8 +28,8 @@ os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 from synthetic_history import generate
 
 from kafka_ops.analysis.runner import analyse, build_session
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
+from kafka_ops.thresholds import Thresholds
 
 
 def main() -> None:

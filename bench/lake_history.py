@@ -73,13 +73,13 @@ from deltalake import DeltaTable
 from synthetic_history import DAY, START, snapshot_batches
 
 from kafka_ops.analysis.runner import analyse, build_session
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.maintenance import maintain
 from kafka_ops.lake.migrate import migrate_to_delta
 from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.lake.store import Lake
+from kafka_ops.thresholds import Thresholds
 
 CLUSTER = "synth"
 FORMATS = ("delta", "parquet")

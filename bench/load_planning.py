@@ -39,11 +39,11 @@ from typing import Any
 from synthetic_cluster import add_brokers, healthy_cluster
 
 from kafka_ops.capacities import BrokerCapacity, Capacities
+from kafka_ops.model.cluster import ClusterSnapshot, ReplicaSize, TopicPartition
 from kafka_ops.planning import Plan, plan_decommission, plan_replica_balance
 from kafka_ops.planning.load import PartitionRates, cluster_load
 from kafka_ops.planning.placement import spread, spread_kept
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, ReplicaSize, TopicPartition
 
 SCENARIOS = ("add_brokers", "decommission", "rebalance")
 TIGHT = ("add_brokers", "decommission")

@@ -28,7 +28,7 @@ from _timing import best_of
 from kafka.protocol.admin import DescribeLogDirsResponse
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources import log_dirs
 

@@ -30,9 +30,9 @@ from synthetic_cluster import healthy_cluster
 
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Batch, Lake
+from kafka_ops.model.groups import Commit, ConsumerGroup, GroupMember, GroupSnapshot, offset_rows
 from kafka_ops.settings import ClusterConfig, Settings, WebSettings
 from kafka_ops.snapshot.tables import snapshot_batch
-from kafka_ops.sources.groups.model import Commit, ConsumerGroup, GroupMember, GroupSnapshot, offset_rows
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.web.app import build_app
 

@@ -22,10 +22,10 @@ from typing import Any
 from _timing import best_of
 from synthetic_cluster import add_brokers, healthy_cluster, skewed_cluster
 
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import Plan, plan_decommission, plan_replica_balance
 from kafka_ops.planning.kafka_generate import generate_full_replacement, moves_between
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot
 
 DECOMMISSION = [1, 2, 3]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
+from kafka_ops.model.cluster import Broker, ClusterSnapshot, Controller, PartitionState, TopicAssignment, ZnodeStat
 from kafka_ops.planning.placement import kafka_assignment
-from kafka_ops.snapshot.model import Broker, ClusterSnapshot, Controller, PartitionState, TopicAssignment, ZnodeStat
 
 AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 STAT = ZnodeStat(0, 10, 10, 1_795_000_000_000, 1_795_000_000_000)

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.sandbox.jars import var_dir
+from kafka_ops.jars.fetch import var_dir
 from stack.processes import ours
 
 STATE_FILE = "state.json"

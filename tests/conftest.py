@@ -251,8 +251,8 @@ def spark() -> Iterator[SparkSession]:
     """One local Spark for the whole run (loopback only), stopped at the end."""
     from pyspark.sql import SparkSession  # noqa: PLC0415 - only Spark tests pay for the JVM
 
+    from kafka_ops.jars.fetch import ensure_delta_spark_jars  # noqa: PLC0415
     from kafka_ops.lake.spark import DELTA_SPARK_CONF  # noqa: PLC0415
-    from kafka_ops.sandbox.jars import ensure_delta_spark_jars  # noqa: PLC0415
 
     builder = SparkSession.builder.config(map=DELTA_SPARK_CONF)  # reads Delta lakes too
     session = (

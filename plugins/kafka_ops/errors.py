@@ -95,6 +95,11 @@ class ProgressFormatError(FormatError, LakeError):
     what = "not a progress document this executor wrote"
 
 
+class JavaToolError(KafkaOpsError):
+    """A Java tool kafka-ops needs could not do its part: Maven fetching Kafka's, Delta's or Hadoop's jars
+    (`kafka_ops.jars`), or javac building kafka-ops' Java helpers (`kafka_ops.jvm`)."""
+
+
 class SandboxError(KafkaOpsError):
     """The sandbox cluster could not be started, stopped or reached."""
 

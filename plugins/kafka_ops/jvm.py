@@ -14,8 +14,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from kafka_ops.errors import SandboxError
-from kafka_ops.sandbox.jars import ensure_jars, var_dir
+from kafka_ops.errors import JavaToolError
+from kafka_ops.jars.fetch import ensure_jars, var_dir
 
 
 def kafka_classpath(jars: Path | None = None) -> str:
@@ -37,7 +37,9 @@ def compile_java(sources: Sequence[Path], cache: Path | None = None, jars: Path 
         return target
     javac = shutil.which("javac")
     if javac is None:
-        raise SandboxError("'javac' (a JDK, 17 or newer) is not on PATH: it is needed to build kafka-ops' Java helpers")
+        raise JavaToolError(
+            "'javac' (a JDK, 17 or newer) is not on PATH: it is needed to build kafka-ops' Java helpers"
+        )
     target.parent.mkdir(parents=True, exist_ok=True)
     building = Path(tempfile.mkdtemp(prefix=".building-", dir=target.parent))
     command = [javac, "-nowarn", "-encoding", "UTF-8", "-cp", kafka_classpath(jars), "-d", str(building)]
@@ -45,7 +47,7 @@ def compile_java(sources: Sequence[Path], cache: Path | None = None, jars: Path 
     if result.returncode != 0:
         shutil.rmtree(building, ignore_errors=True)
         names = ", ".join(s.name for s in sources)
-        raise SandboxError(f"javac could not compile {names}: {(result.stdout + result.stderr)[-2000:]}")
+        raise JavaToolError(f"javac could not compile {names}: {(result.stdout + result.stderr)[-2000:]}")
     (building / ".complete").touch()
     try:
         building.rename(target)

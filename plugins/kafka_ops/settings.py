@@ -20,7 +20,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
     min_insync_replicas_default = 2 # the brokers' static min.insync.replicas (server.properties)
     cordoned_brokers = [4]          # brokers the planners never add a replica to (they keep theirs)
-    [clusters.thresholds]           # optional, see analysis.thresholds
+    [clusters.thresholds]           # optional, see kafka_ops.thresholds
     stuck_reassignment_minutes = 120
     [clusters.capacity]             # optional, see kafka_ops.capacities
     disk_bytes = 2_000_000_000_000
@@ -50,12 +50,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Literal, cast, get_args
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.kafka_types import INT32_MAX, duration_setting, shown
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS, LakeFormat, check_name
 from kafka_ops.lake.policy import RetentionPolicy
+from kafka_ops.thresholds import Thresholds
 
 DEFAULT_LAKE = "var/lake"
 _HOST_PORT = re.compile(r"[^\s:,]+:[0-9]{1,5}")

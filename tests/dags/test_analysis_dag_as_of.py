@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from airflow.dag_processing.dagbag import DagBag
 
-from kafka_ops.analysis.pipeline import latest_analysed
 from kafka_ops.lake.open import open_lake
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.validation.pipeline import latest_analysed
 from tests.dags.conftest import DAGS_FOLDER
 from tests.unit.snapshots import AT, small_snapshot
 from tests.unit.validation.findings import healthy_zk, isr, publish_analysis

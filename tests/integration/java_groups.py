@@ -11,10 +11,10 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
+from kafka_ops.model.groups import ConsumerGroup, GroupSnapshot
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
-from kafka_ops.sources.groups.model import ConsumerGroup, GroupSnapshot
 
 FAST = {"request_timeout_ms": 10_000}
 

@@ -8,8 +8,8 @@ import time
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 
 THROTTLE_KEYS = {
     "leader.replication.throttled.rate",

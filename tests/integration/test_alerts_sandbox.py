@@ -20,17 +20,18 @@ from pyspark.sql import SparkSession
 
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import DispatchReport, dispatch
+from kafka_ops.alerting.firing import firing_alerts
 from kafka_ops.alerting.log_sink import LogNotifier
 from kafka_ops.alerting.pipeline_status import PipelineStatus
-from kafka_ops.analysis.pipeline import firing_alerts, health_gates, validate_batches
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import ZooKeeperUnreachable
 from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.cluster import attach
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.thresholds import Thresholds
+from kafka_ops.validation.pipeline import health_gates, validate_batches
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

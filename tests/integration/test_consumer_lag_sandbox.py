@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.runner import analyse, read_history
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import lag_time
 from kafka_ops.detectors.registry import GROUP_DETECTORS
 from kafka_ops.lake.open import open_lake
@@ -27,6 +26,7 @@ from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.thresholds import Thresholds
 from tests.integration.java_groups import FAST, make_topics, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation import frames
 from kafka_ops.validation.integrity import validate_snapshot

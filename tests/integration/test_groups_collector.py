@@ -15,11 +15,11 @@ from kafka.structs import OffsetAndMetadata
 
 from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.groups import GroupOffset, GroupSnapshot
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
-from kafka_ops.sources.groups.model import GroupOffset, GroupSnapshot
 
 pytestmark = pytest.mark.integration
 

@@ -11,12 +11,12 @@ from kafka.structs import TopicPartition
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors import isr_events
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.thresholds import Thresholds
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -13,6 +13,7 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTo
 from kafka_ops.cli import main as cli_main
 from kafka_ops.errors import ConfigError, PlanError, RemediationRefused
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import Plan, plan_preferred_election, plan_replication_factor
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
 from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, ExecutionReport, execute, read_audit
@@ -22,7 +23,6 @@ from kafka_ops.remediation.progress import Progress
 from kafka_ops.remediation.store import save_plan, write_progress
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector

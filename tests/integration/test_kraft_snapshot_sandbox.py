@@ -13,17 +13,17 @@ from kafka.admin import NewTopic
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.remediation import AdminApiBackend
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kafka_data import produce

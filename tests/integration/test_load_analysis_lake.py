@@ -13,14 +13,14 @@ from pyspark.sql import SparkSession
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.from_findings import gate_alerts
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.report.digest import render_findings
-from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from tests.unit.snapshots import AT, group_snapshot, small_snapshot
 

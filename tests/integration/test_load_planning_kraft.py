@@ -11,10 +11,10 @@ import pytest
 from kafka import KafkaProducer
 
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_replica_balance
 from kafka_ops.planning.load import DISK_SPREAD, cluster_load
 from kafka_ops.sandbox import KRaftSandbox
-from kafka_ops.snapshot.model import ClusterSnapshot
 from tests.integration.test_kraft_remediation_sandbox import base, create, run, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -21,7 +21,9 @@ from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTo
 from kafka.errors import KafkaError
 
 from kafka_ops.errors import PlanCancelled, RemediationRefused
+from kafka_ops.jars.fetch import var_dir
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_log_dir_balance
 from kafka_ops.planning.plan import DirMove
 from kafka_ops.remediation import (
@@ -36,9 +38,7 @@ from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE
 from kafka_ops.remediation.log_dir_moves import execute_dir_moves
 from kafka_ops.remediation.store import read_progress, write_progress
 from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.jars import var_dir
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget

@@ -23,8 +23,8 @@ from kafka_ops.airflow.kafka_hook import KafkaAdminHook
 from kafka_ops.airflow.metadata_source import brokers_beside_zookeeper
 from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
 from tests.integration.kafka_data import admin_for

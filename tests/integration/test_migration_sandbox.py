@@ -17,18 +17,18 @@ from kafka.admin import NewTopic
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import NotZooKeeper
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sandbox.migration import MigrationSandbox
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources import migration
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.migration import MigrationWatch, migration_status
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.kafka_tools import quorum_status

@@ -26,12 +26,12 @@ from kafka import TopicPartition
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.cli import main as cli_main
 from kafka_ops.detectors import idle_throttles
 from kafka_ops.errors import PlanCancelled, ReassignmentStuck, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import Plan, plan_decommission, plan_preferred_election, plan_replication_factor
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.remediation import (
@@ -52,10 +52,10 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation import executor as executor_module
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.integration.background import Background
 from tests.integration.kafka_data import (

@@ -14,10 +14,10 @@ import pytest
 
 from kafka_ops.assignors import AssignorBridge, ConsumerGroupInput, ConsumerMember
 from kafka_ops.assignors.whatif import layout_of, topic_ids_of
+from kafka_ops.model.groups import TopicPartition
 from kafka_ops.sandbox import KRaftSandbox, ensure_kafka4_jars
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import KafkaTarget
-from kafka_ops.sources.groups.model import TopicPartition
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from tests.integration.java_groups import described, make_topics, partitions_of, wait_settled
 

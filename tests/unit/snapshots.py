@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from kafka_ops.snapshot.model import (
+from kafka_ops.model.cluster import (
     Broker,
     ClusterSnapshot,
     ConfigOverride,
@@ -14,7 +14,7 @@ from kafka_ops.snapshot.model import (
     TopicAssignment,
     ZnodeStat,
 )
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.groups import (
     Commit,
     ConsumerGroup,
     GroupIssue,

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from kafka_ops.analysis.pipeline import validate_batches
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
 from kafka_ops.report.data import gather
 from kafka_ops.validation.lake_batches import find_commit, find_day_commits, read_batch_table
+from kafka_ops.validation.pipeline import validate_batches
 from kafka_ops.web.app import build_app
 from tests.unit.report import scenario
 from tests.unit.web import lakes

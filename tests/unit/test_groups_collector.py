@@ -14,14 +14,14 @@ from kafka.structs import OffsetAndTimestamp, TopicPartition
 from kafka_ops.errors import CollectionFailed, ConfigError
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE, GROUP_TABLES, commit_table_of
 from kafka_ops.lake.store import Lake
-from kafka_ops.sources.groups import collector as groups_collector
-from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.groups import (
     Commit,
     GroupOffset,
     GroupSnapshot,
     offset_rows,
 )
+from kafka_ops.sources.groups import collector as groups_collector
+from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from tests.unit.snapshots import GROUP_ENDS, GROUP_PARTITIONS, GROUPS_AT, group_snapshot
 

@@ -8,12 +8,13 @@ from pathlib import Path
 import pyarrow as pa
 
 from kafka_ops.alerting.alert import Links
-from kafka_ops.analysis.pipeline import firing_alerts, validate_batches
-from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.alerting.firing import firing_alerts
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.snapshot.model import CollectionIssue
+from kafka_ops.model.cluster import CollectionIssue
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult
+from kafka_ops.validation.pipeline import validate_batches
 from tests.unit.snapshots import small_snapshot
 
 AT = datetime(2026, 11, 21, 10, 5, tzinfo=UTC)

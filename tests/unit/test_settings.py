@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import ConfigError
 from kafka_ops.settings import ClusterConfig, load_settings
+from kafka_ops.thresholds import Thresholds
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -20,10 +20,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafka_ops.analysis.thresholds import COUNTS, DURATIONS
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.names import check_name
 from kafka_ops.settings import REMEDIATION_BACKENDS, Settings, load_settings
+from kafka_ops.thresholds import COUNTS, DURATIONS
 from tests.unit.json_strategies import FUZZ, mutated
 
 FULL = {

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.errors import LakeError
+from kafka_ops.jars.fetch import SPARK_S3_POM
 from kafka_ops.lake.spark_s3 import spark_s3_conf, spark_store_error
-from kafka_ops.sandbox.jars import SPARK_S3_POM
 
 MOTO = {
     "AWS_ENDPOINT_URL": "http://127.0.0.1:5000/",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kafka_ops.errors import ZnodeFormatError
-from kafka_ops.snapshot.model import ZnodeStat
+from kafka_ops.model.cluster import ZnodeStat
 from kafka_ops.sources.zookeeper import znodes
 from tests.unit.znode_parsers import PARSERS, VALID, accepted, encode, must_reject, outcome
 

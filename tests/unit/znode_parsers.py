@@ -17,7 +17,7 @@ import pytest
 
 from kafka_ops.errors import ZnodeFormatError
 from kafka_ops.lake.store import Batch
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, PartitionState, TopicAssignment, ZnodeStat
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, PartitionState, TopicAssignment, ZnodeStat
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.zookeeper import znodes
 from tests.unit.snapshots import small_snapshot

@@ -166,8 +166,8 @@ def spark_jars(settings: Settings) -> str:
     Spark connector when the lake is on Delta, Hadoop's S3A filesystem when its root is on S3
     (`s3://`, `s3a://`); '' for a local Parquet lake. The S3A settings themselves are the session's
     (`analysis.runner.build_session`, from the driver's AWS variables), not spark-submit's --conf."""
+    from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars  # noqa: PLC0415 - Maven once
     from kafka_ops.lake.object_store import is_s3  # noqa: PLC0415
-    from kafka_ops.sandbox.jars import ensure_delta_spark_jars, ensure_spark_s3_jars  # noqa: PLC0415 - Maven once
 
     jars = ensure_delta_spark_jars() if settings.lake_format == "delta" else []
     if is_s3(settings.lake_root):

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 from kafka.errors import KafkaError
 
 from kafka_ops.errors import KafkaUnreachable, ZooKeeperUnreachable
-from kafka_ops.snapshot.model import CollectionIssue
+from kafka_ops.model.cluster import CollectionIssue
 from kafka_ops.sources import change_digest as parts
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.kraft import change_poll

@@ -40,7 +40,7 @@ from kafka_ops.settings import METADATA_SOURCES, Settings, load_settings
 from .watch_pacing import EventGate, backoff_s
 
 if TYPE_CHECKING:
-    from kafka_ops.snapshot.model import CollectionIssue
+    from kafka_ops.model.cluster import CollectionIssue
 
     from .change_sources import ChangeSource
 

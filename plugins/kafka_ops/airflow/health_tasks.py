@@ -1,8 +1,8 @@
 """Bodies of the analysis DAG's tasks around the Spark jobs (validation, gates, alerts, report).
 
 Each takes the run's target (`analysis_arguments.Target`) and plain values the DAG reads from
-its context, and returns a small JSON-ready dict for XCom. The work is in `analysis.pipeline`,
-`validation`, `alerting` and `report`; this module only reads settings and connects them.
+its context, and returns a small JSON-ready dict for XCom. The work is in `validation.pipeline`,
+`alerting.firing`, `validation`, `alerting` and `report`; this module only reads settings and connects them.
 
 A target with `as_of` (a run with that Param) is forensic: validation keeps a past batch's recorded
 verdict, the gates and the report judge the analysed batches current then, and nothing acts on the
@@ -21,20 +21,20 @@ from airflow.configuration import conf
 from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
+from kafka_ops.alerting.firing import firing_alerts
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
-from kafka_ops.analysis.pipeline import (
-    firing_alerts,
+from kafka_ops.lake.open import lake_of
+from kafka_ops.report.model import ReportLinks
+from kafka_ops.report.publish import report_url, write_report
+from kafka_ops.settings import load_settings
+from kafka_ops.validation.pipeline import (
     gate_report_from_dict,
     gate_report_to_dict,
     gates_of,
     health_gates,
     validate_batches,
 )
-from kafka_ops.lake.open import lake_of
-from kafka_ops.report.model import ReportLinks
-from kafka_ops.report.publish import report_url, write_report
-from kafka_ops.settings import load_settings
 
 log = logging.getLogger(__name__)
 

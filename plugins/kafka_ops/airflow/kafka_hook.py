@@ -23,7 +23,7 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kafka.errors import KafkaError
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
+from kafka_ops.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.sources.groups.collector import KafkaTarget
 
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
-    from kafka_ops.snapshot.model import ClusterSnapshot
-    from kafka_ops.sources.groups.model import GroupSnapshot
+    from kafka_ops.model.cluster import ClusterSnapshot
+    from kafka_ops.model.groups import GroupSnapshot
 
 DEFAULT_PORT = 9092
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000

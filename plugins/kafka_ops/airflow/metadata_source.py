@@ -16,8 +16,8 @@ if TYPE_CHECKING:
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook
     from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
     from kafka_ops.lake.store import Lake
+    from kafka_ops.model.cluster import ClusterSnapshot
     from kafka_ops.settings import ClusterConfig
-    from kafka_ops.snapshot.model import ClusterSnapshot
     from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
 

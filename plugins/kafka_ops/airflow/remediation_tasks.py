@@ -34,10 +34,10 @@ from kafka_ops.airflow.metadata_source import Source, snapshot_to_lake
 from kafka_ops.airflow.metadata_source import resolve as resolve_source
 from kafka_ops.airflow.remediation_params import MIN_THROTTLE, Form, ParamError, RemediationRequest, parse_request
 from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE, ZooKeeperHook
-from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.errors import KafkaOpsError, PlanError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -48,6 +48,7 @@ from kafka_ops.planning import (
 )
 from kafka_ops.planning.load import HARD_GOALS, ClusterLoad, PartitionRateMap, cluster_load
 from kafka_ops.planning.log_dir_balance import plan_log_dir_balance
+from kafka_ops.planning.partition_rates import latest_partition_rates
 from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
 from kafka_ops.remediation import (
@@ -68,7 +69,6 @@ from kafka_ops.remediation.log_dir_moves import execute_dir_moves, split_dir_mov
 from kafka_ops.remediation.preflight import check_offline_config
 from kafka_ops.remediation.throttle_budget import BudgetThrottle, throttle_for_budget
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
 
 log = logging.getLogger(__name__)

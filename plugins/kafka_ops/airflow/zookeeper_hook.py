@@ -25,7 +25,7 @@ from airflow.sdk.bases.hook import BaseHook
 from airflow.sdk.exceptions import AirflowException
 from kazoo.exceptions import KazooException
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras, flag, host_list, text
+from kafka_ops.connection_fields import allowlisted_extras, flag, host_list, text
 from kafka_ops.errors import (
     ConfigError,
     KafkaOpsError,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
-    from kafka_ops.snapshot.model import ClusterSnapshot
+    from kafka_ops.model.cluster import ClusterSnapshot
     from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
 

@@ -14,12 +14,12 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras, text
 from kafka_ops.alerting import render
 from kafka_ops.alerting.alert import Severity
 from kafka_ops.alerting.connection_options import COMMON_EXTRAS, min_severity
 from kafka_ops.alerting.incidents import Notification
 from kafka_ops.alerting.notifier import Notifier
+from kafka_ops.connection_fields import allowlisted_extras, text
 from kafka_ops.errors import AlertDeliveryFailed, ConfigError
 
 if TYPE_CHECKING:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kafka_ops.airflow.connection_fields import allowlisted_extras
 from kafka_ops.alerting import render
 from kafka_ops.alerting.alert import Severity
 from kafka_ops.alerting.connection_options import HTTP_EXTRAS, http_policy, min_severity, register_secret
 from kafka_ops.alerting.incidents import Notification
 from kafka_ops.alerting.notifier import Notifier
 from kafka_ops.alerting.webhook import HttpPolicy, check_url, post_json
+from kafka_ops.connection_fields import allowlisted_extras
 from kafka_ops.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
+from kafka_ops.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

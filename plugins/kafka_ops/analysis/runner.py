@@ -22,15 +22,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
+from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.lake.object_store import is_s3
 from kafka_ops.lake.open import add_lake_format_argument, open_lake
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.sandbox.jars import ensure_delta_spark_jars, ensure_spark_s3_jars
+from kafka_ops.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -102,7 +102,7 @@ def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT, lake_ro
     For a Delta lake, also Delta's SQL extension and catalog, and Delta's Spark connector jars; for a
     lake root on S3 (`s3://`, `s3a://`), Hadoop's S3A filesystem configured from this process's AWS
     variables (`lake.spark_s3`) and its jars. The jars go in `spark.jars` (fetched once by Maven:
-    `sandbox.jars`); under spark-submit they must come with its --jars (or be on Spark's own class
+    `kafka_ops.jars`); under spark-submit they must come with its --jars (or be on Spark's own class
     path), as a session cannot add them to a running driver's class path (Spark only logs a
     ClassNotFoundException for Delta's extension and goes on without it)."""
     from pyspark import SparkConf, SparkContext  # noqa: PLC0415 - only jobs need Spark
@@ -129,7 +129,7 @@ def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT, lake_ro
         c for c in needed if not any(c.marker in j for j in jars) and not (submitted and _loadable(c.main_class))
     ]
     if missing and submitted:  # a running driver's class path is fixed
-        fetches = " and ".join(f"kafka_ops.sandbox.jars.{c.fetch.__name__}()" for c in missing)
+        fetches = " and ".join(f"kafka_ops.jars.fetch.{c.fetch.__name__}()" for c in missing)
         raise ConfigError(
             f"a {lake_format} lake{f' at {lake_root}' if lake_root else ''} needs "
             f"{' and '.join(c.what for c in missing)} on the driver's class path: run spark-submit with "

@@ -38,9 +38,9 @@ from kafka_ops.assignors.model import (
 )
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import KafkaOpsError
+from kafka_ops.jars.fetch import ensure_kafka4_jars
 from kafka_ops.jvm import compile_java, java_command
-from kafka_ops.sandbox.jars import ensure_kafka4_jars
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from kafka_ops.assignors.whatif import (
     spread_of,
     verdict_of,
 )
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 
 @dataclass(frozen=True, slots=True)

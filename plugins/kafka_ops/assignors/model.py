@@ -14,7 +14,7 @@ from typing import Literal, get_args
 
 from kafka_ops.assignors import protocol
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 AssignorName = Literal["range", "roundrobin", "sticky", "cooperative-sticky"]
 ASSIGNORS: tuple[AssignorName, ...] = get_args(AssignorName)

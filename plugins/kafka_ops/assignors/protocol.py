@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 HIGHEST_VERSION = 3
 NO_GENERATION = -1

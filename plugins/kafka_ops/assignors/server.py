@@ -17,7 +17,7 @@ from typing import Any, Literal, get_args
 
 from kafka_ops.assignors import wire
 from kafka_ops.assignors.model import AssignFailure, AssignorInputError, ClusterLayout
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 ServerAssignorName = Literal["uniform", "range"]
 SERVER_ASSIGNORS: tuple[ServerAssignorName, ...] = get_args(ServerAssignorName)

@@ -49,8 +49,8 @@ from kafka_ops.assignors import (
     ServerAssignResult,
 )
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.snapshot.model import ClusterSnapshot
-from kafka_ops.sources.groups.model import ConsumerGroup, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.model.groups import ConsumerGroup, TopicPartition
 
 Protocol = Literal["classic", "consumer"]
 CLASSIC: Protocol = "classic"

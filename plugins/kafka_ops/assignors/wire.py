@@ -27,7 +27,7 @@ from kafka_ops.assignors.model import (
     Round,
     revoked_along,
 )
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 Json = dict[str, Any]
 

@@ -48,11 +48,11 @@ from kafka_ops.demo.common import (
 from kafka_ops.demo.kraft import KRAFT_CLUSTER, kraft_demo
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.settings import Settings
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import groups_to_lake, snapshot_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget

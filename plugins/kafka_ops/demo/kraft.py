@@ -25,10 +25,10 @@ from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.demo.common import SPARK_LOCAL, airflow_dags_test, print_alerts, print_lake, produce, say
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import Settings, load_settings
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.snapshot.publish import snapshot_to_lake
 from kafka_ops.snapshot.tables import render_summary
 from kafka_ops.sources.groups.collector import KafkaTarget

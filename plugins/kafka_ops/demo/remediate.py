@@ -35,13 +35,13 @@ from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FOR
 from kafka_ops.airflow.remediation_tasks import render_plan
 from kafka_ops.demo.common import close_producer
 from kafka_ops.lake.open import lake_of
+from kafka_ops.lake.plan_files import PLAN_FILES
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.remediation import load_plan, plan_dir, read_audit, read_progress
-from kafka_ops.remediation.store import PLAN_FILES
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.settings import load_settings
-from kafka_ops.snapshot.model import ClusterSnapshot
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 CLUSTER = "default"

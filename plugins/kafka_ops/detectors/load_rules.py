@@ -1,5 +1,5 @@
 """The load rules over `partition_load`, `broker_load` and `log_dir_load` (see `partition_load`): disk
-running out, disk skew, hot partitions and hot brokers. Thresholds are in `analysis.thresholds`
+running out, disk skew, hot partitions and hot brokers. Thresholds are in `kafka_ops.thresholds`
 (`disk_*`, `hot_*`, `network_hot_share`); the warning share of a disk is the cluster's
 `capacity.max_disk_share` (the planner's hard limit, default 0.8).
 

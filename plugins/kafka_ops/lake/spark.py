@@ -1,7 +1,7 @@
 """Reading lake tables from Spark with the documented schema and string partition columns.
 
 A Delta lake (`lake_format="delta"`) is read through Delta's Spark connector, whose jars must be
-on the session's classpath (`spark.jars`, see `kafka_ops.sandbox.jars.ensure_delta_spark_jars`):
+on the session's classpath (`spark.jars`, see `kafka_ops.jars.fetch.ensure_delta_spark_jars`):
 each table at its latest Delta version, then semi-joined on its commit table as for Parquet.
 
 A read restricted to one cluster's days (`read_table`'s `cluster` and `days`, as the analysis reads

@@ -13,7 +13,7 @@ S3A's retries are cut to fail fast, as the other clients do: a store that does n
 read in seconds instead of S3A's default of minutes (7 retries of 5 SDK attempts each, 200 s socket
 timeouts).
 
-Spark's jars for it are `kafka_ops.sandbox.jars.ensure_spark_s3_jars` (hadoop-aws 3.4.2, pyspark's
+Spark's jars for it are `kafka_ops.jars.fetch.ensure_spark_s3_jars` (hadoop-aws 3.4.2, pyspark's
 Hadoop, and its AWS SDK v2 bundle).
 """
 

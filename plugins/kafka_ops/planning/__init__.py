@@ -3,7 +3,8 @@
 Plan, then apply: nothing here talks to a cluster. Each planner refuses a bad request with a
 `PlanError` naming the field, skips (and reports) partitions it must not touch, and returns a
 `Plan` that carries its base snapshot id, the exact current assignment of what it touches (the
-rollback) and Kafka-format files. One planner per module; `PLANNERS` is the registry.
+rollback) and Kafka-format files. One planner per module; `PLANNERS` is the registry. The planners'
+one input from the lake, the byte rates the latest analysis measured, is read by `partition_rates`.
 """
 
 from __future__ import annotations

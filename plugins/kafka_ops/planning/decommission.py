@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.load_balance import LoadBalancer
@@ -45,7 +46,6 @@ from kafka_ops.planning.placement import required_racks, rotation
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cordoned
 from kafka_ops.planning.view import CORDONED, ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_decommission(

@@ -17,9 +17,9 @@ from __future__ import annotations
 import random
 from collections.abc import Collection, Mapping
 
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.placement import kafka_assignment
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 
 def generate_full_replacement(

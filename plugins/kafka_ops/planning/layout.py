@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 
 class Layout:

@@ -32,12 +32,12 @@ import heapq
 from collections import deque
 from collections.abc import Iterator, Sequence
 
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.bounds import lower_bound_moves, spread_evenly
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.plan import Election, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cap, scope
 from kafka_ops.planning.view import CAP_CHANGES, ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_leader_reorder(

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kafka_ops.capacities import Capacities
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 
 DISK_SPREAD = "disk_spread"
 NETWORK_IN_SPREAD = "network_in_spread"

@@ -43,11 +43,11 @@ import bisect
 from collections.abc import Collection, Iterable
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import DISK_CAPACITY, NETWORK_IN_CAPACITY, RACK_AWARE, REPLICA_CAPACITY, ClusterLoad
 from kafka_ops.planning.placement import spread_kept
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 DISK_TOLERANCE = 0.02
 """A broker within ±2 % of its byte target is balanced."""

@@ -34,11 +34,11 @@ from __future__ import annotations
 import bisect
 from collections.abc import Collection, Iterable
 
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.plan import Election
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 LEADER_TOLERANCE = 0.02
 """A participant within ±2 % of the mean leader bytes-in is balanced."""

@@ -27,11 +27,11 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.load import DISK_CAPACITY
 from kafka_ops.planning.load_balance import DISK_TOLERANCE
 from kafka_ops.planning.plan import DirMove, Goal, GoalStatus, Plan, Skip, build_plan
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 LOG_DIR_SPREAD = "log_dir_spread"
 """The soft goal: per broker, the largest minus the smallest dir fill (use over target)."""

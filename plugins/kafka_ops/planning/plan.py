@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.load import ClusterLoad
 from kafka_ops.planning.view import NO_LEADER, ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 LEADER_THROTTLED = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED = "follower.replication.throttled.replicas"

@@ -17,9 +17,9 @@ The request records the source plan id (`{"plan_id": ...}`).
 
 from __future__ import annotations
 
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Plan, PlanKind, Skip, build_plan
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_rollback(snapshot: ClusterSnapshot, plan: Plan, *, finish: bool = False) -> Plan:

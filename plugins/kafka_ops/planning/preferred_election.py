@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Sequence
 from fractions import Fraction
 
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Election, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cap, scope
 from kafka_ops.planning.view import (
@@ -36,7 +37,6 @@ from kafka_ops.planning.view import (
     PREFERRED_NOT_IN_ISR,
     ClusterView,
 )
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 DEFAULT_MAX_ELECTIONS = 1000
 DEFAULT_MAX_PER_BROKER = 100

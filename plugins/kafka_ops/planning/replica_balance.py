@@ -39,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.bounds import balanced_targets, count_lower_bound, lower_bound_moves, rack_limits
 from kafka_ops.planning.kafka_generate import generate_full_replacement, moves_between
 from kafka_ops.planning.layout import Layout
@@ -50,7 +51,6 @@ from kafka_ops.planning.placement import required_racks
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_broker_ids, check_cap, check_cordoned
 from kafka_ops.planning.view import CORDONED, DEAD_REPLICA, ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 __all__ = ["generate_full_replacement", "lower_bound_moves", "plan_replica_balance"]
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.layout import Layout
 from kafka_ops.planning.load import DISK_CAPACITY, REPLICA_CAPACITY, ClusterLoad
 from kafka_ops.planning.load_goals import with_goals
@@ -43,7 +44,6 @@ from kafka_ops.planning.placement import required_racks, rotation, spread
 from kafka_ops.planning.plan import PartitionSizes, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cordoned, check_topics
 from kafka_ops.planning.view import ALREADY_AT_RF, CORDONED, ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 
 def plan_replication_factor(

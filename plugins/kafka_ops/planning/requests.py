@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.view import CORDONED, ClusterView
-from kafka_ops.snapshot.model import TopicPartition
 
 
 def check_cap(name: str, value: int | None) -> None:

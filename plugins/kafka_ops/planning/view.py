@@ -27,8 +27,8 @@ from collections import Counter
 from collections.abc import Collection
 from typing import Any
 
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.placement import rack_alternated, rack_key
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 
 TOPIC_DELETING = "topic is being deleted"
 REASSIGNING = "partition is being reassigned"

@@ -61,6 +61,7 @@ from typing import Any
 
 from kafka_ops.errors import ConfigError, KafkaOpsError, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED, Election, Move, Plan
 from kafka_ops.remediation.backends import FOLLOWER_RATE, LEADER_RATE, Backend, broker_throttles
 from kafka_ops.remediation.batch_runner import (
@@ -93,7 +94,6 @@ from kafka_ops.remediation.progress import Progress, Step, decide
 from kafka_ops.remediation.store import load_plan, read_progress
 from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 
 log = logging.getLogger(__name__)

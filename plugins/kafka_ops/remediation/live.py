@@ -30,8 +30,8 @@ from typing import Literal, Protocol
 from kazoo.exceptions import KazooException, NoAuthError, ZookeeperError
 
 from kafka_ops.errors import ZooKeeperAuthFailed, ZooKeeperUnreachable
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition, new_snapshot_id
 from kafka_ops.planning.plan import Move
-from kafka_ops.snapshot.model import ClusterSnapshot, TopicPartition, new_snapshot_id
 from kafka_ops.sources.admin import AdminFactory
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.zookeeper import znodes

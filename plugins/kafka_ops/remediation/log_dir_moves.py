@@ -47,13 +47,13 @@ from kafka.errors import KafkaError
 
 from kafka_ops.errors import KafkaOpsError, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.plan import DirMove, Plan
 from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE, AdminApiBackend
 from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRun, ExecutionOptions, ExecutionReport
 from kafka_ops.remediation.preflight import TrustCheck, check_offline_config, check_trusted
 from kafka_ops.remediation.progress import Progress, Step
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import TopicPartition
 from kafka_ops.sources import log_dirs
 
 MoveState = Literal["target", "moving", "base", "elsewhere"]

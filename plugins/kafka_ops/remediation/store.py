@@ -40,8 +40,14 @@ import pyarrow.fs as pafs
 
 from kafka_ops.errors import LakeError, PlanFormatError, ProgressFormatError
 from kafka_ops.kafka_types import parse_json, shown
-from kafka_ops.lake.names import check_name
 from kafka_ops.lake.object_store import conditional_store, held
+from kafka_ops.lake.plan_files import (
+    ELECTION_FILE,
+    REASSIGNMENT_FILE,
+    ROLLBACK_FILE,
+    plan_dir,
+    progress_path,
+)
 from kafka_ops.lake.schema import REMEDIATION_AUDIT_TABLE, REMEDIATION_PLANS_TABLE, TABLES
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.planning.plan import BrokerLoad, Goal, Plan, dir_move_row
@@ -50,9 +56,6 @@ from kafka_ops.remediation.progress import Progress
 
 log = logging.getLogger(__name__)
 
-PLANS_DIR = "_plans"
-EXECUTIONS_DIR = "_executions"
-PLAN_FILES = ("reassignment.json", "rollback.json", "election.json")
 PROGRESS_LOCK_TIMEOUT_S = 300.0
 """How long a run waits for another to release a plan's progress lock (it is held across one write to
 the cluster: an Admin API call or a znode write, seconds at most)."""
@@ -111,19 +114,15 @@ class SavedPlan:
     files: dict[str, str]
 
 
-def plan_dir(lake: Lake, cluster: str, plan_id: str) -> str:
-    return f"{lake.base}/{PLANS_DIR}/{check_name('cluster', cluster)}/{check_name('plan id', plan_id)}"
-
-
 def save_plan(lake: Lake, plan: Plan, *, created_by: str, created_at: datetime | None = None) -> SavedPlan:
     """Write the plan's Kafka files, then its `remediation_plans` row unless it is already stored."""
     created_at = created_at or datetime.now(UTC)
     folder = plan_dir(lake, plan.cluster, plan.plan_id)
     lake.fs.create_dir(folder, recursive=True)
     contents = {
-        "reassignment.json": plan.to_reassignment_json(),
-        "rollback.json": plan.rollback_json(),
-        "election.json": plan.election_json(),
+        REASSIGNMENT_FILE: plan.to_reassignment_json(),
+        ROLLBACK_FILE: plan.rollback_json(),
+        ELECTION_FILE: plan.election_json(),
     }
     files = {}
     for name, content in contents.items():
@@ -178,10 +177,6 @@ def _plan_row(lake: Lake, cluster: str, plan_id: str) -> dict[str, Any] | None:
 
 
 # -- progress ---------------------------------------------------------------------------------------
-
-
-def progress_path(lake: Lake, cluster: str, plan_id: str) -> str:
-    return f"{lake.base}/{EXECUTIONS_DIR}/{check_name('cluster', cluster)}/{check_name('plan id', plan_id)}.json"
 
 
 def read_progress(lake: Lake, cluster: str, plan_id: str) -> Progress | None:

@@ -1,8 +1,8 @@
 """The sandbox clusters on loopback, for demos and tests: real ZooKeeper + Kafka 3.9 brokers
 (`SandboxCluster`), and real KRaft controllers + Kafka 4 brokers (`KRaftSandbox`)."""
 
+from kafka_ops.jars.fetch import ensure_jars, ensure_kafka4_jars, var_dir
 from kafka_ops.sandbox.cluster import SandboxCluster, attach
-from kafka_ops.sandbox.jars import ensure_jars, ensure_kafka4_jars, var_dir
 from kafka_ops.sandbox.kraft import KRaftSandbox, attach_kraft
 
 __all__ = [

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 from kafka_ops.errors import KafkaOpsError
+from kafka_ops.jars.fetch import var_dir
 from kafka_ops.sandbox.cluster import SandboxCluster, attach
-from kafka_ops.sandbox.jars import var_dir
 from kafka_ops.sandbox.kraft import KRaftSandbox, attach_kraft
 from kafka_ops.sandbox.migration import MigrationSandbox, attach_migration
 

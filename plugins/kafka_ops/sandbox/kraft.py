@@ -35,13 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
+from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
 from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
-from kafka_ops.sandbox.jars import ensure_kafka4_jars, var_dir
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
 
-    from kafka_ops.snapshot.model import Quorum
+    from kafka_ops.model.cluster import Quorum
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from kafka_ops.sandbox.jars import ensure_kafka4_jars
+from kafka_ops.jars.fetch import ensure_kafka4_jars
 from kafka_ops.sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxShareConsumer.java")

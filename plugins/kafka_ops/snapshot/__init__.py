@@ -1,1 +1,2 @@
-"""The one model of a cluster's metadata at a moment, its lake tables, and publishing it."""
+"""A snapshot: the models of `kafka_ops.model` written to the lake as one batch (`tables`), and collecting
+and publishing one (`publish`)."""

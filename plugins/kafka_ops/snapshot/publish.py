@@ -8,12 +8,12 @@ from typing import Any
 
 from kafka_ops.capacities import Capacities
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.model.groups import GroupSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch, summary
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import AdminFactory
 from kafka_ops.sources.groups.collector import GroupCollector
-from kafka_ops.sources.groups.model import GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.migration import MigrationWatch, watch

@@ -15,7 +15,7 @@ from kafka_ops import __version__
 from kafka_ops.capacities import Capacities
 from kafka_ops.lake.schema import SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sources.migration import migration_status
 
 # Values of keys like these never reach the lake (Kafka encrypts most, but not all, of them).

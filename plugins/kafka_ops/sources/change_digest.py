@@ -17,7 +17,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from typing import Final
 
 from kafka_ops.errors import ZnodeFormatError
-from kafka_ops.snapshot.model import CollectionIssue, Quorum, ZnodeStat
+from kafka_ops.model.cluster import CollectionIssue, Quorum, ZnodeStat
 from kafka_ops.sources.zookeeper import znodes
 
 View = Mapping[str, Hashable]

@@ -25,7 +25,7 @@ from kafka.future import Future
 from kafka.protocol.admin import DescribeLogDirsRequest
 
 from kafka_ops.errors import KafkaOpsError
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, LogDir, ReplicaSize
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, LogDir, ReplicaSize
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, settled, with_admin
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import KafkaError
 
 from kafka_ops.errors import CollectionFailed
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, Divergence
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, Divergence
 from kafka_ops.sources.admin import AdminFactory, with_admin
 from kafka_ops.sources.kraft.controllers import describe_quorum
 

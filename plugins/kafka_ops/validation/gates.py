@@ -47,10 +47,10 @@ from typing import Any, Literal
 import pandas as pd
 import pyarrow as pa
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation import frames
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_batch_table

@@ -6,7 +6,7 @@ with two replication factors, which `one_replication_factor_per_topic` would oth
 every later snapshot, refusing every plan on the cluster as untrusted. Such a topic is excused when
 the lake shows the plan that explains it:
 
-* the plan's progress document (`<lake>/_executions/<cluster>/<plan_id>.json`) says it did not
+* the plan's progress document (`lake.plan_files.progress_path`) says it did not
   complete (any status but `done`);
 * every partition of the topic the plan moves is at the plan's base (its `rollback.json`) or its
   target (its `reassignment.json`), and the topic's other partitions share one replication factor.
@@ -27,14 +27,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from kafka_ops.errors import LakeError
+from kafka_ops.lake.plan_files import REASSIGNMENT_FILE, ROLLBACK_FILE, executions_dir, plan_dir
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import TopicPartition
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.validation import suites as s
 
 log = logging.getLogger(__name__)
-
-EXECUTIONS_DIR = "_executions"
-PLANS_DIR = "_plans"
 
 
 def left_by_plans(lake: Lake, cluster: str, partitions: pa.Table) -> dict[str, str]:
@@ -94,7 +93,7 @@ def _explained(
 
 
 def _unfinished_plans(lake: Lake, cluster: str) -> list[tuple[str, str]]:
-    folder = f"{lake.base}/{EXECUTIONS_DIR}/{cluster}"
+    folder = executions_dir(lake, cluster)
     try:
         infos = lake.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
     except OSError as e:
@@ -114,8 +113,11 @@ def _unfinished_plans(lake: Lake, cluster: str) -> list[tuple[str, str]]:
 def _plan_files(
     lake: Lake, cluster: str, plan_id: str
 ) -> tuple[dict[TopicPartition, tuple[int, ...]], dict[TopicPartition, tuple[int, ...]]] | None:
-    folder = f"{lake.base}/{PLANS_DIR}/{cluster}/{plan_id}"
-    target, rollback = _json(lake, f"{folder}/reassignment.json"), _json(lake, f"{folder}/rollback.json")
+    try:
+        folder = plan_dir(lake, cluster, plan_id)
+    except LakeError:  # a file save_plan never names (it checks the same names): no plan explains it
+        return None
+    target, rollback = _json(lake, f"{folder}/{REASSIGNMENT_FILE}"), _json(lake, f"{folder}/{ROLLBACK_FILE}")
     if target is None or rollback is None:
         return None
     return _assignment(target), _assignment(rollback)

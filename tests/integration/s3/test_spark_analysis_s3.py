@@ -124,6 +124,6 @@ def test_a_spark_submit_without_the_s3a_jars_fails_in_one_line_naming_them(tmp_p
     [line] = [x for x in job.stdout.splitlines() if x.startswith("cluster_health.py: ")]
     assert line == (
         "cluster_health.py: a delta lake at s3://nowhere/lake needs Hadoop's S3A filesystem on the driver's "
-        "class path: run spark-submit with --jars <the jars of kafka_ops.sandbox.jars.ensure_spark_s3_jars()> "
+        "class path: run spark-submit with --jars <the jars of kafka_ops.jars.fetch.ensure_spark_s3_jars()> "
         "(the analysis DAG does)"
     )

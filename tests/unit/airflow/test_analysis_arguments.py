@@ -10,13 +10,13 @@ import pytest
 from kafka_ops.airflow.analysis_arguments import Target, analysis_targets, spark_arguments
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.analysis.runner import parse_capacity
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
+from kafka_ops.thresholds import Thresholds
 from tests.unit.snapshots import group_snapshot, small_snapshot
 
 

@@ -14,13 +14,13 @@ from fastapi.testclient import TestClient
 from kafka_ops.airflow import health_tasks
 from kafka_ops.airflow.analysis_arguments import analysis_targets, spark_arguments
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
-from kafka_ops.analysis.pipeline import latest_analysed, validate_batches
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
 from kafka_ops.report.publish import read_report
 from kafka_ops.settings import load_settings
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.validation.pipeline import latest_analysed, validate_batches
 from kafka_ops.web.app import build_app
 from tests.unit.snapshots import AT, small_snapshot
 from tests.unit.validation.findings import healthy_zk, isr, publish_analysis

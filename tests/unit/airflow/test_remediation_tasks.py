@@ -16,10 +16,10 @@ from kafka_ops.airflow import remediation_tasks as tasks
 from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, ParamError, parse_request
 from kafka_ops.errors import PlanError
 from kafka_ops.lake.open import lake_of
+from kafka_ops.model.cluster import LogDir, ReplicaSize
 from kafka_ops.planning import plan_replication_factor
 from kafka_ops.remediation import read_audit, save_plan
 from kafka_ops.settings import ClusterConfig, Settings
-from kafka_ops.snapshot.model import LogDir, ReplicaSize
 from tests.unit.planning.builders import cluster
 
 RACKS = {1: "a", 2: "b", 3: "c"}

@@ -11,12 +11,12 @@ import pytest
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.runner import analyse, read_history
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.time_travel import version_as_of
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.thresholds import Thresholds
 from tests.unit.snapshots import AT, small_snapshot
 
 DETECTOR = [DETECTORS["isr_health"]]

@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Literal
 
 from kafka_ops.assignors import AssignorBridge, ClusterLayout, GroupInput, KafkaTestHooks, Member, protocol
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 
 ALL_RACKS = ("a", "b", "c", "d", "e", "f")
 DEFAULT_GENERATION = -1

@@ -25,7 +25,7 @@ from kafka_ops.assignors import (
     protocol,
     wire,
 )
-from kafka_ops.sandbox.jars import ensure_jars
+from kafka_ops.jars.fetch import ensure_jars
 from tests.unit.assignors.kafka_harness import StickyTest, cluster_of, consumer_name, group_of, topic_name
 
 FOUR = ClusterLayout.of_partition_counts({"t": 4})

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import pytest
 
 from kafka_ops.assignors import AssignorBridge
-from kafka_ops.sources.groups.model import TopicPartition
+from kafka_ops.model.groups import TopicPartition
 from tests.unit.assignors.kafka_harness import (
     ALL_RACKS,
     RACK_CONFIGS,

@@ -11,7 +11,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT
 
 GROUPS = (
@@ -55,7 +55,7 @@ def offset(
     group: str, topic: str, p: int, committed: int | None, end: int | None, minutes: float = 0, *,
     record_time: datetime | None = None,
 ) -> Row:  # fmt: skip
-    """A group_offsets row, lag and flags computed as `sources.groups.model.offset_rows` does;
+    """A group_offsets row, lag and flags computed as `model.groups.offset_rows` does;
     `record_time`: the first unconsumed record's timestamp, where it was read."""
     above = committed is not None and end is not None and committed > end
     lag = None if committed is None or end is None else max(end - committed, 0)

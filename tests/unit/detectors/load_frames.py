@@ -10,9 +10,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.partition_load import detect_load
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, BROKERS, PARTITIONS, partition
 
 REPLICA_SIZES = (

@@ -6,8 +6,8 @@ from pyspark.sql import SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.broker_attribution import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition, stateless
 
 T = [AT + timedelta(minutes=5 * i) for i in range(3)]

@@ -5,8 +5,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.idle_throttles import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, CONFIGS, REASSIGNMENTS, frame
 
 RATE = {"leader.replication.throttled.rate": "20000", "follower.replication.throttled.rate": "20000"}

@@ -6,13 +6,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.isr_events import (
     DETECTOR,
     detect_flapping,
     detect_isr_events,
     detect_under_replicated,
 )
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, ISR_CHANGES, PARTITIONS, frame, partition, stateless
 
 T = [AT + timedelta(minutes=5 * i) for i in range(4)]

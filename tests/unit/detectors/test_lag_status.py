@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.lag_status import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.group_frames import (
     AT,
     GROUPS,

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.lag_time import DETECTOR, detect_groups
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.group_frames import (
     END_OFFSETS,
     OFFSETS,

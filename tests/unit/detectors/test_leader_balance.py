@@ -7,8 +7,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.leader_balance import DETECTOR, detect_leader_balance
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition
 
 SNAPSHOTS = "snapshot_id string, captured_at timestamp, source string"

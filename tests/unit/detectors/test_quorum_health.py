@@ -6,8 +6,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.quorum_health import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, SNAPSHOTS, frame
 
 QUORUM = (

@@ -7,8 +7,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.reassignments import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, PARTITIONS, REASSIGNMENTS, frame, partition
 
 # snapshot → minutes before AT (the latest snapshot, "now")

@@ -6,8 +6,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.testing import assertDataFrameEqual
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.replica_placement import DETECTOR, detect_replica_placement
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import AT, BROKERS, PARTITIONS, frame, partition
 
 OUTPUTS = ("replica_placement_brokers", "replica_placement_racks", "replica_placement_partitions",

@@ -5,9 +5,9 @@ from datetime import timedelta
 from pyspark.sql import SparkSession
 
 from kafka_ops.analysis.detector import Context
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.detectors.topic_deletions import DETECTOR
+from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, SNAPSHOTS, frame, partition
 
 T = [AT + timedelta(minutes=5 * i) for i in range(4)]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 
+from kafka_ops.model.cluster import ClusterSnapshot, ReassignmentRequest, TopicAssignment, TopicPartition
 from kafka_ops.planning import Plan
 from kafka_ops.planning.placement import required_racks, spread
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot, ReassignmentRequest, TopicAssignment, TopicPartition
 from tests.unit.snapshots import AT, broker, state
 
 Assignment = Mapping[str, Mapping[int, tuple[int, ...]]]

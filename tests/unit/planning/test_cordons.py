@@ -9,9 +9,9 @@ from dataclasses import replace
 import pytest
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_decommission, plan_preferred_election, plan_replica_balance, plan_replication_factor
 from kafka_ops.planning.view import ClusterView
-from kafka_ops.snapshot.model import ClusterSnapshot
 from tests.unit.planning.builders import Assignment, check_invariants, cluster, replicas_per_broker
 
 RACKS = {1: "a", 2: "b", 3: "c"}

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import (
     Plan,
     plan_decommission,
@@ -16,7 +17,6 @@ from kafka_ops.planning import (
     plan_replica_balance,
     plan_replication_factor,
 )
-from kafka_ops.snapshot.model import ClusterSnapshot
 from tests.unit.planning.builders import check_invariants, cluster, reassigning
 
 RACKS = {b: "abc"[b % 3] for b in range(1, 11)}  # broker 10 is new and empty; 11 is gone

@@ -8,6 +8,7 @@ import pytest
 
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.planning import plan_decommission, plan_replica_balance, plan_replication_factor
 from kafka_ops.planning.load import (
     DISK_CAPACITY,
@@ -20,7 +21,6 @@ from kafka_ops.planning.load import (
 )
 from kafka_ops.planning.plan_json import plan_from_json
 from kafka_ops.remediation.store import plan_to_json
-from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from tests.unit.planning.builders import Assignment, check_invariants, cluster
 
 GB = 1_000_000_000

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from kafka_ops.errors import PlanError, PlanFormatError
+from kafka_ops.model.cluster import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.planning.load import DISK_CAPACITY
 from kafka_ops.planning.log_dir_balance import LOG_DIR_SPREAD, MOVING_BETWEEN_DIRS, plan_log_dir_balance
 from kafka_ops.planning.plan_json import plan_from_json
 from kafka_ops.remediation.store import plan_to_json
-from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
 from tests.unit.planning.builders import cluster
 
 MB = 1_000_000

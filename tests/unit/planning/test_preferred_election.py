@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_preferred_election
-from kafka_ops.snapshot.model import ClusterSnapshot
 from tests.unit.planning.builders import cluster, reassigning
 
 RACKS = {1: "a", 2: "b", 3: "c", 4: "a"}

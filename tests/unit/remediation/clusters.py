@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from kafka_ops.model.cluster import ClusterSnapshot, Controller, TopicAssignment, TopicPartition
 from kafka_ops.planning import Plan, plan_replication_factor
-from kafka_ops.snapshot.model import ClusterSnapshot, Controller, TopicAssignment, TopicPartition
 from tests.unit.planning.builders import Assignment, cluster
 from tests.unit.snapshots import stat
 

@@ -13,12 +13,12 @@ import pytest
 
 from kafka_ops.errors import KafkaOpsError, PlanCancelled, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning import Plan
 from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRun, ExecutionOptions
 from kafka_ops.remediation.preflight import TrustCheck
 from kafka_ops.remediation.progress import Progress, Step
 from kafka_ops.remediation.store import progress_lock, read_audit, read_progress, write_progress
-from kafka_ops.snapshot.model import TopicPartition
 from tests.unit.remediation.clusters import rf2_plan
 
 Hook = Callable[["FakeRun", Step], None]

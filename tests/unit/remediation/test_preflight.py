@@ -10,11 +10,7 @@ import pytest
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused, SnapshotUntrusted
 from kafka_ops.lake.store import Lake
-from kafka_ops.planning import Plan, plan_preferred_election
-from kafka_ops.remediation.preflight import LeaderSeen, check_live, check_offline_config, check_trusted, leaders_seen
-from kafka_ops.remediation.progress import Progress
-from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import (
+from kafka_ops.model.cluster import (
     ClusterSnapshot,
     Controller,
     Quorum,
@@ -22,6 +18,10 @@ from kafka_ops.snapshot.model import (
     ReassignmentRequest,
     TopicPartition,
 )
+from kafka_ops.planning import Plan, plan_preferred_election
+from kafka_ops.remediation.preflight import LeaderSeen, check_live, check_offline_config, check_trusted, leaders_seen
+from kafka_ops.remediation.progress import Progress
+from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.remediation.clusters import CONTROLLER_MS, assign, live, moving, rf2_plan
 

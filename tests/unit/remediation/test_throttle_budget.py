@@ -8,11 +8,11 @@ from kafka_ops.airflow.remediation_params import MIN_THROTTLE, RemediationReques
 from kafka_ops.airflow.remediation_tasks import execution_options, render_plan
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.errors import PlanError
+from kafka_ops.model.cluster import ReplicaSize
 from kafka_ops.planning import plan_replica_balance
 from kafka_ops.planning.load import cluster_load
 from kafka_ops.remediation.throttle_budget import throttle_for_budget
 from kafka_ops.settings import ClusterConfig
-from kafka_ops.snapshot.model import ReplicaSize
 from tests.unit.planning.builders import Assignment, cluster
 
 GB = 1_000_000_000

@@ -20,9 +20,9 @@ import pyarrow as pa
 
 from kafka_ops.lake.schema import SNAPSHOT_VALIDATIONS
 from kafka_ops.lake.store import Batch, Lake
-from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.model.groups import Commit, ConsumerGroup, GroupMember, GroupSnapshot, offset_rows
 from kafka_ops.snapshot.tables import snapshot_batch
-from kafka_ops.sources.groups.model import Commit, ConsumerGroup, GroupMember, GroupSnapshot, offset_rows
 from kafka_ops.sources.groups.tables import group_batch
 from tests.unit.snapshots import GROUP_PARTITIONS, broker, small_snapshot, state
 

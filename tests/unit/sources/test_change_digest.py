@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from kafka_ops.snapshot.model import Quorum, QuorumReplica, ZnodeStat
+from kafka_ops.model.cluster import Quorum, QuorumReplica, ZnodeStat
 from kafka_ops.sources import change_digest as parts
 from kafka_ops.sources.change_digest import UNKNOWN, changed_parts, merged, partition_digest
 

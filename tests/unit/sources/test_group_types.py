@@ -13,12 +13,12 @@ from kafka.errors import CoordinatorLoadInProgressError, NotCoordinatorError
 from kafka.protocol.metadata import CoordinatorType
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
+from kafka_ops.model.groups import ConsumerGroup, Described, GroupMember, GroupSnapshot, ShareOffset
 from kafka_ops.sources.groups import collector as groups_collector
 from kafka_ops.sources.groups import types as group_types
 from kafka_ops.sources.groups.collector import GroupCollector
 from kafka_ops.sources.groups.consumer import decode_group
 from kafka_ops.sources.groups.coordinated import raise_if_retriable
-from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupMember, GroupSnapshot, ShareOffset
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeResponse
 from tests.unit.snapshots import GROUPS_AT

@@ -10,7 +10,7 @@ import pytest
 from kafka.errors import KafkaConnectionError
 from kafka.protocol.admin import DescribeConfigsResponse
 
-from kafka_ops.snapshot.model import ConfigOverride
+from kafka_ops.model.cluster import ConfigOverride
 from kafka_ops.sources.kraft.topic_configs import (
     DYNAMIC_TOPIC,
     TopicConfigs,

@@ -21,7 +21,7 @@ from kafka.protocol.admin import DescribeQuorumResponse
 from kafka.protocol.metadata import ApiVersionsResponse
 
 from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable
-from kafka_ops.snapshot.model import ClusterSnapshot, Quorum
+from kafka_ops.model.cluster import ClusterSnapshot, Quorum
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector

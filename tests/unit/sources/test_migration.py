@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from kafka_ops.snapshot.model import ClusterSnapshot, Divergence, MigrationZnode, Quorum, QuorumReplica
+from kafka_ops.model.cluster import ClusterSnapshot, Divergence, MigrationZnode, Quorum, QuorumReplica
 from kafka_ops.snapshot.tables import render_summary, snapshot_batch, summary
 from kafka_ops.sources.migration import divergences, migration_status
 from tests.unit.snapshots import AT, small_snapshot

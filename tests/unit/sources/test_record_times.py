@@ -8,7 +8,7 @@ import struct
 
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kafka_ops.sources.groups.model import RecordTime
+from kafka_ops.model.groups import RecordTime
 from kafka_ops.sources.groups.record_times import (
     CREATE_TIME,
     LOG_APPEND_TIME,

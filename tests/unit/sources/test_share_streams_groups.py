@@ -13,9 +13,7 @@ import pytest
 from kafka.errors import CoordinatorLoadInProgressError, NotCoordinatorError
 from kafka.protocol.metadata import CoordinatorType
 
-from kafka_ops.sources.groups import share, streams
-from kafka_ops.sources.groups.coordinated import raise_if_retriable
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.groups import (
     ConsumerGroup,
     Described,
     GroupMember,
@@ -24,6 +22,8 @@ from kafka_ops.sources.groups.model import (
     StreamsTasks,
     share_offset_rows,
 )
+from kafka_ops.sources.groups import share, streams
+from kafka_ops.sources.groups.coordinated import raise_if_retriable
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.sources.messages.groups import (
     DescribeShareGroupOffsetsResponse,

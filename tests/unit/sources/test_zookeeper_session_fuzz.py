@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_ops.errors import KafkaOpsError, ZooKeeperProtocolError, ZooKeeperUnreachable
-from kafka_ops.snapshot.model import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 from tests.unit.sources.hostile_peers import Peer, Request, Spoiled, ZooKeeperTree, framed

@@ -11,9 +11,9 @@ import pytest
 
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.from_findings import gate_alerts
-from kafka_ops.analysis.thresholds import Thresholds
 from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.store import Lake
+from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult, run_gates
 from tests.unit.snapshots import AT, GROUPS_AT
 from tests.unit.validation.docs import table_rows

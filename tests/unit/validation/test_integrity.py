@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.analysis.pipeline import recorded_verdict
 from kafka_ops.errors import ConfigError, LakeError, SnapshotUntrusted
 from kafka_ops.lake.schema import VALIDATION_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, TopicAssignment
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, TopicAssignment
+from kafka_ops.model.groups import GroupIssue, GroupSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch
-from kafka_ops.sources.groups.model import GroupIssue, GroupSnapshot
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.validation.integrity import (
     IntegrityResult,
@@ -32,6 +31,7 @@ from kafka_ops.validation.integrity import (
     validate_snapshot,
     validation_of,
 )
+from kafka_ops.validation.pipeline import recorded_verdict
 from tests.unit.snapshots import AT, broker, group_snapshot, small_snapshot, stat, state
 from tests.unit.validation.docs import table_rows
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import pytest
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.snapshot.model import ClusterSnapshot, LogDir, ReplicaSize
+from kafka_ops.model.cluster import ClusterSnapshot, LogDir, ReplicaSize
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation.integrity import validate_snapshot
 from tests.unit.snapshots import small_snapshot

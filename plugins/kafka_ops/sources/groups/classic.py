@@ -7,7 +7,7 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.model import STABLE, ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
+from kafka_ops.model.groups import STABLE, ConsumerGroup, Described, GroupIssue, GroupMember, TopicPartition
 
 CONSUMER_PROTOCOL = "consumer"
 

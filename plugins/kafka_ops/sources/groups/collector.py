@@ -32,9 +32,8 @@ from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_ops import redaction
 from kafka_ops.errors import CollectionFailed, ConfigError
-from kafka_ops.snapshot.model import new_snapshot_id
-from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.cluster import new_snapshot_id
+from kafka_ops.model.groups import (
     Commit,
     ConsumerGroup,
     GroupIssue,
@@ -45,6 +44,7 @@ from kafka_ops.sources.groups.model import (
     offset_rows,
     share_offset_rows,
 )
+from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.groups.record_times import first_record_times
 from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.transactions import read_transactions

@@ -13,8 +13,8 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
+from kafka_ops.model.groups import ConsumerGroup, Described, GroupIssue, GroupMember
 from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text, named_partitions
-from kafka_ops.sources.groups.model import ConsumerGroup, Described, GroupIssue, GroupMember
 from kafka_ops.sources.messages.groups import ConsumerGroupDescribeRequest
 
 PROTOCOL_TYPE = "consumer"  # what ListGroups reports for these groups

@@ -15,7 +15,7 @@ import kafka.errors as Errors
 from kafka.admin import KafkaAdminClient
 from kafka.protocol.metadata import CoordinatorType
 
-from kafka_ops.sources.groups.model import Described, GroupIssue, TopicPartition
+from kafka_ops.model.groups import Described, GroupIssue, TopicPartition
 
 
 def send_per_coordinator(admin: KafkaAdminClient, group_ids: list[str], build: Callable[[list[str]], Any]) -> list[Any]:

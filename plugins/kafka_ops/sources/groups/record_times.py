@@ -42,7 +42,7 @@ from kafka.errors import KafkaError, OffsetOutOfRangeError, for_code
 from kafka.protocol.consumer import FetchRequest
 from kafka.record import MemoryRecords
 
-from kafka_ops.sources.groups.model import RecordTime, TimestampType, TopicPartition
+from kafka_ops.model.groups import RecordTime, TimestampType, TopicPartition
 
 CREATE_TIME: Final = "CreateTime"
 LOG_APPEND_TIME: Final = "LogAppendTime"

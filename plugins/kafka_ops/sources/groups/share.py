@@ -13,20 +13,20 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.coordinated import (
-    describe_per_coordinator,
-    error_text,
-    named_partitions,
-    raise_if_retriable,
-    send_per_coordinator,
-)
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.groups import (
     ConsumerGroup,
     Described,
     GroupIssue,
     GroupMember,
     ShareOffset,
     TopicPartition,
+)
+from kafka_ops.sources.groups.coordinated import (
+    describe_per_coordinator,
+    error_text,
+    named_partitions,
+    raise_if_retriable,
+    send_per_coordinator,
 )
 from kafka_ops.sources.messages.groups import DescribeShareGroupOffsetsRequest, ShareGroupDescribeRequest
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from kafka.admin import KafkaAdminClient
 
-from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text
-from kafka_ops.sources.groups.model import (
+from kafka_ops.model.groups import (
     ConsumerGroup,
     Described,
     GroupIssue,
@@ -25,6 +24,7 @@ from kafka_ops.sources.groups.model import (
     Task,
     TopicPartition,
 )
+from kafka_ops.sources.groups.coordinated import describe_per_coordinator, error_text
 from kafka_ops.sources.messages.groups import StreamsGroupDescribeRequest
 
 PROTOCOL_TYPE = "streams"  # what ListGroups reports for these groups

@@ -10,7 +10,7 @@ import pyarrow as pa
 from kafka_ops import __version__
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE, GROUP_TABLES
 from kafka_ops.lake.store import Batch
-from kafka_ops.sources.groups.model import GroupOffset, GroupSnapshot, StreamsTasks, TopicPartition, read_committed_lag
+from kafka_ops.model.groups import GroupOffset, GroupSnapshot, StreamsTasks, TopicPartition, read_committed_lag
 
 
 def _table(name: str, snap: GroupSnapshot, rows: list[dict[str, Any]]) -> pa.Table:

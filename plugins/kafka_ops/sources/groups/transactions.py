@@ -29,8 +29,8 @@ from kafka.errors import KafkaError
 from kafka.protocol.consumer.offsets import IsolationLevel
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
+from kafka_ops.model.groups import OpenTransaction, TopicPartition
 from kafka_ops.sources.admin import UNREACHABLE
-from kafka_ops.sources.groups.model import OpenTransaction, TopicPartition
 
 CLOSED = frozenset(
     {TransactionState.EMPTY, TransactionState.COMPLETE_COMMIT, TransactionState.COMPLETE_ABORT, TransactionState.DEAD}

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from kafka.admin import KafkaAdminClient
 
+from kafka_ops.model.groups import GROUP_TYPES, Described, GroupType
 from kafka_ops.sources.groups.classic import describe_classic
 from kafka_ops.sources.groups.consumer import describe_consumer
-from kafka_ops.sources.groups.model import GROUP_TYPES, Described, GroupType
 from kafka_ops.sources.groups.share import describe_share
 from kafka_ops.sources.groups.streams import describe_streams
 

@@ -22,7 +22,7 @@ from kafka.errors import KafkaError
 from kafka.protocol.admin import DescribeTopicPartitionsRequest
 
 from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable, NotAKRaftCluster
-from kafka_ops.snapshot.model import CollectionIssue
+from kafka_ops.model.cluster import CollectionIssue
 from kafka_ops.sources import change_digest
 from kafka_ops.sources.admin import UNREACHABLE
 from kafka_ops.sources.kraft import quorum

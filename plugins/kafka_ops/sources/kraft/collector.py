@@ -8,7 +8,7 @@ replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized f
 quotas and ACL counts (`sources.kraft.extras`), and one DescribeLogDirs per broker (replica sizes and
 log dirs, `sources.log_dirs`: sent once the brokers are known, the page broker's once the walk is
 done, read after the rest). A field the
-Admin API does not tell is None, never made up (see `snapshot.model`).
+Admin API does not tell is None, never made up (see `model.cluster`).
 
 An API a broker does not support leaves its part of the snapshot empty with a `CollectionIssue`
 (kind `unsupported`) naming the request; a cluster that cannot be reached raises
@@ -28,7 +28,7 @@ from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersi
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, ListPartitionReassignmentsRequest
 
 from kafka_ops.errors import KafkaProtocolError, NotAKRaftCluster
-from kafka_ops.snapshot.model import (
+from kafka_ops.model.cluster import (
     Broker,
     ClusterSnapshot,
     CollectionIssue,

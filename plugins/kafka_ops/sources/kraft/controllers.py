@@ -21,7 +21,7 @@ from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.parser import KafkaProtocol
 
 from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable
-from kafka_ops.snapshot.model import Quorum
+from kafka_ops.model.cluster import Quorum
 from kafka_ops.sources.kraft import quorum
 
 _MALFORMED = (KafkaError, struct.error, ValueError, IndexError, TypeError, EOFError)

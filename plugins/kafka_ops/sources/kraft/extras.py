@@ -33,7 +33,7 @@ from kafka.admin._configs import ConfigSourceType
 from kafka.errors import KafkaError, SecurityDisabledError
 from kafka.protocol.admin.client_quotas import DescribeClientQuotasRequest
 
-from kafka_ops.snapshot.model import (
+from kafka_ops.model.cluster import (
     AclResource,
     ClusterSnapshot,
     CollectionIssue,

@@ -17,7 +17,7 @@ from kafka.errors import KafkaError, for_code
 from kafka.protocol.admin import DescribeQuorumRequest
 
 from kafka_ops.errors import KafkaProtocolError
-from kafka_ops.snapshot.model import Quorum, QuorumReplica
+from kafka_ops.model.cluster import Quorum, QuorumReplica
 
 METADATA_TOPIC = "__cluster_metadata"
 REQUEST = "DescribeQuorum"

@@ -21,7 +21,7 @@ from kafka.errors import UnknownTopicOrPartitionError
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.api_header import RequestHeader
 
-from kafka_ops.snapshot.model import CollectionIssue, ConfigOverride
+from kafka_ops.model.cluster import CollectionIssue, ConfigOverride
 
 DYNAMIC_TOPIC = ConfigSourceType.DYNAMIC_TOPIC_CONFIG.value
 _UNKNOWN_TOPIC = UnknownTopicOrPartitionError.errno

@@ -26,7 +26,7 @@ from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from kafka_ops.errors import NotAKafkaChroot, ZooKeeperAuthFailed, ZooKeeperUnreachable
-from kafka_ops.snapshot.model import CollectionIssue, ZnodeStat
+from kafka_ops.model.cluster import CollectionIssue, ZnodeStat
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 

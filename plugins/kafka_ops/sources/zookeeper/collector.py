@@ -24,7 +24,7 @@ from kafka_ops.errors import (
     ZooKeeperAuthFailed,
     ZooKeeperUnreachable,
 )
-from kafka_ops.snapshot.model import ClusterSnapshot, CollectionIssue, new_snapshot_id
+from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, new_snapshot_id
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.session import DENIED, TlsOptions, ZkReadSession
 

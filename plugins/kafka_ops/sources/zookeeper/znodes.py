@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from kafka_ops.errors import ZnodeFormatError
-from kafka_ops.snapshot.model import (
+from kafka_ops.model.cluster import (
     AclResource,
     Broker,
     ConfigChange,

@@ -7,9 +7,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.analysis.partition_rates import latest_partition_rates
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.load import PartitionRates
+from kafka_ops.planning.partition_rates import latest_partition_rates
 from tests.unit.report import scenario
 
 S3_AT, S4_AT = scenario.SNAPSHOTS["s3"][0], scenario.SNAPSHOTS["s4"][0]

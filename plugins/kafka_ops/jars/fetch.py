@@ -1,11 +1,12 @@
 """Fetch the official Apache Kafka jars from Maven Central, once, into a cache folder.
 
 Two sets, each from its own pom and in its own folder so neither changes the other: Kafka 3.9
-(`pom.xml`, `var/jars`) for the ZooKeeper sandbox and Kafka 4.x (`pom-kafka4.xml`,
-`var/jars-kafka4`) for the KRaft sandbox. A third, `pom-delta-spark.xml` (`var/jars-delta-spark`),
-is Delta Lake's Spark connector, which Spark loads with `spark.jars` (never `--packages`); a fourth,
-`pom-spark-s3.xml` (`var/jars-spark-s3`), is Hadoop's S3A filesystem (`hadoop-aws` and the AWS SDK v2
-bundle, 642 MB) for a Spark analysis of a lake on S3 (`kafka_ops.lake.spark_s3`).
+(`pom.xml`, `var/jars`: the Java helpers of `kafka_ops.jvm` and the ZooKeeper sandbox) and Kafka 4.x
+(`pom-kafka4.xml`, `var/jars-kafka4`: the assignor bridge and the KRaft sandbox). A third,
+`pom-delta-spark.xml` (`var/jars-delta-spark`), is Delta Lake's Spark connector, which Spark loads
+with `spark.jars` (never `--packages`); a fourth, `pom-spark-s3.xml` (`var/jars-spark-s3`), is
+Hadoop's S3A filesystem (`hadoop-aws` and the AWS SDK v2 bundle, 642 MB) for a Spark analysis of a
+lake on S3 (`kafka_ops.lake.spark_s3`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from kafka_ops.errors import SandboxError
+from kafka_ops.errors import JavaToolError
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +72,7 @@ def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:
         return target
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise SandboxError(f"Maven ('mvn') is not on PATH: it is needed once to fetch the jars of {pom.name}")
+        raise JavaToolError(f"Maven ('mvn') is not on PATH: it is needed once to fetch the jars of {pom.name}")
     target.mkdir(parents=True, exist_ok=True)
     for stale in target.glob("*.jar"):  # a version the pom no longer names must not stay on the classpath
         stale.unlink()
@@ -83,11 +84,11 @@ def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:
         check=False,
     )
     if result.returncode != 0:
-        raise SandboxError(
+        raise JavaToolError(
             f"Maven could not fetch the jars of {pom.name} (exit {result.returncode}): "
             f"{(result.stdout + result.stderr)[-2000:]}"
         )
     if not any(target.glob(expect)):
-        raise SandboxError(f"Maven finished but no {expect} is in {target}")
+        raise JavaToolError(f"Maven finished but no {expect} is in {target}")
     marker.write_text(fingerprint + "\n")
     return target

@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.load import PartitionRates
 from kafka_ops.report.reads import Row, findings_table, latest_commit_row
-from kafka_ops.snapshot.model import TopicPartition
 
 TABLE = "partition_load"
 

@@ -1,4 +1,5 @@
-"""Strict reading of Airflow connection fields shared by the hooks.
+"""Strict reading of Airflow connection fields, shared by the hooks (`kafka_ops.airflow`) and the alert sinks
+(`kafka_ops.alerting`).
 
 Every failure is a `ConfigError` that names the connection (`where`) and the field or extra
 key, and never echoes a password.

@@ -1,0 +1,47 @@
+"""Everything wrong with a cluster now, as alerts: its failed health gates, its untrusted latest batches
+and its blind pipeline stages (the analysis DAG's alert step, after `validation.pipeline`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from kafka_ops.alerting.alert import Alert, Links
+from kafka_ops.alerting.from_findings import gate_alerts, untrusted_alert
+from kafka_ops.alerting.pipeline_status import PipelineStatus
+from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.store import Lake
+from kafka_ops.validation.gates import GateReport
+from kafka_ops.validation.integrity import validation_of
+from kafka_ops.validation.pipeline import latest_analysed
+
+SOURCES = (COMMIT_TABLE, GROUP_COMMIT_TABLE)
+LAG_TIME_GROUPS = "lag_time_groups"
+
+
+def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Links) -> list[Alert]:
+    """Everything wrong with `cluster` now: failed gates, untrusted latest batches, blind stages."""
+    alerts: list[Alert] = []
+    for source in SOURCES:
+        latest = latest_analysed(lake, cluster, source)
+        if latest is None:
+            continue
+        row = validation_of(lake, cluster, latest[0])
+        if row is not None and not row["trusted"]:
+            docs = Links(row["data_docs"], links.airflow_run, links.report)
+            failed = list(row["failed"] or ())
+            alerts.append(untrusted_alert(cluster, source, latest[0], failed, since=latest[1], links=docs))
+        if source == COMMIT_TABLE and gates is not None:
+            alerts += gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
+    alerts += PipelineStatus(lake.root).blind_alerts(cluster, links)
+    return alerts
+
+
+def _time_behind(lake: Lake, cluster: str, gates: GateReport) -> dict[str, dict[str, Any]]:
+    """The `lag_time_groups` rows of the group collection the group gates judged, by group id
+    (none when that analysis wrote no such table)."""
+    collection = gates.group_snapshot_id
+    if collection is None or lake.fs.get_file_info(f"{lake.base}/{LAG_TIME_GROUPS}").type != pafs.FileType.Directory:
+        return {}
+    return {str(r["group_id"]): r for r in lake.read(LAG_TIME_GROUPS, cluster, [collection]).to_pylist()}
