@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from kafka_ops import __version__
+from kafka_ops.problems.words import duration
 from kafka_ops.report.charts import Chart, charts
-from kafka_ops.report.findings import duration
 from kafka_ops.report.model import Cell, Collected, OffenderTable, Problem, ReportData
 
 if TYPE_CHECKING:

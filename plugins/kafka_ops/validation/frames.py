@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from kafka_ops.problems.load import DISK_KINDS
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.suites import OK
 
@@ -455,11 +456,6 @@ def transaction_gates(transactions: pa.Table | None) -> pd.DataFrame:
     columns = ["topic", "partition", "producer_id", "transactional_id", "age_seconds", "start_offset", "hanging",
                "problem", "action", "start_time"]  # fmt: skip
     return _frame(out, columns, s.GATE_TRANSACTIONS)
-
-
-DISK_KINDS = frozenset({"disk_full_soon", "disk_over_share", "log_dir_full_soon", "log_dir_over_share",
-                        "log_dir_error", "disk_skew", "log_dir_skew"})  # fmt: skip
-"""`load_problems` kinds about disk; the rest (hot_partition, hot_broker_in/out) are about traffic."""
 
 
 def load_gates(problems: pa.Table | None) -> pd.DataFrame:

@@ -4,17 +4,8 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.report.findings import Findings, _leaders
-
-
-class Rows(Findings):
-    """Findings whose tables are given, not read from a lake."""
-
-    def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        self.tables = tables
-
-    def rows(self, table: str) -> list[dict[str, Any]] | None:
-        return self.tables.get(table)
+from kafka_ops.problems.leaders import problems as leader_problems
+from tests.unit.problems.tables import Tables
 
 
 def cluster(source: str | None, severity: str) -> dict[str, Any]:
@@ -39,12 +30,13 @@ OFF = [
 def test_leader_imbalance_names_the_rule_of_the_clusters_controller(
     source: str | None, severity: str, rule: str
 ) -> None:
-    (problem,) = _leaders(
-        Rows({"leader_balance_cluster": [cluster(source, severity)], "leader_balance_partitions": OFF})
+    (problem,) = leader_problems(
+        Tables({"leader_balance_cluster": [cluster(source, severity)], "leader_balance_partitions": OFF})
     )
     assert (problem.severity, problem.title) == (severity, "2 partitions not on their preferred leader")
     assert problem.cause == f"leaders per broker: max 6, mean 5.0; {rule}"
     assert (
         problem.action
-        == "run kafka_preferred_leader_election (1 fixable now); 1 cannot move yet: preferred replica is down"
+        == "run kafka_preferred_leader_election: 1 partition can move back to their preferred leader now; "
+        "1 partition cannot move back yet (preferred replica is down): fix that first, then elect"
     )
