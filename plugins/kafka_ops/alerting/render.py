@@ -6,10 +6,8 @@ A message answers, in this order: which cluster, what is wrong and how bad, sinc
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from kafka_ops.alerting.incidents import Notification
-from kafka_ops.problems.words import duration
+from kafka_ops.problems.words import duration, when
 
 MAX_AFFECTED_SHOWN = 10
 
@@ -24,10 +22,6 @@ def headline(n: Notification) -> str:
         level += f" (was {n.escalated_from})"
     prefix = "REMINDER " if n.reminder else ""
     return f"{prefix}{level} {a.cluster}: {a.title}"
-
-
-def when(moment: datetime) -> str:
-    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 def since_text(n: Notification) -> str:

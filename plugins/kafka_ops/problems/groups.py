@@ -130,7 +130,7 @@ def _skewed(findings: FindingsRows) -> list[Problem]:
         )
     skewed = {r["group_id"] for r in skew if r["skewed"]}
     for g, rec in sorted(recommendations.items()):
-        if g in skewed or rec["prediction_matches"] is not False:
+        if g in skewed or rec.get("prediction_matches") is not False:
             continue
         out.append(
             Problem(

@@ -7,7 +7,7 @@ and 2 more` the same way.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
@@ -36,6 +36,11 @@ def duration(span: float | timedelta | None) -> str:
     if minutes:
         return f"{minutes} min"
     return f"{secs} s"
+
+
+def when(moment: datetime) -> str:
+    """`2026-11-21 08:47:01 UTC`: a moment as every consumer prints it."""
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 def ids(values: Iterable[int]) -> str:
