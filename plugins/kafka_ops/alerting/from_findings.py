@@ -15,7 +15,7 @@ from typing import Any
 
 from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Detail, Links
 from kafka_ops.analysis.lag_estimates import group_method
-from kafka_ops.problems.groups import behind_figure
+from kafka_ops.problems.groups import time_behind_text
 from kafka_ops.validation.gates import GROUP_GATES, GateReport, GateResult
 
 FALLBACK_TITLE = "{n} failing: {gate}"
@@ -25,10 +25,11 @@ FALLBACK_TITLE = "{n} failing: {gate}"
 def gate_alerts(
     report: GateReport, links: Links, seen_at: datetime, behind: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[Alert]:
-    """An alert for every failed gate (per group for the group gates); `seen_at` (the analysed
-    snapshot's capture time) is `since` when a gate cannot tell when its problem began. `behind`:
-    the group collection's `lag_time_groups` rows by group id, whose time behind a group alert
-    states with how it was obtained (`~45 s (extrapolated)`, `≥ 30 s`)."""
+    """An alert for every failed gate (per group for the group gates), in the words `kafka_ops.problems`
+    composed for the gate (title, cause, action, since); `seen_at` (the analysed snapshot's capture
+    time) is `since` only for a result built without them. `behind`: the group collection's
+    `lag_time_groups` rows by group id, whose time behind and its method a group alert carries in its
+    details (the catalogue's cause already says it: `~45 s (extrapolated)`, `≥ 30 s`)."""
     alerts: list[Alert] = []
     for gate in report.failed():
         gate_links = Links(gate.data_docs or links.data_docs, links.airflow_run, links.report)
@@ -85,24 +86,27 @@ def _group_alert(
     behind: Mapping[str, Mapping[str, Any]],
 ) -> Alert:
     group = str(row.get("group_id"))
-    cause = str(row.get("problem") or gate.cause or gate.meaning)
+    problem = next((p for p in gate.problems if p.rows and str(p.rows[0].get("group_id")) == group), None)
+    cause = problem.cause if problem else str(row.get("problem") or gate.cause or gate.meaning)
     details: dict[str, Detail] = {"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id}
     time = behind.get(group)
     if time is not None and time.get("max_lag_seconds") is not None:
-        method = group_method(time)
-        figure = behind_figure(time)
-        cause += f"; {figure} behind on {time.get('max_lag_topic')}-{time.get('max_lag_partition')}"
-        details |= {"lag_seconds": float(time["max_lag_seconds"]), "lag_seconds_method": method}
-    problem = next((p for p in gate.problems if p.rows and str(p.rows[0].get("group_id")) == group), None)
+        if problem is None:  # a result built without the catalogue: say the time behind here
+            cause += f"; {time_behind_text(time)}"
+        details |= {"lag_seconds": float(time["max_lag_seconds"]), "lag_seconds_method": group_method(time)}
+    if problem is None:
+        title, since, action = FALLBACK_TITLE.format(n=1, gate=f"{gate.name} ({group})"), gate.since or seen_at, None
+    else:
+        title, since, action = problem.title, problem.since, problem.action
     return Alert(
         cluster=report.cluster,
         key=f"{gate.name}:{group}",
         severity=gate.severity,
-        title=problem.title if problem else FALLBACK_TITLE.format(n=1, gate=f"{gate.name} ({group})"),
-        since=problem.since if problem else gate.since or seen_at,
+        title=title,
+        since=since,
         affected=(_affected(row),),
         cause=cause,
-        action=problem.action or "" if problem else gate.action or f"check consumer group {group}",
+        action=action or gate.action or f"check consumer group {group}",
         links=links,
         details=details,
     )

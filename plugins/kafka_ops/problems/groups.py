@@ -158,7 +158,7 @@ def _lag_action(r: Row) -> str:
     return "lag keeps growing: add consumers (up to the partition count) or speed up processing"
 
 
-def time_behind_text(t: Row) -> str:
+def time_behind_text(t: Mapping[str, Any]) -> str:
     """`~2 h 00 min (extrapolated) behind on orders-0` from a `lag_time_groups` row."""
     return f"{behind_figure(t)} behind on {t['max_lag_topic']}-{t['max_lag_partition']}"
 
