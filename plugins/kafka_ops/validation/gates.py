@@ -51,6 +51,7 @@ from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems import groups
+from kafka_ops.problems.leaders import is_kraft
 from kafka_ops.problems.problem import Problem
 from kafka_ops.problems.registry import GATES
 from kafka_ops.validation import frames
@@ -78,6 +79,7 @@ class GateResult:
     cause: str | None
     action: str | None
     since: datetime | None
+    """When the problem began, by the one rule (`problems.problem.since`); None when passed."""
     meaning: str
     cluster: str
     snapshot_id: str
@@ -200,9 +202,9 @@ class _Evidence:
 
     @property
     def kind(self) -> ClusterKind:
-        """The snapshot's cluster kind, as the leader_balance detector read it from the commit log; an
-        analysis written before it recorded one is judged as it was then, by the ZooKeeper rule."""
-        return KRAFT if self.leader_balance().get("source") == KRAFT else ZOOKEEPER
+        """The snapshot's cluster kind (`problems.leaders.is_kraft`), from its one leader_balance_cluster row."""
+        self.leader_balance()
+        return KRAFT if is_kraft(self) else ZOOKEEPER
 
 
 def run_gates(
