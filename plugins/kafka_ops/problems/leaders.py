@@ -2,8 +2,9 @@
 (`leader_balance_cluster.source`): ZooKeeper's `leader.imbalance.per.broker.percentage`, or KRaft's,
 which counts every partition not led by its preferred replica.
 
-Gate: `leader_imbalance_within_threshold` (per broker beyond the threshold). Report: the cluster's
-balance as the detector rated it. Both say what to do with `election_steps`.
+Gate: `leader_imbalance_within_threshold` (the brokers beyond the bound). Report: the same problem when
+the detector rates the balance a warning by the controller's own rule, else (info) the cluster's
+balance in figures. Both say what to do with `election_steps`.
 """
 
 from __future__ import annotations
@@ -24,16 +25,17 @@ def is_kraft(findings: FindingsRows) -> bool:
     return any(r.get("source") == "kraft" for r in findings.rows("leader_balance_cluster") or [])
 
 
-def imbalance(rows: list[Row], findings: FindingsRows, params: Mapping[str, float]) -> Problem:
-    """Brokers beyond the imbalance bound (`rows`: `leader_balance_brokers` with `imbalance_percent`);
-    `params["leader_imbalance_percent"]` is the bound the gate applied."""
+def imbalance(rows: list[Row], findings: FindingsRows, params: Mapping[str, float] | None = None) -> Problem:
+    """Brokers beyond the imbalance bound (`rows`: their `leader_balance_brokers` rows);
+    `params["leader_imbalance_percent"]`, when given, is the bound the gate applied (the cause quotes it)."""
     if is_kraft(findings):
         return _off_preferred(rows, findings)
-    rows = sorted(rows, key=lambda r: (-(r["imbalance_percent"] or 0.0), r["broker_id"]))
-    threshold = params["leader_imbalance_percent"]
+    rows = sorted(rows, key=lambda r: (-_percent(r), r["broker_id"]))
+    threshold = (params or {}).get("leader_imbalance_percent")
+    beyond = f" > {threshold:g}%" if threshold is not None else ""
     parts = [
         f"broker {r['broker_id']} leads {r['preferred'] - r['preferred_led_by_other']} of the {r['preferred']} "
-        f"partitions it is preferred leader for ({r['imbalance_percent']:.0f}% > {threshold:g}%)"
+        f"partitions it is preferred leader for ({_percent(r):.0f}%{beyond})"
         for r in rows[:3]
     ]
     return Problem(
@@ -46,6 +48,15 @@ def imbalance(rows: list[Row], findings: FindingsRows, params: Mapping[str, floa
         LEADER_IMBALANCE,
         tuple(rows),
     )
+
+
+def _flagged(findings: FindingsRows, *, kraft: bool) -> list[Row]:
+    """The brokers the controller's rule flags: on KRaft any partition off its preferred leader, on
+    ZooKeeper the detector's `imbalanced` (beyond `leader_imbalance_percent`)."""
+    rows = findings.rows("leader_balance_brokers") or []
+    if kraft:
+        return [r for r in rows if (r["preferred_led_by_other"] or 0) > 0]
+    return [r for r in rows if r.get("imbalanced")]
 
 
 def _off_preferred(rows: list[Row], findings: FindingsRows) -> Problem:
@@ -76,6 +87,13 @@ def _off_preferred(rows: list[Row], findings: FindingsRows) -> Problem:
     )
 
 
+def _percent(r: Row) -> float:
+    """The broker's imbalance in percent (the gate frame carries it; the findings row its ratio)."""
+    if r.get("imbalance_percent") is not None:
+        return float(r["imbalance_percent"])
+    return float(r["imbalance_ratio"] or 0.0) * 100.0
+
+
 def election_steps(findings: FindingsRows) -> str:
     """What to do about partitions off their preferred leader: elect the fixable ones, unblock the rest."""
     listed = findings.rows("leader_balance_partitions")
@@ -97,10 +115,15 @@ def election_steps(findings: FindingsRows) -> str:
 
 
 def problems(findings: FindingsRows) -> list[Problem]:
-    """The cluster's leader balance when the detector rates it above ok."""
+    """The gate's problem when the detector rates the balance a warning (by the controller's own rule:
+    the brokers it flags), else the cluster's balance in figures when it rates it info."""
     out = []
     for r in findings.rows("leader_balance_cluster") or []:
         if r["severity"] == "ok":
+            continue
+        flagged = _flagged(findings, kraft=r.get("source") == "kraft")
+        if r["severity"] == "warning" and flagged:
+            out.append(imbalance(flagged, findings))
             continue
         if r.get("source") == "kraft":
             rule = "the KRaft controller counts every partition not led by its preferred replica"

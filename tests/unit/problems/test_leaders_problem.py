@@ -40,3 +40,17 @@ def test_leader_imbalance_names_the_rule_of_the_clusters_controller(
         == "run kafka_preferred_leader_election: 1 partition can move back to their preferred leader now; "
         "1 partition cannot move back yet (preferred replica is down): fix that first, then elect"
     )
+
+
+def test_a_warning_by_the_controllers_rule_is_the_gates_problem_naming_the_brokers() -> None:
+    brokers = [
+        {"broker_id": 2, "preferred": 10, "preferred_led_by_other": 4, "imbalance_ratio": 0.4, "imbalanced": True},
+        {"broker_id": 3, "preferred": 10, "preferred_led_by_other": 1, "imbalance_ratio": 0.1, "imbalanced": False},
+    ]
+    tables = {"leader_balance_brokers": brokers, "leader_balance_partitions": OFF}
+    (zookeeper,) = leader_problems(Tables({**tables, "leader_balance_cluster": [cluster("zookeeper", "warning")]}))
+    assert (zookeeper.severity, zookeeper.title) == ("warning", "leader imbalance beyond the threshold on 1 broker")
+    assert zookeeper.cause == "broker 2 leads 6 of the 10 partitions it is preferred leader for (40%)"
+    (kraft,) = leader_problems(Tables({**tables, "leader_balance_cluster": [cluster("kraft", "warning")]}))
+    assert kraft.title == "partitions not led by their preferred replica on 2 brokers"  # KRaft counts broker 3 too
+    assert kraft.action == zookeeper.action and kraft.action.startswith("run kafka_preferred_leader_election: 1")

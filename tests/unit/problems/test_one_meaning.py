@@ -20,13 +20,14 @@ from kafka_ops.report.html import render
 from kafka_ops.validation.gates import run_gates
 from tests.unit.report import scenario
 from tests.unit.report.scenario import COLLECTIONS, NOW, SNAPSHOTS
-from tests.unit.validation.findings import group, healthy_zk, isr, publish_analysis
+from tests.unit.validation.findings import group, healthy_zk, isr, leader_cluster, publish_analysis
 
 S4, G4 = SNAPSHOTS["s4"][0], COLLECTIONS["g4"][0]
 
 
 def broken_cluster() -> dict[str, list[dict[str, Any]]]:
-    """Broker 3 down (solo-0 offline, orders-1 under min ISR) and a controller that changed 3 times in the hour."""
+    """Broker 3 down (solo-0 offline, orders-1 under min ISR), a controller that changed 3 times in the
+    hour, and broker 2 leading 6 of the 10 partitions it is preferred leader for (40 % > 10 %)."""
     tables = healthy_zk()
     tables["isr_health"] = [
         isr("orders", 0, [1, 2, 3], [1, 2], 1, min_isr=2),  # under-replicated: a report finding, no page
@@ -49,6 +50,18 @@ def broken_cluster() -> dict[str, list[dict[str, Any]]]:
          "to_controller": 2, "epoch_before": 6, "epoch_after": 7, "elections": 1, "change": "election",
          "severity": "warning"}
         for m in (45, 20, 5)
+    ]  # fmt: skip
+    tables["leader_balance_cluster"] = [leader_cluster(non_preferred=4, fixable=3, imbalanced_brokers=1)]
+    tables["leader_balance_brokers"] = [
+        {"broker_id": b, "registered": True, "leaders": leaders, "preferred": 10, "preferred_led_by_other": 10 - own,
+         "imbalance_ratio": (10 - own) / 10, "imbalanced": own < 9, "severity": "warning" if own < 9 else "ok"}
+        for b, leaders, own in ((1, 14, 10), (2, 6, 6), (3, 10, 10))
+    ]  # fmt: skip
+    tables["leader_balance_partitions"] = [
+        {"topic": "orders", "partition": p, "preferred_leader": 2, "leader": 1, "replicas": [2, 1], "isr": [2, 1],
+         "fixable": p < 3, "blocked_reason": None if p < 3 else "preferred replica is not in the ISR",
+         "action": None, "severity": "warning"}
+        for p in range(4)
     ]  # fmt: skip
     return tables
 
@@ -83,6 +96,7 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
         "1 partition under min ISR: producers with acks=all are refused",
         "consumer group stable is in ERR",
         "controller churn: 3 elections in the last hour",
+        "leader imbalance beyond the threshold on 1 broker",
     ]
     for title, alert in alerts.items():
         problem = report[title]  # the report names it the same
@@ -99,7 +113,7 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
     assert _since(alerts, "under min ISR") == S4 - timedelta(minutes=20)
     assert _since(alerts, "controller churn") == S4 - timedelta(minutes=45)
     assert _since(alerts, "consumer group stable") == G4 - timedelta(hours=2)
-    assert _since(alerts, "offline") == S4
+    assert _since(alerts, "offline") == _since(alerts, "leader imbalance") == S4
 
 
 def _since(alerts: dict[str, Alert], part: str) -> object:
