@@ -1,14 +1,14 @@
 """Disk and traffic (`load_problems`): the detector writes each row's `problem` and `action`.
 
-Gates: `no_disk_running_out` (critical disk rows), `disk_within_limits` (warning disk rows),
-`no_hot_spots` (traffic rows). Report: one problem per kind and severity.
+Gates and report: `no_disk_running_out` (critical disk rows), `disk_within_limits` (warning disk rows),
+`no_hot_spots` (traffic rows), one problem each (the gate frame's check columns use `FAILS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, gate_problems, since
 from kafka_ops.problems.words import more, plural
 
 RUNNING_OUT = "no_disk_running_out"
@@ -27,6 +27,12 @@ DISK_KINDS = frozenset(
 )
 """`load_problems` kinds about disk; the rest (hot_partition, hot_broker_in/out) are about traffic."""
 _BY_DAYS = frozenset({"disk_full_soon", "log_dir_full_soon"})
+FAILS: dict[str, Callable[[Row], bool]] = {
+    RUNNING_OUT: lambda r: r["kind"] in DISK_KINDS and r["severity"] == "critical",
+    WITHIN_LIMITS: lambda r: r["kind"] in DISK_KINDS and r["severity"] == "warning",
+    HOT_SPOTS: lambda r: r["kind"] not in DISK_KINDS and r["severity"] != "ok",
+}
+"""Which `load_problems` rows fail each gate."""
 _GATE_TITLES: dict[str, Callable[[int], str]] = {
     RUNNING_OUT: lambda n: (
         f"disk running out: {plural(n, 'broker or log dir', 'brokers or log dirs')} full or filling up within days"
@@ -38,18 +44,6 @@ _GATE_TITLES: dict[str, Callable[[int], str]] = {
         f"{plural(n, 'hot partition or broker', 'hot partitions or brokers')} far above their peers "
         "or near network capacity"
     ),
-}
-_KIND_TITLES = {
-    "disk_full_soon": lambda n: f"disk filling up on {plural(n, 'broker')}",
-    "disk_over_share": lambda n: f"disk nearly full on {plural(n, 'broker')}",
-    "log_dir_full_soon": lambda n: f"{plural(n, 'log dir')} filling up",
-    "log_dir_over_share": lambda n: f"{plural(n, 'log dir')} nearly full",
-    "log_dir_error": lambda n: f"{plural(n, 'log dir')} offline (the broker reports an error)",
-    "disk_skew": lambda n: f"disk use skewed: {plural(n, 'broker')} far above the mean",
-    "log_dir_skew": lambda n: f"{plural(n, 'log dir')} far fuller than the other dirs of their broker",
-    "hot_partition": lambda n: f"{plural(n, 'hot partition')}: far more bytes in than the typical partition",
-    "hot_broker_in": lambda n: f"{plural(n, 'broker')} hot on bytes in",
-    "hot_broker_out": lambda n: f"{plural(n, 'broker')} hot on bytes out",
 }
 
 
@@ -77,28 +71,5 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
 
 
 def problems(findings: FindingsRows) -> list[Problem]:
-    """One problem per kind and severity, its first five rows in the cause (fewest days to full, else
-    the largest figure, first)."""
-    rows = findings.rows("load_problems") or []
-    found = []
-    for kind, title in _KIND_TITLES.items():
-        for severity in ("critical", "warning"):
-            mine = [r for r in rows if r["kind"] == kind and r["severity"] == severity]
-            if not mine:
-                continue
-            mine.sort(key=lambda r: (r["value"] or 0.0) * (1 if kind in _BY_DAYS else -1))
-            extra = f" and {len(mine) - 5} more" if len(mine) > 5 else ""
-            key = (RUNNING_OUT if severity == "critical" else WITHIN_LIMITS) if kind in DISK_KINDS else HOT_SPOTS
-            found.append(
-                Problem(
-                    severity,
-                    title(len(mine)),
-                    "; ".join(str(r["problem"]) for r in mine[:5]) + extra,
-                    mine[0]["action"],
-                    since((r.get("since") for r in mine), findings),
-                    "load_problems",
-                    key,
-                    tuple(mine),
-                )
-            )
-    return found
+    """The load gates' problems, as the page says them, over the rows each gate fails."""
+    return gate_problems(findings.rows("load_problems") or [], findings, FAILS, gate)

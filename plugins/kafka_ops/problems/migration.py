@@ -1,16 +1,17 @@
 """A ZooKeeper-to-KRaft migration (`migration_health`): its phase when stalled or finalized, and the
 partition fields its two views disagree on. The detector writes each row's `problem` and `action`.
 
-Gates: `migration_dual_write_runs`, `migration_not_stalled`, `migration_views_agree`,
-`snapshots_read_live_metadata`. Report: one problem per stalled or finalized phase, one for every
-diverging field together.
+Gates and report: `migration_dual_write_runs`, `migration_not_stalled`, `migration_views_agree`,
+`snapshots_read_live_metadata`, one problem each over the rows `FAILS` picks (the gate frame's check
+columns use the same predicates).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, gate_problems, since
 from kafka_ops.problems.words import more, plural
 
 DUAL_WRITE = "migration_dual_write_runs"
@@ -25,23 +26,24 @@ _GATE_TITLES: dict[str, Callable[[int], str]] = {
     ),
     READ_LIVE: lambda n: "the migration is finalized but kafka-ops still reads the cluster from ZooKeeper",
 }
-_PHASE_TITLES = {
-    "pre_migration": "the migration to KRaft is stalled: the controllers still wait for brokers",
-    "dual_write": "the migration to KRaft stopped writing to ZooKeeper",
-    "post_migration": "the migration to KRaft is finalized, but this cluster is still read from ZooKeeper",
+FAILS: dict[str, Callable[[Row], bool]] = {
+    DUAL_WRITE: lambda r: r["kind"] == "phase" and r["status"] == "stalled" and r["phase"] == "dual_write",
+    NOT_STALLED: lambda r: r["kind"] == "phase" and r["status"] == "stalled" and r["phase"] == "pre_migration",
+    VIEWS_AGREE: lambda r: r["status"] == "diverged",
+    READ_LIVE: lambda r: r["status"] == "finalized",
 }
+"""Which `migration_health` rows fail each gate."""
 
 
 def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], Problem]:
-    """The composer of migration gate `name` over its failing rows (the gate frame names each row's
-    `subject` and its start `since`)."""
+    """The composer of migration gate `name` over its failing `migration_health` rows."""
 
     def compose(rows: list[Row], findings: FindingsRows, params: Mapping[str, float]) -> Problem:
-        rows = sorted(rows, key=lambda r: r["subject"])
+        rows = sorted(rows, key=lambda r: r.get("subject") or subject(r))
         cause = "; ".join(str(r["problem"]) for r in rows[:3]) + more(len(rows), 3, "partition fields")
         action = next((str(r["action"]) for r in rows if r.get("action")), "check the migration's controllers")
         severity = "critical" if name == DUAL_WRITE else "warning"
-        starts = (r.get("since") for r in rows)
+        starts = (r.get("since") or started(r) for r in rows)
         return Problem(
             severity,
             _GATE_TITLES[name](len(rows)),
@@ -57,36 +59,18 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
 
 
 def problems(findings: FindingsRows) -> list[Problem]:
-    rows = [r for r in findings.rows("migration_health") or [] if r["severity"] != "ok"]
-    phase = [r for r in rows if r["kind"] == "phase"]
-    fields = sorted((r for r in rows if r["kind"] == "divergence"), key=lambda r: (r["topic"], r["partition"] or -1))
-    found = [
-        Problem(
-            r["severity"],
-            _PHASE_TITLES[r["phase"]],
-            r["problem"],
-            r["action"],
-            since([r.get("phase_since")], findings),
-            "migration_health",
-            f"migration_{r['phase']}",
-            (r,),
-        )
-        for r in phase
-    ]
-    if fields:
-        shown = "; ".join(str(r["problem"]) for r in fields[:5])
-        extra = f" and {len(fields) - 5} more" if len(fields) > 5 else ""
-        found.append(
-            Problem(
-                "warning",
-                f"ZooKeeper and the KRaft metadata disagree on {plural(len(fields), 'partition field')} during the "
-                "migration",
-                shown + extra,
-                fields[0]["action"],
-                since((r["diverging_since"] for r in fields), findings),
-                "migration_health",
-                VIEWS_AGREE,
-                tuple(fields),
-            )
-        )
-    return found
+    """The migration gates' problems, as the page says them, over the rows each gate fails."""
+    return gate_problems(findings.rows("migration_health") or [], findings, FAILS, gate)
+
+
+def subject(r: Row) -> str:
+    """What a `migration_health` row is about: `phase`, or the diverging field (`orders-1 isr`)."""
+    if r["kind"] == "phase":
+        return "phase"
+    where = r["topic"] + ("" if r["partition"] is None else f"-{r['partition']}")
+    return f"{where} {r['field']}" if r.get("field") else where
+
+
+def started(r: Row) -> datetime | None:
+    """When a `migration_health` row's state began: its divergence, else its phase."""
+    return r.get("diverging_since") or r.get("phase_since")

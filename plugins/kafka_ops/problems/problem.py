@@ -6,7 +6,7 @@ the alerts, the HTML report, the CLI digest and the metrics show it as composed 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -60,3 +60,19 @@ def since(starts: Iterable[datetime | None], findings: FindingsRows) -> datetime
     the time it was first seen rather than moving with each snapshot."""
     known = [s for s in starts if s is not None]
     return min(known) if known else findings.captured_at.astimezone(UTC)
+
+
+def gate_problems(
+    rows: list[Row],
+    findings: FindingsRows,
+    fails: Mapping[str, Callable[[Row], bool]],
+    compose: Callable[[str], Callable[[list[Row], FindingsRows, Mapping[str, float]], Problem]],
+) -> list[Problem]:
+    """For the report and the digest, the problems a family's gates would page with: per gate (in
+    `fails` order) with failing rows, its composer over them."""
+    out = []
+    for name, failing in fails.items():
+        hit = [r for r in rows if failing(r)]
+        if hit:
+            out.append(compose(name)(hit, findings, {}))
+    return out

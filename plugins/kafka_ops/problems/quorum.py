@@ -1,15 +1,15 @@
 """The KRaft controller quorum and fenced brokers (`quorum_health`): the detector writes each replica's
 sentence (`problem`) and step (`action`); this module titles and groups them.
 
-Gates: `quorum_has_a_majority`, `quorum_replicas_keep_up`, `no_fenced_brokers` (one problem each,
-over their rows). Report: one problem per replica (a quorum has few).
+Gates and report: `quorum_has_a_majority`, `quorum_replicas_keep_up`, `no_fenced_brokers`, one problem
+each over the replicas `FAILS` picks (the gate frame's check columns use the same predicates).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, gate_problems, since
 from kafka_ops.problems.words import more, plural
 
 MAJORITY = "quorum_has_a_majority"
@@ -22,11 +22,12 @@ _GATE_TITLES: dict[str, Callable[[int], str]] = {
         f"{plural(n, 'broker')} fenced by the KRaft controller: they lead nothing and are out of every ISR"
     ),
 }
-_REPLICA_TITLES = {
-    "not_fetching": "{who} {id} is not fetching the metadata log",
-    "lagging": "{who} {id} is behind on the metadata log",
-    "fenced": "broker {id} is fenced by the KRaft controller",
+FAILS: dict[str, Callable[[Row], bool]] = {
+    MAJORITY: lambda r: r["kind"] == "voter" and r["severity"] == "critical",
+    KEEP_UP: lambda r: r["status"] in ("not_fetching", "lagging"),
+    FENCED: lambda r: r["kind"] == "fenced_broker",
 }
+"""Which `quorum_health` rows fail each gate."""
 
 
 def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], Problem]:
@@ -52,19 +53,5 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
 
 
 def problems(findings: FindingsRows) -> list[Problem]:
-    rows = [r for r in findings.rows("quorum_health") or [] if r["severity"] != "ok"]
-    return [
-        Problem(
-            r["severity"],
-            _REPLICA_TITLES[r["status"]].format(
-                who="controller" if r["kind"] == "voter" else "broker", id=r["replica_id"]
-            ),
-            r["problem"],
-            r["action"],
-            since([r.get("fenced_since")], findings),
-            "quorum_health",
-            f"quorum_{r['status']}",
-            (r,),
-        )
-        for r in sorted(rows, key=lambda r: (r["kind"], r["replica_id"]))
-    ]
+    """The quorum gates' problems, as the page says them, over the replicas each gate fails."""
+    return gate_problems(findings.rows("quorum_health") or [], findings, FAILS, gate)

@@ -1,19 +1,24 @@
 """Open transactions that hold read_committed consumers at a last stable offset below the high
 watermark (`transactions`); the detector writes each row's `problem` and `action` (the abort command).
 
-Gates: `no_hanging_transactions` (critical rows), `no_long_open_transactions` (warning rows).
-Report: one problem per transaction rated warning or critical.
+Gates and report: `no_hanging_transactions` (critical rows), `no_long_open_transactions` (warning rows),
+one problem each (the gate frame's check columns use `FAILS`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
-from kafka_ops.problems.words import SEVERITY_RANK, more, plural
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, gate_problems, since
+from kafka_ops.problems.words import more, plural
 
 HANGING = "no_hanging_transactions"
 LONG_OPEN = "no_long_open_transactions"
+FAILS: dict[str, Callable[[Row], bool]] = {
+    HANGING: lambda r: r["severity"] == "critical",
+    LONG_OPEN: lambda r: r["severity"] == "warning",
+}
+"""Which `transactions` rows fail each gate."""
 _GATE_TITLES: dict[str, Callable[[int], str]] = {
     HANGING: lambda n: f"{plural(n, 'transaction')} hanging or open too long: read_committed consumers are stalled",
     LONG_OPEN: lambda n: f"{plural(n, 'transaction')} open for long: read_committed consumers wait behind them",
@@ -40,18 +45,5 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
 
 
 def problems(findings: FindingsRows) -> list[Problem]:
-    rows = [r for r in findings.rows("transactions") or [] if r["severity"] in ("warning", "critical")]
-    rows.sort(key=lambda r: (SEVERITY_RANK[r["severity"]], r["topic"], r["partition"]))
-    return [
-        Problem(
-            r["severity"],
-            f"{'Hanging transaction' if r['hanging'] else 'Open transaction'} on {r['topic']}-{r['partition']}",
-            str(r["problem"]),
-            str(r["action"]),
-            since([r.get("start_time")], findings),
-            "transactions",
-            HANGING if r["severity"] == "critical" else LONG_OPEN,
-            (r,),
-        )
-        for r in rows
-    ]
+    """The transaction gates' problems, as the page says them, over the transactions each gate fails."""
+    return gate_problems(findings.rows("transactions") or [], findings, FAILS, gate)

@@ -13,7 +13,7 @@ AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
 def divergence(topic: str, partition: int | None, minutes: int) -> dict[str, Any]:
-    return {"kind": "divergence", "phase": "dual_write", "topic": topic, "partition": partition,
+    return {"kind": "divergence", "phase": "dual_write", "status": "diverged", "topic": topic, "partition": partition,
             "severity": "warning", "problem": f"{topic} diverges", "action": "do not finalize",
             "diverging_since": AT - timedelta(minutes=minutes)}  # fmt: skip
 
@@ -26,7 +26,7 @@ def test_a_stalled_phase_and_diverging_fields() -> None:
         Tables({"migration_health": [phase, divergence("b", 1, 15), divergence("a", None, 40)]})
     )
     assert [(p.severity, p.title, p.since) for p in problems] == [
-        ("critical", "the migration to KRaft stopped writing to ZooKeeper", AT),
+        ("critical", "the ZooKeeper-to-KRaft migration stopped writing to ZooKeeper", AT),
         ("warning", "ZooKeeper and the KRaft metadata disagree on 2 partition fields during the migration",
          AT - timedelta(minutes=40)),
     ]  # fmt: skip

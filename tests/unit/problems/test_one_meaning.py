@@ -27,7 +27,8 @@ S4, G4 = SNAPSHOTS["s4"][0], COLLECTIONS["g4"][0]
 
 def broken_cluster() -> dict[str, list[dict[str, Any]]]:
     """Broker 3 down (solo-0 offline, orders-1 under min ISR), a controller that changed 3 times in the
-    hour, and broker 2 leading 6 of the 10 partitions it is preferred leader for (40 % > 10 %)."""
+    hour, broker 2 leading 6 of the 10 partitions it is preferred leader for (40 % > 10 %), and broker 1's
+    disk full in 2.5 days."""
     tables = healthy_zk()
     tables["isr_health"] = [
         isr("orders", 0, [1, 2, 3], [1, 2], 1, min_isr=2),  # under-replicated: a report finding, no page
@@ -63,11 +64,16 @@ def broken_cluster() -> dict[str, list[dict[str, Any]]]:
          "action": None, "severity": "warning"}
         for p in range(4)
     ]  # fmt: skip
+    tables["load_problems"] = [
+        {"kind": "disk_full_soon", "broker_id": 1, "log_dir": None, "topic": None, "partition": None, "value": 2.5,
+         "problem": "broker 1 fills up in 2.5 days", "action": "add disk to broker 1 or move partitions off it",
+         "since": S4 - timedelta(hours=20), "severity": "critical"}
+    ]  # fmt: skip
     return tables
 
 
 def stopped_group() -> dict[str, list[dict[str, Any]]]:
-    """Group `stable` stopped committing 2 h before the collection."""
+    """Group `stable` stopped committing 2 h before the collection; a transaction has hung on orders-2 for 1 h."""
     return {
         "lag_status_groups": [
             {**group("stable", "ERR", "1 partition STOP: no new commit for 2 h", max_lag=280), "stop_partitions": 1}
@@ -76,7 +82,14 @@ def stopped_group() -> dict[str, list[dict[str, Any]]]:
             {"group_id": "stable", "topic": "orders", "partition": 0, "status": "STOP", "committed_offset": 120,
              "end_offset": 400, "lag": 280, "last_commit_at": G4 - timedelta(hours=2), "severity": "critical"}
         ],
-        "transactions": [],
+        "transactions": [
+            {"transactional_id": None, "producer_id": 7, "producer_epoch": 0, "state": "Ongoing", "topic": "orders",
+             "partition": 2, "start_time": G4 - timedelta(hours=1), "age_seconds": 3600.0, "timeout_ms": 60000,
+             "start_offset": 40, "hanging": True, "overdue": True, "end_offset": 90, "last_stable_offset": 40,
+             "groups": ["stable"], "problem": "a hanging transaction holds orders-2 at offset 40",
+             "action": "kafka-transactions.sh abort --topic orders --partition 2 --start-offset 40",
+             "severity": "critical"}
+        ],
     }  # fmt: skip
 
 
@@ -94,8 +107,10 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
     assert sorted(alerts) == [
         "1 partition offline (no leader): produce and consume fail on them",
         "1 partition under min ISR: producers with acks=all are refused",
+        "1 transaction hanging or open too long: read_committed consumers are stalled",
         "consumer group stable is in ERR",
         "controller churn: 3 elections in the last hour",
+        "disk running out: 1 broker or log dir full or filling up within days",
         "leader imbalance beyond the threshold on 1 broker",
     ]
     for title, alert in alerts.items():
@@ -108,11 +123,13 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
         assert digest[at + 1].startswith(f"      since {when(alert.since)} (")
         assert f"      do: {alert.action}" in digest[at + 2 : at + 4]
 
-    # since: the under-replication streak, the first election of the hour, the oldest stuck commit,
-    # and the capture time where the findings record no start
+    # since: the under-replication streak, the first election of the hour, the oldest stuck commit, the
+    # disk's growth, the transaction's start, and the capture time where the findings record no start
     assert _since(alerts, "under min ISR") == S4 - timedelta(minutes=20)
     assert _since(alerts, "controller churn") == S4 - timedelta(minutes=45)
     assert _since(alerts, "consumer group stable") == G4 - timedelta(hours=2)
+    assert _since(alerts, "disk running out") == S4 - timedelta(hours=20)
+    assert _since(alerts, "transaction") == G4 - timedelta(hours=1)
     assert _since(alerts, "offline") == _since(alerts, "leader imbalance") == S4
 
 

@@ -44,7 +44,7 @@ def test_problems_say_what_why_what_to_do_and_since_when(lake: Lake) -> None:
         ("critical", "1 partition offline (no leader): produce and consume fail on them"),
         ("critical", "consumer group stable is in ERR"),
         ("warning", "1 partition under-replicated"),
-        ("warning", "disk filling up on 1 broker"),
+        ("warning", "disk use beyond its limits or skewed: 1 broker or log dir"),
         ("warning", "consumer group analytics is skewed (range)"),
     ]
     broker, _, group, under, disk, skew = problems
