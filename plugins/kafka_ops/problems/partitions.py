@@ -7,7 +7,7 @@ partitions (a warning no gate pages for) and one problem per broker that is down
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
@@ -17,6 +17,12 @@ OFFLINE = "no_offline_partitions"
 UNDER_MIN_ISR = "no_under_min_isr_partitions"
 UNDER_REPLICATED = "under_replicated_partitions"
 BROKERS = "brokers_to_blame"
+FAILS: dict[str, Callable[[Row], bool]] = {
+    OFFLINE: lambda r: bool(r["offline"]),
+    # an offline partition fails `no_offline_partitions` only: one problem, one critical gate
+    UNDER_MIN_ISR: lambda r: bool(r["under_min_isr"]) and not r["offline"],
+}
+"""Which `isr_health` rows fail each gate."""
 
 
 def offline(rows: list[Row], findings: FindingsRows, params: Mapping[str, float] | None = None) -> Problem:
@@ -94,8 +100,8 @@ def problems(findings: FindingsRows) -> list[Problem]:
     """The brokers to blame, then offline, under-min-ISR and under-replicated partitions."""
     out = _brokers(findings)
     rows = findings.rows("isr_health") or []
-    for status, compose in (("offline", offline), ("under_min_isr", under_min_isr)):
-        hit = [r for r in rows if r["status"] == status]
+    for name, compose in ((OFFLINE, offline), (UNDER_MIN_ISR, under_min_isr)):
+        hit = [r for r in rows if FAILS[name](r)]
         if hit:
             out.append(compose(hit, findings))
     hit = [r for r in rows if r["status"] == "under_replicated"]

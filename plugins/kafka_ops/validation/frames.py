@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from kafka_ops.problems import load, migration, quorum
+from kafka_ops.problems import load, migration, partitions, quorum
 from kafka_ops.problems import transactions as open_transactions
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.suites import OK
@@ -311,9 +311,8 @@ def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
                 "missing": [b for b in replicas if b not in isr],
                 "min_isr": r["min_isr"],
                 "status": r["status"],
-                s.NO_OFFLINE_PARTITIONS.name: offline if r["offline"] else OK,
-                # an offline partition fails `no_offline_partitions`: one problem, one critical gate
-                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if r["under_min_isr"] and not r["offline"] else OK,
+                s.NO_OFFLINE_PARTITIONS.name: offline if partitions.FAILS[partitions.OFFLINE](r) else OK,
+                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if partitions.FAILS[partitions.UNDER_MIN_ISR](r) else OK,
             }
         )
     columns = ["topic", "partition", "leader", "replicas", "isr", "missing", "min_isr", "status"]
