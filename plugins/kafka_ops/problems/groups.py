@@ -47,8 +47,9 @@ def group(row: Row, findings: FindingsRows) -> Problem:
 
 
 def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], Problem]:
-    """The composer of group gate `name` over its failing groups: a summary of the three worst (most
-    lag first); `Problem.rows` carry each group's own problem as `problem_of_group` (see `per_group`)."""
+    """The composer of group gate `name` over its failing groups: a summary of the three worst (most lag
+    first), each row with its group's `since`; each group's own problem, which its alert carries, is
+    `per_group`'s."""
 
     def compose(rows: list[Row], findings: FindingsRows, params: Mapping[str, float]) -> Problem:
         rows = sorted(rows, key=lambda r: (-(r["max_lag"] or 0), r["group_id"]))
