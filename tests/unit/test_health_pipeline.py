@@ -58,5 +58,5 @@ def test_group_alerts_carry_the_time_behind_and_its_method(tmp_path: Path) -> No
                       since=None, meaning="no group in ERR", cluster="c1", snapshot_id="g1",
                       data_docs=None)  # fmt: skip
     (alert,) = firing_alerts(lake, "c1", GateReport("c1", "s1", "g1", (gate,), None, 0.1), Links())
-    assert alert.cause == "ERR: 1 partition STOP; ~33m (extrapolated) behind on orders-0"
+    assert alert.cause == "ERR: 1 partition STOP; ~33 min (extrapolated) behind on orders-0"
     assert alert.details["lag_seconds_method"] == "extrapolated"

@@ -10,48 +10,26 @@ problem that keeps failing stays one incident.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Detail, Links
-from kafka_ops.alerting.render import duration
-from kafka_ops.analysis.lag_estimates import group_method, time_behind
-from kafka_ops.validation.gates import GateReport, GateResult
+from kafka_ops.analysis.lag_estimates import group_method
+from kafka_ops.problems.groups import time_behind_text
+from kafka_ops.validation.gates import GROUP_GATES, GateReport, GateResult
 
-GROUP_GATES = frozenset({"no_group_in_err", "no_group_in_warn"})
-TITLES = {
-    "no_offline_partitions": "{partitions} offline (no leader): produce and consume fail on them",
-    "no_under_min_isr_partitions": "{partitions} under min ISR: producers with acks=all are refused",
-    "leader_imbalance_within_threshold": "leader imbalance beyond the threshold on {brokers}",
-    "controller_elections_within_threshold": "controller churn: {elections} in the last hour",
-    "quorum_has_a_majority": "the KRaft controller quorum has lost its majority: {replicas}",
-    "quorum_replicas_keep_up": "KRaft metadata replication is behind on {replicas}",
-    "no_fenced_brokers": "{brokers} fenced by the KRaft controller: they lead nothing and are out of every ISR",
-    "migration_dual_write_runs": "the ZooKeeper-to-KRaft migration stopped writing to ZooKeeper",
-    "migration_not_stalled": "the ZooKeeper-to-KRaft migration is stalled: controllers still wait for brokers",
-    "migration_views_agree": "ZooKeeper and the KRaft metadata disagree on {fields} during the migration",
-    "snapshots_read_live_metadata": "the migration is finalized but kafka-ops still reads the cluster from ZooKeeper",
-    "no_group_in_err": "consumer group {group} is in ERR",
-    "no_group_in_warn": "consumer group {group} is falling behind (WARN)",
-    "no_hanging_transactions": "{transactions} hanging or open too long: read_committed consumers are stalled",
-    "no_long_open_transactions": "{transactions} open for long: read_committed consumers wait behind them",
-    "no_disk_running_out": "disk running out: {disks} full or filling up within days",
-    "disk_within_limits": "disk use beyond its limits or skewed: {disks}",
-    "no_hot_spots": "{hot_spots} far above their peers or near network capacity",
-}
-KRAFT_TITLES = {
-    # the KRaft controller has no imbalance percentage: every partition off its preferred replica counts
-    "leader_imbalance_within_threshold": "partitions not led by their preferred replica on {brokers}",
-}
+FALLBACK_TITLE = "{n} failing: {gate}"
+"""A gate the catalogue has no composer for (a result built by hand, or from an older gate)."""
 
 
 def gate_alerts(
     report: GateReport, links: Links, seen_at: datetime, behind: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[Alert]:
-    """An alert for every failed gate (per group for the group gates); `seen_at` (the analysed
-    snapshot's capture time) is `since` when a gate cannot tell when its problem began. `behind`:
-    the group collection's `lag_time_groups` rows by group id, whose time behind a group alert
-    states with how it was obtained (`~45 s (extrapolated)`, `≥ 30 s`)."""
+    """An alert for every failed gate (per group for the group gates), in the words `kafka_ops.problems`
+    composed for the gate (title, cause, action, since); `seen_at` (the analysed snapshot's capture
+    time) is `since` only for a result built without them. `behind`: the group collection's
+    `lag_time_groups` rows by group id, whose time behind and its method a group alert carries in its
+    details (the catalogue's cause already says it: `~45 s (extrapolated)`, `≥ 30 s`)."""
     alerts: list[Alert] = []
     for gate in report.failed():
         gate_links = Links(gate.data_docs or links.data_docs, links.airflow_run, links.report)
@@ -83,22 +61,11 @@ def untrusted_alert(
 
 
 def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: datetime) -> Alert:
-    titles = {**TITLES, **KRAFT_TITLES} if report.source == "kraft" else TITLES
     return Alert(
         cluster=report.cluster,
         key=gate.name,
         severity=gate.severity,
-        title=titles.get(gate.name, "{n} failing: " + gate.name).format(
-            n=gate.count,
-            partitions=_plural(gate.count, "partition"),
-            brokers=_plural(gate.count, "broker"),
-            elections=_plural(gate.count, "election"),
-            replicas=_plural(gate.count, "replica"),
-            fields=_plural(gate.count, "partition field"),
-            transactions=_plural(gate.count, "transaction"),
-            disks=_plural(gate.count, "broker or log dir", "brokers or log dirs"),
-            hot_spots=_plural(gate.count, "hot partition or broker", "hot partitions or brokers"),
-        ),
+        title=gate.title or FALLBACK_TITLE.format(n=gate.count, gate=gate.name),
         since=gate.since or seen_at,
         affected=tuple(_affected(row) for row in gate.rows[:10]),
         affected_total=gate.count,
@@ -119,30 +86,30 @@ def _group_alert(
     behind: Mapping[str, Mapping[str, Any]],
 ) -> Alert:
     group = str(row.get("group_id"))
-    cause = str(row.get("problem") or gate.cause or gate.meaning)
+    problem = next((p for p in gate.problems if p.rows and str(p.rows[0].get("group_id")) == group), None)
+    cause = problem.cause if problem else str(row.get("problem") or gate.cause or gate.meaning)
     details: dict[str, Detail] = {"gate": gate.name, "group_id": group, "snapshot_id": gate.snapshot_id}
     time = behind.get(group)
     if time is not None and time.get("max_lag_seconds") is not None:
-        method = group_method(time)
-        figure = time_behind(time["max_lag_seconds"], method, lambda s: duration(timedelta(seconds=s)))
-        cause += f"; {figure} behind on {time.get('max_lag_topic')}-{time.get('max_lag_partition')}"
-        details |= {"lag_seconds": float(time["max_lag_seconds"]), "lag_seconds_method": method}
+        if problem is None:  # a result built without the catalogue: say the time behind here
+            cause += f"; {time_behind_text(time)}"
+        details |= {"lag_seconds": float(time["max_lag_seconds"]), "lag_seconds_method": group_method(time)}
+    if problem is None:
+        title, since, action = FALLBACK_TITLE.format(n=1, gate=f"{gate.name} ({group})"), gate.since or seen_at, None
+    else:
+        title, since, action = problem.title, problem.since, problem.action
     return Alert(
         cluster=report.cluster,
         key=f"{gate.name}:{group}",
         severity=gate.severity,
-        title=TITLES[gate.name].format(n=1, group=group),
-        since=gate.since or seen_at,
+        title=title,
+        since=since,
         affected=(_affected(row),),
         cause=cause,
-        action=gate.action or f"check consumer group {group}",
+        action=action or gate.action or f"check consumer group {group}",
         links=links,
         details=details,
     )
-
-
-def _plural(count: int, word: str, words: str | None = None) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {words or word + 's'}"
 
 
 def _affected(row: Mapping[str, Any]) -> Affected:

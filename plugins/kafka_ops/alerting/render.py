@@ -6,9 +6,8 @@ A message answers, in this order: which cluster, what is wrong and how bad, sinc
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from kafka_ops.alerting.incidents import Notification
+from kafka_ops.problems.words import duration, when
 
 MAX_AFFECTED_SHOWN = 10
 
@@ -25,28 +24,9 @@ def headline(n: Notification) -> str:
     return f"{prefix}{level} {a.cluster}: {a.title}"
 
 
-def when(moment: datetime) -> str:
-    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
-
-
 def since_text(n: Notification) -> str:
-    """`2024-05-01 10:00:00 UTC (35m ago)`."""
+    """`2024-05-01 10:00:00 UTC (35 min ago)`."""
     return f"{when(n.alert.since)} ({duration(n.at - n.alert.since)} ago)"
-
-
-def duration(delta: timedelta) -> str:
-    """Coarse and short: `45s`, `35m`, `1h 05m`, `2d 3h`."""
-    seconds = max(0, int(delta.total_seconds()))
-    days, rest = divmod(seconds, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    if minutes:
-        return f"{minutes}m"
-    return f"{secs}s"
 
 
 def affected_lines(n: Notification) -> list[str]:

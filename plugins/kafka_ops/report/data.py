@@ -30,11 +30,11 @@ from kafka_ops.lake.schema import (
     VALIDATION_COMMIT_TABLE,
 )
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems.words import SEVERITY_RANK
 from kafka_ops.report import findings as fx
 from kafka_ops.report import reads
 from kafka_ops.report.group_types import group_types
 from kafka_ops.report.model import (
-    SEVERITY_RANK,
     Collected,
     GroupLag,
     OffenderTable,

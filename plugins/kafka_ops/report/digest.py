@@ -1,7 +1,9 @@
 """A plain-text digest of one cluster's latest findings, for terminals (CLI, demo).
 
 Reads only published findings (`analysis_runs` commit log) from the lake; no Spark needed.
-Shows the latest analysis of each source: ZooKeeper snapshots, then consumer-group collections.
+Shows the latest analysis of each source: ZooKeeper snapshots, then consumer-group collections; for
+each, its problems first (title, since, cause and action, in the words of `kafka_ops.problems`, as the
+page and the report say them), then the findings tables row by row.
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kafka_ops.analysis.lag_estimates import group_method, time_behind
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems.groups import behind_figure
+from kafka_ops.problems.problem import Problem
+from kafka_ops.problems.registry import group_problems, metadata_problems
+from kafka_ops.problems.words import SEVERITY_RANK, duration, when
+from kafka_ops.report.findings import Findings
 
 Row = dict[str, Any]
 MAX_LINES = 8
@@ -48,6 +54,13 @@ def _render_run(lake: Lake, cluster: str, run: Row) -> str:
     for table in sorted(counts):
         shown = ", ".join(f"{n} {s}" for s, n in counts[table].items() if n and s != "ok") or "all ok"
         lines.append(f"  {table:<30} {shown}")
+    problems = _problems(lake, cluster, run)
+    if problems:
+        lines.append("\nProblems (worst first)")
+        for p in problems[:MAX_LINES]:
+            lines += _problem(p, run["captured_at"])
+        if len(problems) > MAX_LINES:
+            lines.append(f"  ... and {len(problems) - MAX_LINES} more (kafka-ops report)")
     for title, table, describe in _SECTIONS:
         if table not in counts:
             continue
@@ -61,6 +74,22 @@ def _render_run(lake: Lake, cluster: str, run: Row) -> str:
             if len(picked) > MAX_LINES:
                 lines.append(f"  ... and {len(picked) - MAX_LINES} more (lake table {table})")
     return "\n".join(lines)
+
+
+def _problems(lake: Lake, cluster: str, run: Row) -> list[Problem]:
+    findings = Findings(lake, cluster, run)
+    found = group_problems(findings) if run["source"] == "group_snapshots" else metadata_problems(findings)
+    return sorted(found, key=lambda p: SEVERITY_RANK.get(p.severity, 9))
+
+
+def _problem(p: Problem, captured_at: Any) -> list[str]:
+    """`critical 1 partition offline ...`, then since (and how long before the capture), cause, action."""
+    lines = [
+        f"  - {p.severity:<8} {p.title}",
+        f"      since {when(p.since)} ({duration(captured_at - p.since)} before the capture)",
+        f"      cause: {p.cause}",
+    ]
+    return lines + ([f"      do: {p.action}"] if p.action else [])
 
 
 def _tp(r: Row) -> str:
@@ -80,8 +109,8 @@ def _broker(r: Row) -> str | None:
 
 
 def _under(r: Row) -> str:
-    minutes = r["duration_seconds"] / 60
-    return f"{_tp(r):<22} missing {r['missing']} for {minutes:.0f} min{'+' if r['since_window_start'] else ''}"
+    longer = "+" if r["since_window_start"] else ""
+    return f"{_tp(r):<22} missing {r['missing']} for {duration(r['duration_seconds'])}{longer}"
 
 
 def _event(r: Row) -> str:
@@ -137,8 +166,7 @@ def _migration(r: Row) -> str:
 
 
 def _reassignment(r: Row) -> str:
-    minutes = r["age_seconds"] / 60
-    state = f"STUCK: {r['stuck_reason']}" if r["stuck"] else f"in flight {minutes:.0f} min"
+    state = f"STUCK: {r['stuck_reason']}" if r["stuck"] else f"in flight {duration(r['age_seconds'])}"
     return f"{_tp(r):<22} {r['replicas']} -> {r['target_replicas']}: {state}"
 
 
@@ -153,7 +181,7 @@ def _lag_time(r: Row) -> str | None:
     if r["max_lag_seconds"] is None:
         return f"{r['severity']:<8} group {r['group_id']}: time behind unknown{unknown}" if unknown else None
     where = f"{r['max_lag_topic']}-{r['max_lag_partition']}"
-    behind = time_behind(r["max_lag_seconds"], group_method(r), lambda s: f"{s:,.0f} s")
+    behind = behind_figure(r)
     return f"{r['severity']:<8} group {r['group_id']}: {behind} behind on {where}{unknown}"
 
 

@@ -11,14 +11,17 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, cast
 
-from kafka_ops.analysis.lag_estimates import group_method, time_behind
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems import registry
+from kafka_ops.problems.groups import behind_figure
+from kafka_ops.problems.partitions import under_replicated_since
+from kafka_ops.problems.registry import metadata_problems
+from kafka_ops.problems.words import SEVERITY_RANK, duration, worst_broker
 from kafka_ops.report import reads
 from kafka_ops.report.model import (
-    SEVERITY_RANK,
     BrokerDisk,
     BrokerLoad,
     BrokerShrinks,
@@ -48,6 +51,11 @@ class Findings:
         self._cache: dict[str, list[Row] | None] = {}
 
     @property
+    def captured_at(self) -> datetime:
+        """Capture time of the analysed batch."""
+        return cast(datetime, self.analysis["captured_at"]).astimezone(UTC)
+
+    @property
     def snapshot_id(self) -> str:
         return str(self.analysis["snapshot_id"])
 
@@ -70,411 +78,15 @@ class Findings:
 
 
 def zookeeper_problems(f: Findings) -> list[Problem]:
-    """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now."""
-    return [
-        *_controller(f), *_brokers(f), *_partitions(f), *_leaders(f), *_reassignments(f), *_deletions(f),
-        *_redundancy(f), *_idle_throttles(f), *_quorum(f), *_migration(f), *_load(f),
-    ]  # fmt: skip
-
-
-_LOAD_TITLES = {
-    "disk_full_soon": "disk filling up on {n} broker{s}",
-    "disk_over_share": "disk nearly full on {n} broker{s}",
-    "log_dir_full_soon": "{n} log dir{s} filling up",
-    "log_dir_over_share": "{n} log dir{s} nearly full",
-    "log_dir_error": "{n} log dir{s} offline (the broker reports an error)",
-    "disk_skew": "disk use skewed: {n} broker{s} far above the mean",
-    "log_dir_skew": "{n} log dir{s} far fuller than the other dirs of their broker",
-    "hot_partition": "{n} hot partition{s}: far more bytes in than the typical partition",
-    "hot_broker_in": "{n} broker{s} hot on bytes in",
-    "hot_broker_out": "{n} broker{s} hot on bytes out",
-}
-
-
-def _load(f: Findings) -> list[Problem]:
-    """Load problems (`load_problems`): one problem per kind and severity, its first five rows in the cause
-    (fewest days to full, else the largest figure, first)."""
-    rows = f.rows("load_problems") or []
-    found = []
-    for kind, title in _LOAD_TITLES.items():
-        for severity in ("critical", "warning"):
-            mine = [r for r in rows if r["kind"] == kind and r["severity"] == severity]
-            if not mine:
-                continue
-            fewest_first = kind.endswith("full_soon")
-            mine.sort(key=lambda r: (r["value"] or 0.0) * (1 if fewest_first else -1))
-            more = f" and {len(mine) - 5} more" if len(mine) > 5 else ""
-            known = [r["since"] for r in mine if r.get("since") is not None]
-            found.append(
-                Problem(
-                    severity,
-                    title.format(n=len(mine), s="" if len(mine) == 1 else "s"),
-                    "; ".join(str(r["problem"]) for r in mine[:5]) + more,
-                    mine[0]["action"],
-                    min(known) if known else None,
-                    "load_problems",
-                )
-            )
-    return found
-
-
-def _quorum(f: Findings) -> list[Problem]:
-    """KRaft: voters or observers behind or gone, fenced brokers; one problem each (a quorum has few)."""
-    rows = [r for r in f.rows("quorum_health") or [] if r["severity"] != "ok"]
-    titles = {
-        "not_fetching": "{who} {id} is not fetching the metadata log",
-        "lagging": "{who} {id} is behind on the metadata log",
-        "fenced": "broker {id} is fenced by the KRaft controller",
-    }
-    return [
-        Problem(
-            r["severity"],
-            titles[r["status"]].format(who="controller" if r["kind"] == "voter" else "broker", id=r["replica_id"]),
-            r["problem"],
-            r["action"],
-            r.get("fenced_since"),
-            "quorum_health",
-        )
-        for r in sorted(rows, key=lambda r: (r["kind"], r["replica_id"]))
-    ]
-
-
-def _migration(f: Findings) -> list[Problem]:
-    """A ZooKeeper-to-KRaft migration stalled or finalized, and the partition fields its two views disagree on."""
-    rows = [r for r in f.rows("migration_health") or [] if r["severity"] != "ok"]
-    phase = [r for r in rows if r["kind"] == "phase"]
-    fields = sorted((r for r in rows if r["kind"] == "divergence"), key=lambda r: (r["topic"], r["partition"] or -1))
-    titles = {
-        "pre_migration": "the migration to KRaft is stalled: the controllers still wait for brokers",
-        "dual_write": "the migration to KRaft stopped writing to ZooKeeper",
-        "post_migration": "the migration to KRaft is finalized, but this cluster is still read from ZooKeeper",
-    }
-    found = [
-        Problem(r["severity"], titles[r["phase"]], r["problem"], r["action"], r.get("phase_since"), "migration_health")
-        for r in phase
-    ]
-    if fields:
-        shown = "; ".join(str(r["problem"]) for r in fields[:5])
-        more = f" and {len(fields) - 5} more" if len(fields) > 5 else ""
-        found.append(
-            Problem(
-                "warning",
-                f"ZooKeeper and the KRaft metadata disagree on {len(fields)} partition field"
-                f"{'s' if len(fields) != 1 else ''} during the migration",
-                shown + more,
-                fields[0]["action"],
-                min(r["diverging_since"] for r in fields),
-                "migration_health",
-            )
-        )
-    return found
-
-
-def _idle_throttles(f: Findings) -> list[Problem]:
-    """Replication throttles set with nothing moving through them: one problem, every entity named."""
-    rows = sorted(f.rows("idle_throttles") or [], key=lambda r: (r["entity_type"], r["entity_name"]))
-    if not rows:
-        return []
-    names = ", ".join(f"{r['entity_type']} {r['entity_name']}" for r in rows[:5])
-    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
-    return [
-        Problem(
-            "warning",
-            f"replication throttle set with nothing moving on {len(rows)} "
-            + ("entity" if len(rows) == 1 else "entities"),
-            f"{names}{more}: they cap the next move, or a replica catching up, at the throttled rate",
-            f"remove them: {rows[0]['command']} (one command per entity in idle_throttles); a kafka-ops plan's "
-            "leftovers: kafka-ops remediation clear-throttles --cluster C --plan-id P",
-            None,
-            "idle_throttles",
-        )
-    ]
+    """Controller, brokers, partitions, leaders, reassignments, redundancy: what is wrong now, in the
+    catalogue's words (`kafka_ops.problems`)."""
+    return metadata_problems(f)
 
 
 def group_problems(f: Findings) -> list[Problem]:
-    """Consumer groups that lag, stopped, or are skewed, with Burrow's and the what-if's words, and the
-    transactions that hold read_committed consumers at a last stable offset below the high watermark."""
-    return [*_lagging_groups(f), *_skewed_groups(f), *_transactions(f)]
-
-
-def _transactions(f: Findings) -> list[Problem]:
-    """One problem per open transaction the detector rates warning or critical (its sentence says
-    LSO < high watermark and which groups' read_committed consumers wait)."""
-    rows = [r for r in f.rows("transactions") or [] if r["severity"] in ("warning", "critical")]
-    rows.sort(key=lambda r: (SEVERITY_RANK[r["severity"]], r["topic"], r["partition"]))
-    return [
-        Problem(
-            r["severity"],
-            f"{'Hanging transaction' if r['hanging'] else 'Open transaction'} on {r['topic']}-{r['partition']}",
-            str(r["problem"]),
-            str(r["action"]),
-            r.get("start_time"),
-            "transactions",
-        )
-        for r in rows
-    ]
-
-
-def _controller(f: Findings) -> list[Problem]:
-    out = []
-    for r in f.rows("controller_health") or []:
-        since = r.get("last_change_at")
-        if r["no_controller"]:
-            out.append(
-                Problem(
-                    severity="critical",
-                    title="No active controller",
-                    cause="no broker holds /controller, so no partition can get a new leader",
-                    action="check the ZooKeeper ensemble and the brokers' controller logs (session expirations)",
-                    since=since,
-                    source="controller_health",
-                )
-            )
-        if r["zombie_partitions"]:
-            out.append(
-                Problem(
-                    severity="critical",
-                    title=f"{_n(r['zombie_partitions'], 'partition')} written by a zombie controller",
-                    cause=f"their state carries a controller epoch above the current {r['controller_epoch']}",
-                    action="find the broker that still acts as controller (controller logs) and restart it",
-                    since=since,
-                    source="controller_health",
-                )
-            )
-        if r["churn"]:
-            out.append(
-                Problem(
-                    severity="warning",
-                    title=f"{r['elections_last_hour']} controller elections in the last hour",
-                    cause=f"the controller is now broker {r['controller_id']} at epoch {r['controller_epoch']}",
-                    action="check the ZooKeeper ensemble (latency, session expirations) and the controller broker's "
-                    "GC and network; hold off remediation until the controller is stable",
-                    since=since,
-                    source="controller_health",
-                )
-            )
-    return out
-
-
-def _brokers(f: Findings) -> list[Problem]:
-    since = _under_replicated_since_by_broker(f)
-    out = []
-    for r in sorted(f.rows("broker_attribution") or [], key=_worst_broker):
-        if not r["cause"]:
-            continue
-        b = r["broker_id"]
-        if r["registered"]:
-            title = f"Broker {b} is alive but out of sync"
-            action = f"check broker {b}: disk, network, GC, replication throttles"
-        else:
-            title = f"Broker {b} is down"
-            action = f"bring broker {b} back (restart it, or replace it keeping broker id {b})"
-        out.append(Problem(r["severity"], title, r["cause"], action, since.get(b), "broker_attribution"))
-    return out
-
-
-_PARTITION_PROBLEMS = {
-    "offline": (
-        "critical",
-        "offline (no leader)",
-        "bring back the brokers holding them; an unclean leader election would lose data",
-    ),
-    "under_min_isr": (
-        "critical",
-        "under min.insync.replicas (acks=all producers fail)",
-        "bring back, or fix, the brokers missing from their ISR",
-    ),
-    "under_replicated": (
-        "warning",
-        "under-replicated",
-        "they recover once the missing brokers are back and caught up: see which broker is to blame",
-    ),
-}
-
-
-def _partitions(f: Findings) -> list[Problem]:
-    rows = f.rows("isr_health") or []
-    since = _under_replicated_since(f)
-    out = []
-    for status, (severity, what, action) in _PARTITION_PROBLEMS.items():
-        hit = sorted((r for r in rows if r["status"] == status), key=lambda r: (r["topic"], r["partition"]))
-        if not hit:
-            continue
-        missing = sorted({b for r in hit for b in set(r["replicas"] or []) - set(r["isr"] or [])})
-        cause = f"e.g. {_examples(hit)}"
-        if missing:
-            cause = f"replicas missing on broker {', '.join(map(str, missing))}; {cause}"
-        starts = [since[k] for k in ((r["topic"], r["partition"]) for r in hit) if k in since]
-        title = f"{_n(len(hit), 'partition')} {what}"
-        out.append(Problem(severity, title, cause, action, min(starts, default=None), "isr_health"))
-    return out
-
-
-def _leaders(f: Findings) -> list[Problem]:
-    """Leader imbalance, by the rule of the cluster's controller (`leader_balance_cluster.source`)."""
-    out = []
-    for r in f.rows("leader_balance_cluster") or []:
-        if r["severity"] == "ok":
-            continue
-        if r.get("source") == "kraft":
-            rule = "the KRaft controller counts every partition not led by its preferred replica"
-        else:
-            rule = f"{_n(r['imbalanced_brokers'], 'broker')} above the imbalance threshold"
-        cause = f"leaders per broker: max {r['max_leaders']}, mean {r['mean_leaders']:.1f}; {rule}"
-        listed = f.rows("leader_balance_partitions") or []
-        blocked = Counter(p["blocked_reason"] for p in listed if not p["fixable"] and p["blocked_reason"])
-        steps = [f"run kafka_preferred_leader_election ({r['fixable']} fixable now)"] if r["fixable"] else []
-        steps += [f"{n} cannot move yet: {reason}" for reason, n in blocked.most_common()]
-        title = f"{_n(r['non_preferred'], 'partition')} not on their preferred leader"
-        out.append(Problem(r["severity"], title, cause, "; ".join(steps) or None, None, "leader_balance_cluster"))
-    return out
-
-
-def _reassignments(f: Findings) -> list[Problem]:
-    rows = f.rows("reassignments_in_flight") or []
-    stuck = [r for r in rows if r["stuck"]]
-    if stuck:
-        first = max(stuck, key=lambda r: r["age_seconds"] or 0.0)
-        return [
-            Problem(
-                severity="warning",
-                title=f"{_n(len(stuck), 'reassignment')} stuck",
-                cause=f"{first['topic']}-{first['partition']}: {first['stuck_reason']}",
-                action="check the replication throttles and the new replicas' brokers; cancel the plan if it "
-                "cannot finish",
-                since=first["first_seen"],
-                source="reassignments_in_flight",
-            )
-        ]
-    if rows:
-        started = [r["first_seen"] for r in rows if r["first_seen"] is not None]
-        title = f"{_n(len(rows), 'reassignment')} in flight"
-        return [
-            Problem(
-                "info", title, f"e.g. {_examples(rows)}", None, min(started, default=None), "reassignments_in_flight"
-            )
-        ]
-    return []
-
-
-def _deletions(f: Findings) -> list[Problem]:
-    """Topics pending deletion: one problem per stuck deletion (the health findings leave them out)."""
-    rows = f.rows("topic_deletions") or []
-    out = [
-        Problem(
-            "warning",
-            f"deletion of topic {r['topic']} is stuck",
-            r["cause"],
-            r["action"],
-            r["pending_since"],
-            "topic_deletions",
-        )
-        for r in sorted(rows, key=lambda r: r["topic"])
-        if r["stuck"]
-    ]
-    running = sorted(r["topic"] for r in rows if not r["stuck"])
-    if running:
-        names = ", ".join(running[:5]) + (f" and {len(running) - 5} more" if len(running) > 5 else "")
-        out.append(Problem("info", f"{_n(len(running), 'topic')} being deleted", names, None, None, "topic_deletions"))
-    return out
-
-
-def _redundancy(f: Findings) -> list[Problem]:
-    out = []
-    topics = sorted(t["topic"] for t in f.rows("replica_placement_topics") or [])
-    if topics:
-        names = ", ".join(topics[:5]) + (f" and {len(topics) - 5} more" if len(topics) > 5 else "")
-        out.append(
-            Problem(
-                severity="warning",
-                title=f"{_n(len(topics), 'topic')} without redundancy (replication factor 1)",
-                cause=f"losing one broker loses their data: {names}",
-                action="raise their replication factor",
-                since=None,
-                source="replica_placement_topics",
-            )
-        )
-    racks = f.rows("replica_placement_partitions") or []
-    if racks:
-        out.append(
-            Problem(
-                severity="warning",
-                title=f"{_n(len(racks), 'partition')} with replicas sharing a rack",
-                cause=f"e.g. {_examples(racks)}",
-                action="move replicas so that each sits on another rack",
-                since=None,
-                source="replica_placement_partitions",
-            )
-        )
-    return out
-
-
-def _lagging_groups(f: Findings) -> list[Problem]:
-    behind = {r["group_id"]: r for r in f.rows("lag_time_groups") or []}
-    since = _groups_since(f)
-    out = []
-    described = set()
-    for r in sorted(f.rows("lag_status_groups") or [], key=lambda r: (SEVERITY_RANK[r["severity"]], r["group_id"])):
-        if r["severity"] == "ok":
-            continue
-        g = r["group_id"]
-        described.add(g)
-        cause = r["cause"] or r["status"]
-        if (t := behind.get(g)) is not None and t["max_lag_seconds"] is not None:
-            cause += f"; {_time_behind(t)}"
-        title = f"Group {g} is {r['status']} ({r['state'] or 'not described'})"
-        out.append(Problem(r["severity"], title, cause, _lag_action(r), since.get(g), "lag_status_groups"))
-    for g, t in sorted(behind.items()):
-        if g in described or t["severity"] not in ("warning", "critical") or t["max_lag_seconds"] is None:
-            continue
-        action = "the consumers do not keep up: add consumers (up to the partition count) or speed up processing"
-        out.append(Problem(t["severity"], f"Group {g} is behind", _time_behind(t), action, None, "lag_time_groups"))
-    return out
-
-
-def _skewed_groups(f: Findings) -> list[Problem]:
-    recommendations = {r["group_id"]: r for r in f.rows("assignor_recommendations") or []}
-    out = []
-    for r in sorted(f.rows("assignor_skew_groups") or [], key=lambda r: (-r["spread"], r["group_id"])):
-        if not r["skewed"]:
-            continue
-        rec = recommendations.get(r["group_id"])
-        action = None
-        if rec is not None:
-            action = f"the what-if could not run: {rec['error']}" if rec["error"] else rec["reason"]
-        title = f"Group {r['group_id']} is skewed ({r['assignor'] or 'unknown assignor'})"
-        out.append(Problem(r["severity"], title, r["cause"] or "", action, None, "assignor_skew_groups"))
-    skewed = {r["group_id"] for r in f.rows("assignor_skew_groups") or [] if r["skewed"]}
-    for g, rec in sorted(recommendations.items()):
-        if g in skewed or rec["prediction_matches"] is not False:
-            continue
-        out.append(
-            Problem(
-                severity="warning",
-                title=f"Group {g}'s next rebalance moves {_n(rec['prediction_moves'] or 0, 'partition')}",
-                cause="Kafka's own assignor, fed what the members sent, does not reproduce today's assignment "
-                "(e.g. partitions were added)",
-                action=rec["reason"],
-                since=None,
-                source="assignor_recommendations",
-            )
-        )
-    return out
-
-
-def _lag_action(r: Row) -> str:
-    if r["rewind_partitions"]:
-        return "committed offsets went backwards: someone reset them, or a consumer commits stale offsets"
-    if r["stall_partitions"]:
-        return "a member holds the partitions but does not move: look for a stuck poll loop or a poison message"
-    if r["stop_partitions"]:
-        return f"group {r['group_id']} stopped committing: check that its consumers run and are not stuck rebalancing"
-    return "lag keeps growing: add consumers (up to the partition count) or speed up processing"
-
-
-def _time_behind(t: Row) -> str:
-    figure = time_behind(t["max_lag_seconds"], group_method(t), duration)
-    return f"{figure} behind on {t['max_lag_topic']}-{t['max_lag_partition']}"
+    """Consumer groups that lag, stopped, or are skewed, and the transactions that hold read_committed
+    consumers at a last stable offset below the high watermark, in the catalogue's words."""
+    return registry.group_problems(f)
 
 
 # -- chart figures ----------------------------------------------------------------------------------
@@ -619,13 +231,13 @@ class _Offenders:
 
 def zookeeper_offenders(f: Findings) -> list[OffenderTable]:
     """Brokers to blame, partitions at risk, partitions off their preferred leader, reassignments."""
-    since = _under_replicated_since(f)
+    since = under_replicated_since(f)
     specs = [
         _Offenders(
             title="Brokers to blame",
             source="broker_attribution",
             keep=lambda r: r["severity"] != "ok",
-            order=_worst_broker,
+            order=worst_broker,
             columns=("Broker", "Registered", "Rack", "Replicas", "Missing from ISR", "Leads", "ISR shrinks", "Cause"),
             cells=lambda r: (
                 r["broker_id"],
@@ -716,51 +328,13 @@ def group_offenders(f: Findings, types: Mapping[str, str] | None = None) -> list
     return [spec.table(f)]
 
 
-# -- helpers ----------------------------------------------------------------------------------------
-
-
-def _under_replicated_since(f: Findings) -> dict[tuple[str, int], datetime]:
-    return {
-        (r["topic"], r["partition"]): r["under_replicated_since"]
-        for r in f.rows("isr_under_replicated") or []
-        if r["under_replicated_since"] is not None
-    }
-
-
-def _under_replicated_since_by_broker(f: Findings) -> dict[int, datetime]:
-    since: dict[int, datetime] = {}
-    for r in f.rows("isr_under_replicated") or []:
-        at = r["under_replicated_since"]
-        for b in r["missing"] or []:
-            if at is not None and (b not in since or at < since[b]):
-                since[b] = at
-    return since
-
-
-def _groups_since(f: Findings) -> dict[str, datetime]:
-    """Per group, the earliest last commit among its partitions that are not OK."""
-    since: dict[str, datetime] = {}
-    for p in f.rows("lag_status_partitions") or []:
-        at = p.get("last_commit_at")
-        g = p["group_id"]
-        if p["status"] != "OK" and at is not None and (g not in since or at < since[g]):
-            since[g] = at
-    return since
-
-
-def _worst_broker(r: Row) -> tuple[int, int]:
-    return SEVERITY_RANK.get(r["severity"], 9), r["broker_id"]
+# -- helpers ---------------------------------------------------------------------------------------
 
 
 def _behind(t: Row | None) -> str | None:
     if t is None or t["max_lag_seconds"] is None:
         return None
-    return time_behind(t["max_lag_seconds"], group_method(t), duration)
-
-
-def _examples(rows: list[Row], most: int = 3) -> str:
-    shown = ", ".join(f"{r['topic']}-{r['partition']}" for r in rows[:most])
-    return shown + (f" and {len(rows) - most} more" if len(rows) > most else "")
+    return behind_figure(t)
 
 
 def _ids(values: list[int] | None) -> str | None:
@@ -769,24 +343,3 @@ def _ids(values: list[int] | None) -> str | None:
 
 def _leader(leader: int | None) -> str | int | None:
     return "none" if leader == -1 else leader
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def duration(seconds: float | None) -> str:
-    """Coarse and short: `45 s`, `35 min`, `1 h 05 min`, `2 d 3 h`."""
-    if seconds is None:
-        return "unknown"
-    s = max(0, int(seconds))
-    days, rest = divmod(s, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours} h"
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min"
-    return f"{secs} s"

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
 from kafka_ops import __version__
+from kafka_ops.problems.words import duration, when
 from kafka_ops.report.charts import Chart, charts
-from kafka_ops.report.findings import duration
 from kafka_ops.report.model import Cell, Collected, OffenderTable, Problem, ReportData
 
 if TYPE_CHECKING:
@@ -340,4 +340,4 @@ def _when(moment: datetime | None) -> str:
     """`2026-11-21 08:47:01 UTC`; empty for None."""
     if moment is None:
         return ""
-    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    return when(moment)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from kafka_ops.errors import LakeError
+from kafka_ops.problems.problem import Problem
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -22,8 +23,6 @@ Status = Literal["critical", "warning", "ok", "unknown"]
 Source = Literal["snapshots", "group_snapshots"]
 Cell = str | int | float | datetime | None
 T = TypeVar("T")
-
-SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
 
 
 @dataclass(frozen=True)
@@ -60,19 +59,6 @@ class Collected:
     """Integrity validation: None when the batch was never validated."""
     failed_expectations: tuple[str, ...] = ()
     data_docs: str | None = None
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One thing an on-call engineer should know, worst first on the page."""
-
-    severity: str
-    title: str
-    cause: str
-    action: str | None
-    since: datetime | None
-    source: str
-    """The findings table it comes from."""
 
 
 @dataclass(frozen=True)

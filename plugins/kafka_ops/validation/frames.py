@@ -20,6 +20,8 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from kafka_ops.problems import load, migration, partitions, quorum
+from kafka_ops.problems import transactions as open_transactions
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.suites import OK
 
@@ -309,9 +311,8 @@ def isr_gates(isr_health: pa.Table) -> pd.DataFrame:
                 "missing": [b for b in replicas if b not in isr],
                 "min_isr": r["min_isr"],
                 "status": r["status"],
-                s.NO_OFFLINE_PARTITIONS.name: offline if r["offline"] else OK,
-                # an offline partition fails `no_offline_partitions`: one problem, one critical gate
-                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if r["under_min_isr"] and not r["offline"] else OK,
+                s.NO_OFFLINE_PARTITIONS.name: offline if partitions.FAILS[partitions.OFFLINE](r) else OK,
+                s.NO_UNDER_MIN_ISR_PARTITIONS.name: under if partitions.FAILS[partitions.UNDER_MIN_ISR](r) else OK,
             }
         )
     columns = ["topic", "partition", "leader", "replicas", "isr", "missing", "min_isr", "status"]
@@ -360,9 +361,7 @@ def quorum_gates(quorum_health: pa.Table | None) -> pd.DataFrame:
                 "problem": r.get("problem"),
                 "action": r.get("action"),
                 "fenced_since": r.get("fenced_since"),
-                s.QUORUM_HAS_A_MAJORITY.name: problem if r["kind"] == "voter" and r["severity"] == "critical" else OK,
-                s.QUORUM_REPLICAS_KEEP_UP.name: problem if r["status"] in ("not_fetching", "lagging") else OK,
-                s.NO_FENCED_BROKERS.name: problem if r["kind"] == "fenced_broker" else OK,
+                **{name: problem if fails(r) else OK for name, fails in quorum.FAILS.items()},
             }
         )
     return _frame(out, ["kind", "replica_id", "status", "problem", "action", "fenced_since"], s.GATE_QUORUM)
@@ -374,24 +373,14 @@ def migration_gates(migration_health: pa.Table | None) -> pd.DataFrame:
     out = []
     for r in migration_health.to_pylist() if migration_health is not None else []:
         problem = r.get("problem") or f"status {r['status']}"
-        phase = r["kind"] == "phase"
-        subject = (
-            "phase"
-            if phase
-            else " ".join([r["topic"] + ("" if r["partition"] is None else f"-{r['partition']}"), r["field"]])
-        )
-        stalled = phase and r["status"] == "stalled"
         out.append(
             {
-                "subject": subject,
+                "subject": migration.subject(r),
                 "status": r["status"],
                 "problem": r.get("problem"),
                 "action": r.get("action"),
-                "since": r.get("diverging_since") or r.get("phase_since"),
-                s.MIGRATION_DUAL_WRITE_RUNS.name: problem if stalled and r["phase"] == "dual_write" else OK,
-                s.MIGRATION_NOT_STALLED.name: problem if stalled and r["phase"] == "pre_migration" else OK,
-                s.MIGRATION_VIEWS_AGREE.name: problem if r["status"] == "diverged" else OK,
-                s.SNAPSHOTS_READ_LIVE_METADATA.name: problem if r["status"] == "finalized" else OK,
+                "since": migration.started(r),
+                **{name: problem if fails(r) else OK for name, fails in migration.FAILS.items()},
             }
         )
     return _frame(out, ["subject", "status", "problem", "action", "since"], s.GATE_MIGRATION)
@@ -448,8 +437,7 @@ def transaction_gates(transactions: pa.Table | None) -> pd.DataFrame:
                 "problem": r["problem"],
                 "action": r["action"],
                 "start_time": r["start_time"],
-                s.NO_HANGING_TRANSACTIONS.name: r["problem"] if r["severity"] == "critical" else OK,
-                s.NO_LONG_OPEN_TRANSACTIONS.name: r["problem"] if r["severity"] == "warning" else OK,
+                **{name: r["problem"] if fails(r) else OK for name, fails in open_transactions.FAILS.items()},
             }
         )
     columns = ["topic", "partition", "producer_id", "transactional_id", "age_seconds", "start_offset", "hanging",
@@ -457,17 +445,11 @@ def transaction_gates(transactions: pa.Table | None) -> pd.DataFrame:
     return _frame(out, columns, s.GATE_TRANSACTIONS)
 
 
-DISK_KINDS = frozenset({"disk_full_soon", "disk_over_share", "log_dir_full_soon", "log_dir_over_share",
-                        "log_dir_error", "disk_skew", "log_dir_skew"})  # fmt: skip
-"""`load_problems` kinds about disk; the rest (hot_partition, hot_broker_in/out) are about traffic."""
-
-
 def load_gates(problems: pa.Table | None) -> pd.DataFrame:
     """`load_problems` (findings) with the `GATE_LOAD` check columns (the detector's `problem` as the
     sentence); no rows for an analysis from before the detector existed."""
     out = []
     for r in problems.to_pylist() if problems is not None else []:
-        disk = r["kind"] in DISK_KINDS
         out.append(
             {
                 "kind": r["kind"],
@@ -480,9 +462,7 @@ def load_gates(problems: pa.Table | None) -> pd.DataFrame:
                 "problem": r["problem"],
                 "action": r["action"],
                 "since": r["since"],
-                s.NO_DISK_RUNNING_OUT.name: r["problem"] if disk and r["severity"] == "critical" else OK,
-                s.DISK_WITHIN_LIMITS.name: r["problem"] if disk and r["severity"] == "warning" else OK,
-                s.NO_HOT_SPOTS.name: r["problem"] if not disk and r["severity"] != "ok" else OK,
+                **{name: r["problem"] if fails(r) else OK for name, fails in load.FAILS.items()},
             }
         )
     columns = ["kind", "subject", "broker_id", "log_dir", "topic", "partition", "value", "problem", "action", "since"]

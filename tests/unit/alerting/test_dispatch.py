@@ -93,7 +93,7 @@ def test_healthy_then_broker_down_then_silent_then_resolved(
     assert resolve == {"routing_key": ROUTING_KEY, "event_action": "resolve", "dedup_key": trigger["dedup_key"]}
     assert (
         slack_server.requests[-1].json["text"]
-        == "RESOLVED payments: 40 partitions under-replicated (was critical for 11m)"
+        == "RESOLVED payments: 40 partitions under-replicated (was critical for 11 min)"
     )
     assert [entry["event"] for entry in log_lines(tmp_path)] == ["open", "resolve"]
     assert run([], minutes(20)) == DispatchReport("payments", T0 + minutes(20))

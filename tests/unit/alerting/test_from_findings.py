@@ -32,11 +32,11 @@ def test_a_group_alert_says_how_its_time_behind_was_obtained() -> None:
         "legacy": {k: v for k, v in behind("legacy", 95.0, None).items() if k != "max_lag_method"},
     }
     alerts = {a.details["group_id"]: a for a in gate_alerts(warn_gate(), Links(), AT, behind=times)}
-    assert alerts["audit"].cause == "WARN: audit lags; ~33m (extrapolated) behind on orders-3"
+    assert alerts["audit"].cause == "WARN: audit lags; ~33 min (extrapolated) behind on orders-3"
     assert alerts["audit"].details["lag_seconds"] == 2025.0
     assert alerts["audit"].details["lag_seconds_method"] == "extrapolated"
-    assert alerts["billing"].cause == "WARN: billing lags; ≥ 20m behind on orders-3"
-    assert alerts["legacy"].cause == "WARN: legacy lags; ~1m (estimated) behind on orders-3"
+    assert alerts["billing"].cause == "WARN: billing lags; ≥ 20 min behind on orders-3"
+    assert alerts["legacy"].cause == "WARN: legacy lags; ~1 min (estimated) behind on orders-3"
     assert alerts["legacy"].details["lag_seconds_method"] is None
     # no figure: the gate's words alone
     assert alerts["fresh"].cause == "WARN: fresh lags" and "lag_seconds" not in alerts["fresh"].details

@@ -50,7 +50,7 @@ def test_mail_has_plain_text_and_html(smtp_server: RecordingSmtpServer, monkeypa
     bodies = parts(message)
     assert list(bodies) == ["text/plain", "text/html"]  # plain first: the least preferred alternative
     for expected in (
-        "Since:    2025-03-01 12:00:00 UTC (35m ago)",
+        "Since:    2025-03-01 12:00:00 UTC (35 min ago)",
         "Affected (top 3 of 41):",
         "  - partition orders-0: isr [1, 3] of [1, 2, 3]",
         "Likely cause: broker 2 is down: 40 partitions under-replicated",
@@ -69,7 +69,9 @@ def test_html_is_escaped_and_resolve_subject(smtp_server: RecordingSmtpServer, m
     opened, resolved = (email.message_from_bytes(m.data) for m in smtp_server.mails)
     assert "&lt;b&gt;billing&lt;/b&gt;" in parts(opened)["text/html"]
     assert opened["Subject"] == "[kafka-ops] WARNING payments: group <b>billing</b> is behind"  # one header line
-    assert resolved["Subject"] == "[kafka-ops] RESOLVED payments: 40 partitions under-replicated (was critical for 35m)"
+    assert (
+        resolved["Subject"] == "[kafka-ops] RESOLVED payments: 40 partitions under-replicated (was critical for 35 min)"
+    )
 
 
 def test_smtp_connection_with_recipients_in_its_extras(

@@ -56,7 +56,7 @@ def test_trigger_payload_says_what_where_since_when_and_what_to_do(pagerduty_ser
     )  # fmt: skip
     assert payload["timestamp"] == AT.isoformat()
     details = payload["custom_details"]
-    assert details["since"] == "2025-03-01T12:00:00+00:00" and details["since_text"].endswith("(35m ago)")
+    assert details["since"] == "2025-03-01T12:00:00+00:00" and details["since_text"].endswith("(35 min ago)")
     assert details["affected"][0] == "broker 2 (rack b): down, 40 partitions lost it from their ISR"
     assert details["affected"][-1] == "... and 38 more" and details["affected_total"] == 41
     assert details["suggested_action"].endswith("run kafka_preferred_leader_election")

@@ -63,7 +63,7 @@ def test_open_message_is_a_valid_webhook_payload_with_everything_on_call_needs(
     text = all_text(body)
     for expected in (
         "*Cluster*\\npayments",
-        "2025-03-01 12:00:00 UTC (35m ago)",  # since when
+        "2025-03-01 12:00:00 UTC (35 min ago)",  # since when
         "broker 2 (rack b): down",  # top affected
         "partition orders-0: isr [1, 3] of [1, 2, 3]",
         "... and 38 more",
@@ -86,7 +86,7 @@ def test_reminder_escalation_and_resolve_are_told_apart(slack_server: RecordingH
         check_slack_message(body)
     assert remind["text"].startswith("REMINDER CRITICAL payments") and "*Reminder*" in all_text(remind)
     assert escalate["text"].startswith("CRITICAL (was warning) payments")
-    assert resolve["text"] == "RESOLVED payments: 40 partitions under-replicated (was critical for 35m)"
+    assert resolve["text"] == "RESOLVED payments: 40 partitions under-replicated (was critical for 35 min)"
     assert "Likely cause" not in all_text(resolve)
 
 

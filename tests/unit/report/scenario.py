@@ -140,7 +140,8 @@ def zookeeper_findings() -> dict[str, list[dict[str, Any]]]:
     def health(topic: str, p: int, replicas: list[int], isr: list[int], leader: int, status: str) -> dict[str, Any]:
         severity = {"offline": "critical", "under_replicated": "warning"}.get(status, "ok")
         return {"topic": topic, "partition": p, "replicas": replicas, "isr": isr, "leader": leader, "min_isr": 1,
-                "status": status, "severity": severity}  # fmt: skip
+                "offline": status == "offline", "under_min_isr": status == "offline",
+                "under_replicated": status == "under_replicated", "status": status, "severity": severity}  # fmt: skip
 
     def attribution(b: int, registered: bool, missing: int, shrinks: int, cause: str | None) -> dict[str, Any]:
         return {"broker_id": b, "registered": registered, "rack": f"rack-{'abc'[b - 1]}" if registered else None,

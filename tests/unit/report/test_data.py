@@ -29,7 +29,10 @@ def test_the_latest_analysed_batches_and_a_critical_verdict(lake: Lake) -> None:
     assert data.snapshot.figures["broker_count"] == 2
     assert data.snapshot.analysed_at == at("s4") + timedelta(seconds=30)
     assert data.status == "critical"
-    assert data.status_reason == "Broker 3 is down; 1 partition offline (no leader); Group stable is ERR (Stable)"
+    assert data.status_reason == (
+        "Broker 3 is down; 1 partition offline (no leader): produce and consume fail on them; "
+        "consumer group stable is in ERR"
+    )
     assert data.notes == ("snapshot s4 has not been validated", "group collection g4 has not been validated")
     assert data.report_id == "s4"
 
@@ -38,11 +41,11 @@ def test_problems_say_what_why_what_to_do_and_since_when(lake: Lake) -> None:
     problems = gather(scenario.build(lake), "c1", now=NOW).problems.items
     assert [(p.severity, p.title) for p in problems] == [
         ("critical", "Broker 3 is down"),
-        ("critical", "1 partition offline (no leader)"),
-        ("critical", "Group stable is ERR (Stable)"),
+        ("critical", "1 partition offline (no leader): produce and consume fail on them"),
+        ("critical", "consumer group stable is in ERR"),
         ("warning", "1 partition under-replicated"),
-        ("warning", "disk filling up on 1 broker"),
-        ("warning", "Group analytics is skewed (range)"),
+        ("warning", "disk use beyond its limits or skewed: 1 broker or log dir"),
+        ("warning", "consumer group analytics is skewed (range)"),
     ]
     broker, _, group, under, disk, skew = problems
     assert broker.action == "bring broker 3 back (restart it, or replace it keeping broker id 3)"

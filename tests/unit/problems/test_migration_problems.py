@@ -6,21 +6,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kafka_ops.report.findings import Findings, zookeeper_problems
+from kafka_ops.problems.registry import metadata_problems
+from tests.unit.problems.tables import Tables
 
 AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
 
-class _Tables(Findings):
-    def __init__(self, tables: dict[str, list[dict[str, Any]]]) -> None:
-        self._cache = dict(tables)
-
-    def rows(self, table: str) -> list[dict[str, Any]] | None:
-        return self._cache.get(table)
-
-
 def divergence(topic: str, partition: int | None, minutes: int) -> dict[str, Any]:
-    return {"kind": "divergence", "phase": "dual_write", "topic": topic, "partition": partition,
+    return {"kind": "divergence", "phase": "dual_write", "status": "diverged", "topic": topic, "partition": partition,
             "severity": "warning", "problem": f"{topic} diverges", "action": "do not finalize",
             "diverging_since": AT - timedelta(minutes=minutes)}  # fmt: skip
 
@@ -29,11 +22,11 @@ def test_a_stalled_phase_and_diverging_fields() -> None:
     phase = {"kind": "phase", "phase": "dual_write", "status": "stalled", "severity": "critical",
              "problem": "the KRaft controllers stopped writing", "action": "read the log",
              "phase_since": AT}  # fmt: skip
-    problems = zookeeper_problems(
-        _Tables({"migration_health": [phase, divergence("b", 1, 15), divergence("a", None, 40)]})
+    problems = metadata_problems(
+        Tables({"migration_health": [phase, divergence("b", 1, 15), divergence("a", None, 40)]})
     )
     assert [(p.severity, p.title, p.since) for p in problems] == [
-        ("critical", "the migration to KRaft stopped writing to ZooKeeper", AT),
+        ("critical", "the ZooKeeper-to-KRaft migration stopped writing to ZooKeeper", AT),
         ("warning", "ZooKeeper and the KRaft metadata disagree on 2 partition fields during the migration",
          AT - timedelta(minutes=40)),
     ]  # fmt: skip
@@ -42,4 +35,4 @@ def test_a_stalled_phase_and_diverging_fields() -> None:
 
 def test_a_migration_in_progress_is_no_problem() -> None:
     ok = {"kind": "phase", "phase": "dual_write", "status": "ok", "severity": "ok", "problem": None, "action": None}
-    assert zookeeper_problems(_Tables({"migration_health": [ok]})) == []
+    assert metadata_problems(Tables({"migration_health": [ok]})) == []

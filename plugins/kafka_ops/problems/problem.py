@@ -1,0 +1,78 @@
+"""What a problem is to the on-call engineer, and the one rule for when it began.
+
+A `Problem` is composed once, by its family's module in this package, from findings rows; the gates,
+the alerts, the HTML report, the CLI digest and the metrics show it as composed and never reword it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+Row = dict[str, Any]
+
+
+class FindingsRows(Protocol):
+    """The findings tables of one published analysis, as the catalogue reads them."""
+
+    @property
+    def captured_at(self) -> datetime:
+        """Capture time of the analysed batch (snapshot or group collection)."""
+        ...
+
+    def rows(self, table: str) -> list[Row] | None:
+        """The rows of findings `table`, or None when the analysis did not write it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing an on-call engineer should know: what (title), why (cause), what to do (action)
+    and since when, worst rows first."""
+
+    severity: str
+    """critical, warning or info."""
+    title: str
+    cause: str
+    action: str | None
+    since: datetime
+    """When the problem began, by `since` (the one rule)."""
+    source: str
+    """The findings table it comes from."""
+    key: str = ""
+    """The catalogue entry (a gate's name for the problems a gate judges)."""
+    rows: tuple[Row, ...] = ()
+    """The affected rows, worst first, keyed by the findings' column names."""
+
+
+def since(starts: Iterable[datetime | None], findings: FindingsRows) -> datetime:
+    """When a problem began: the earliest start its findings record for the affected rows (an
+    under-replication streak's start, the first controller election of the hour, a group's oldest
+    commit among its lagging partitions, a fenced broker's fencing, a transaction's start); when they
+    record none, the analysed batch's capture time.
+
+    Why that fallback rather than nothing: every consumer needs one moment to print and to order by,
+    and the capture time is the earliest moment this analysis can vouch for (the problem was there
+    then; when it began before, the findings do not say). It is never later than the first sighting,
+    and the alerting incident keeps the earliest `since` across runs, so a problem that lasts keeps
+    the time it was first seen rather than moving with each snapshot."""
+    known = [s for s in starts if s is not None]
+    return min(known) if known else findings.captured_at.astimezone(UTC)
+
+
+def gate_problems(
+    rows: list[Row],
+    findings: FindingsRows,
+    fails: Mapping[str, Callable[[Row], bool]],
+    compose: Callable[[str], Callable[[list[Row], FindingsRows, Mapping[str, float]], Problem]],
+) -> list[Problem]:
+    """For the report and the digest, the problems a family's gates would page with: per gate (in
+    `fails` order) with failing rows, its composer over them."""
+    out = []
+    for name, failing in fails.items():
+        hit = [r for r in rows if failing(r)]
+        if hit:
+            out.append(compose(name)(hit, findings, {}))
+    return out
