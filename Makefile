@@ -19,7 +19,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(VENV)/bin/python
 export SPARK_LOCAL_IP := 127.0.0.1
 export PYARROW_IGNORE_TIMEZONE := 1
 
-.PHONY: check test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down stack-servers stack-up stack-down stack-status
+.PHONY: compose-spec check test test-scale demo demo-remediate bench lint unit integration venv jars airflow-db browser prometheus clean sandbox-up sandbox-down stack-servers stack-up stack-down stack-status
 
 venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
@@ -56,6 +56,15 @@ stack-servers:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
 	    --no-install-recommends redis-server postgresql >/dev/null; }
 
+# the Compose Specification's JSON schema, the one `docker compose config` applies (compose-go's own copy,
+# from the Go module proxy), for the test that validates docker/docker-compose.yml without a docker CLI
+COMPOSE_GO := github.com/compose-spec/compose-go/v2@v2.16.2
+compose-spec: var/tools/compose-spec.json
+var/tools/compose-spec.json:
+	mkdir -p var/tools
+	dir=$$(cd /tmp && go mod download -json $(COMPOSE_GO) | $(PYTHON) -c 'import json, sys; print(json.load(sys.stdin)["Dir"])') \
+	  && install -m 644 "$$dir/schema/compose-spec.json" $@
+
 airflow-db: $(AIRFLOW_HOME)/airflow.db
 $(AIRFLOW_HOME)/airflow.db: $(STAMP)
 	mkdir -p $(AIRFLOW_HOME)
@@ -74,10 +83,10 @@ integration: jars airflow-db
 	$(BIN)/pytest tests -m integration
 
 # the edit loop: lint and every test that needs no cluster, Spark, assignor JVM, Airflow stack or benchmark
-check: lint airflow-db
+check: lint airflow-db compose-spec
 	$(BIN)/pytest tests -m "not integration and not e2e and not stack and not bench and not spark and not jvm and not scale" -q
 
-test: lint jars airflow-db browser prometheus stack-servers
+test: lint jars airflow-db browser prometheus stack-servers compose-spec
 	$(BIN)/pytest tests -m "not scale" -n 2 --dist loadgroup --durations=40
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
