@@ -261,8 +261,9 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.jars", ",".join(str(j) for j in ensure_delta_spark_jars()))
         .config("spark.databricks.delta.snapshotPartitions", "2")  # a test table's Delta log is tiny
         .config("spark.sql.shuffle.partitions", "2")
-        # the whole run's Spark tests share this driver: 1 GB (Spark's default) ran out in a CI run
-        .config("spark.driver.memory", "3g")
+        # the run's Spark tests share this driver: 1 GB (Spark's default) ran out in a CI run; with two
+        # workers, each has its own driver for about half of them, and both must fit beside the clusters
+        .config("spark.driver.memory", "3g" if lanes.worker() is None else "2g")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
         .getOrCreate()
