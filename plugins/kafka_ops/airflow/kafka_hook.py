@@ -29,7 +29,6 @@ from kafka_ops.sources.groups.collector import KafkaTarget
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
-    from kafka.admin import KafkaAdminClient
 
     from kafka_ops.capacities import Capacities
     from kafka_ops.lake.store import Lake
@@ -94,7 +93,6 @@ class KafkaAdminHook(BaseHook):
         super().__init__()
         self.kafka_conn_id = kafka_conn_id
         self._target: KafkaTarget | None = None
-        self._admin: KafkaAdminClient | None = None
 
     def __repr__(self) -> str:  # the target's repr shows the servers, never credentials
         shown = repr(self._target) if self._target is not None else "not resolved yet"
@@ -123,17 +121,6 @@ class KafkaAdminHook(BaseHook):
             self._target = target_from_connection(self.get_connection(self.kafka_conn_id))
             self.log.info("Kafka connection %s resolves to %r", self.kafka_conn_id, self._target)
         return self._target
-
-    def get_admin_client(self) -> KafkaAdminClient:
-        """A `KafkaAdminClient`, built on first use and kept until `close()`."""
-        if self._admin is None:
-            self._admin = self.target()()
-        return self._admin
-
-    def close(self) -> None:
-        if self._admin is not None:
-            self._admin.close()
-            self._admin = None
 
     def collect_groups(
         self, cluster: str, lake: Lake, include: str | None = None, exclude: str | None = None

@@ -352,7 +352,7 @@ def verdict_of(
         moves = moved(today, predicted)
         matches = all(sorted(predicted[m]) == sorted(today[m]) for m in today)
     better = [
-        o
+        (o, o.spread)
         for o in outcomes
         if o.spread is not None
         and not o.is_current
@@ -365,20 +365,19 @@ def verdict_of(
         return Verdict(
             g.group_id, g.assignor, len(g.members), now, matches, moves, None, "no assignor does materially better"
         )
-    best = min(
+    best, best_spread = min(
         better,
-        key=lambda o: (
-            o.spread.spread,  # type: ignore[union-attr]
-            o.spread.lag_spread,  # type: ignore[union-attr]
-            o.moved_partitions,
-            PREFERENCE.index((o.protocol, o.assignor)),
+        key=lambda pair: (
+            pair[1].spread,
+            pair[1].lag_spread,
+            pair[0].moved_partitions,
+            PREFERENCE.index((pair[0].protocol, pair[0].assignor)),
         ),
     )
-    assert best.spread is not None
     target = best.assignor if best.protocol == CLASSIC else f"the consumer protocol's {best.assignor} assignor"
     reason = (
         f"switch {g.group_id} from {g.assignor or 'unknown'} to {target}: partitions per member max-min "
-        f"{now.spread} -> {best.spread.spread}, lag spread {now.lag_spread:,} -> {best.spread.lag_spread:,}; "
+        f"{now.spread} -> {best_spread.spread}, lag spread {now.lag_spread:,} -> {best_spread.lag_spread:,}; "
         f"{best.moved_partitions} partitions change owner"
     )
     if best.protocol == CONSUMER and g.protocol == CONSUMER:

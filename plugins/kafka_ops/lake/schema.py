@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from kafka_ops.errors import LakeError
-
 TS = pa.timestamp("us", tz="UTC")
 INTS = pa.list_(pa.int32())
 
@@ -522,10 +520,3 @@ def commit_table_of(table: str) -> str:
     if table == VALIDATION_COMMIT_TABLE or table in REMEDIATION_TABLES:
         return table
     return COMMIT_TABLE if table in METADATA_TABLES else ANALYSIS_COMMIT_TABLE
-
-
-def schema_of(table: str) -> pa.Schema:
-    try:
-        return TABLES[table]
-    except KeyError:
-        raise LakeError(f"unknown lake table {table!r} (known: {sorted(SNAPSHOT_TABLES)})") from None

@@ -80,8 +80,7 @@ class JavaClient:
         """Fold one event into the client's state (called with the lock held)."""
 
     def _read(self) -> None:
-        assert self._process.stdout is not None
-        for line in self._process.stdout:
+        for line in self._process.stdout or ():  # a pipe: stdout=PIPE above
             try:
                 event: dict[str, Any] = json.loads(line)
             except ValueError:
