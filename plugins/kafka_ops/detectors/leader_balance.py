@@ -57,11 +57,9 @@ from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.detectors.topic_deletions import without_pending_deletions
+from kafka_ops.model.leadership import PREFERRED_DOWN, PREFERRED_NOT_IN_ISR, REASSIGNING
 
 ELECTION_ACTION = "run kafka_preferred_leader_election"
-REASSIGNING = "partition is being reassigned"
-PREFERRED_DOWN = "preferred replica is down"
-PREFERRED_NOT_IN_ISR = "preferred replica is not in the ISR"
 NO_LEADER = -1
 ZOOKEEPER = "zookeeper"
 KRAFT = "kraft"

@@ -27,14 +27,13 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
+from kafka_ops.model.leadership import PREFERRED_DOWN, PREFERRED_NOT_IN_ISR
 from kafka_ops.planning.plan import Election, Plan, Skip, build_plan
 from kafka_ops.planning.requests import check_cap, scope
 from kafka_ops.planning.view import (
     CAP_BROKER,
     CAP_RUN,
     ELECTION_REQUESTED,
-    PREFERRED_DOWN,
-    PREFERRED_NOT_IN_ISR,
     ClusterView,
 )
 

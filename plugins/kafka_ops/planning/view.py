@@ -28,14 +28,12 @@ from collections.abc import Collection
 from typing import Any
 
 from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
+from kafka_ops.model.leadership import REASSIGNING
 from kafka_ops.planning.placement import rack_alternated, rack_key
 
 TOPIC_DELETING = "topic is being deleted"
-REASSIGNING = "partition is being reassigned"
 NO_STATE = "partition has no state znode (no known leader or ISR)"
 OFFLINE = "partition is offline (no live leader)"
-PREFERRED_DOWN = "preferred replica is down"
-PREFERRED_NOT_IN_ISR = "preferred replica is not in the ISR"
 ELECTION_REQUESTED = "a preferred-leader election is already requested"
 ALREADY_AT_RF = "already at the requested replication factor"
 DEAD_REPLICA = "a replica is on a broker that is not registered (decommission it first)"
