@@ -6,7 +6,8 @@ core/protocol/evaluator.go): every answer has `error`, `message` and `request` {
 * `GET /v3/kafka`: `clusters`, the configured cluster names ("cluster list returned");
 * `GET /v3/kafka/<cluster>/consumer`: `consumers`, the groups of the latest collection ("consumer
   list returned"); an unknown cluster is Burrow's error shape (`error` true, "cluster not found", 404);
-* `GET /v3/kafka/<cluster>/consumer/<group>/status` and `/lag`: `status`, Burrow's
+* `GET /v3/kafka/<cluster>/consumer/<group>/status` and `/lag` (a group id holding `/` too, sent
+  as `%2F` or as is): `status`, Burrow's
   `ConsumerGroupStatus` ("consumer status returned"): cluster, group, status (OK, WARN, ERR),
   complete, partitions (`/status`: those not OK; `/lag`: all), partition_count, maxlag (the
   partition with the largest current lag), totallag. A group Burrow does not know is answered as
@@ -162,5 +163,14 @@ def router(api: BurrowApi, dependencies: Sequence[Any] = ()) -> APIRouter:
     @routes.get("/{cluster}/consumer/{group}/lag", summary="Group status: every partition")
     def lag(request: Request, cluster: str, group: str) -> JSONResponse:
         return api.status(request, cluster, group, show_all=True)
+
+    @routes.get("/{cluster}/consumer/{group_and_verb:path}", summary="The same, for a group id holding '/'")
+    def slashed(request: Request, cluster: str, group_and_verb: str) -> JSONResponse:
+        # the server decodes %2F before routing, so `team%2Forders/status` arrives as team/orders/status:
+        # the verb is the last segment, the group all before it
+        group, _, verb = group_and_verb.rpartition("/")
+        if not group or verb not in ("status", "lag"):
+            return error(request, 404, "request not found")
+        return api.status(request, cluster, group, show_all=verb == "lag")
 
     return routes

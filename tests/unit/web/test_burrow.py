@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from kafka_ops.lake.open import open_lake
 from kafka_ops.web.app import build_app
+from tests.unit.report import scenario
 from tests.unit.web import lakes
 
 # Burrow's documented answer to GET /v3/kafka/(cluster)/consumer/(group)/status (its wiki), quoted
@@ -94,3 +96,20 @@ def test_a_lake_that_cannot_be_read_is_a_503_in_burrows_error_shape(tmp_path: Pa
     response = client.get("/v3/kafka/c1/consumer/stable/status")
     assert response.status_code == 503
     assert response.json()["error"] is True and "no lake at" in response.json()["message"]
+
+
+def test_a_group_id_holding_a_slash_is_reachable(tmp_path: Path) -> None:
+    """The server decodes `%2F` before routing: `team%2Fstable/status` must still reach group `team/stable`."""
+    lake = scenario.build(open_lake(tmp_path / "lake", "parquet"), analyse=False)
+    renamed = {
+        t: [{**r, "group_id": f"team/{r['group_id']}"} for r in rows] for t, rows in lakes.group_findings().items()
+    }
+    scenario.publish_findings(lake, "g4", "group_snapshots", renamed)
+    client = TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW))
+    for sent in ("team%2Fstable", "team/stable"):
+        status = client.get(f"/v3/kafka/c1/consumer/{sent}/status").json()["status"]
+        assert (status["group"], status["status"]) == ("team/stable", "ERR"), sent
+    assert client.get("/v3/kafka/c1/consumer/team%2Fstable/lag").json()["status"]["partition_count"] == 2
+    assert client.get("/v3/kafka/c1/consumer/team%2Fnobody/status").json()["status"]["status"] == "NOTFOUND"
+    unknown = client.get("/v3/kafka/c1/consumer/team%2Fstable/offsets")
+    assert (unknown.status_code, unknown.json()["message"]) == (404, "request not found")
