@@ -5,9 +5,10 @@ against the rows they commit, and the lake's size from its filesystem.
 Pages: a kafka-ops notification (path `/chat`, the Slack-style body: `render.headline` is its `text`)
 opens, escalates, reminds or resolves an incident named by (cluster, title); an Alertmanager
 notification (`/alertmanager/<receiver>`) fires or resolves each alert it lists, named by its
-fingerprint. A *duplicate page* is an open (not a reminder, not an escalation, not Alertmanager's
-repeat) of an incident that is already open. An incident is *unresolved* when it opened during the
-soak and no resolve followed it; one already open before the first fault is *standing*.
+fingerprint (the hash of its labels). A *duplicate page* is an open (not a reminder, not an
+escalation, not Alertmanager's repeat) of an incident that is already open. An incident is
+*unresolved* when it opened during the soak and no resolve followed it; one already open before
+the first fault is *standing*.
 """
 
 from __future__ import annotations
@@ -86,8 +87,7 @@ def _notifications(record: dict[str, Any]) -> list[tuple[str, str]]:
     if path.startswith("/alertmanager/"):
         notes = []
         for alert in body.get("alerts", []):
-            labels = alert.get("labels", {})
-            name = f"alertmanager {labels.get('alertname', '?')} {alert.get('fingerprint', '?')}"
+            name = f"alertmanager alert {alert.get('fingerprint', '?')}"  # its labels' hash: the same on resolve
             notes.append((name, "resolve" if alert.get("status") == "resolved" else "repeat"))
         return notes
     text = str(body.get("text", ""))
