@@ -12,9 +12,10 @@ the stack is left.
 It reuses the session sandboxes (tests/conftest.py) through `up --zk-root/--kraft-root`: `up` attaches
 to running clusters and `down` leaves them running, so the test proves that path too and saves starting
 six more brokers and a ZooKeeper (a minute and ~3 GB); the soak kills and restarts their nodes through
-the session's own handles. The stack comes up once for both. Costs about 10-12 minutes on this shared
-2-core machine (sandboxes 1, `up` 2, the first scheduled snapshot 1, the faults 3-4, recovery and the
-analysis' Spark stages 3-5, `down` 1).
+the session's own handles. The stack comes up once for both. Measured: 25 minutes on this shared 2-core
+machine at load 8-36 (sandboxes 2.5, `up` 2, the first scheduled snapshot 1, the soak 8.7 of which ~3.5
+waiting for its moments, then the first analysis, slowed by the Spark worker the soak killed, 9 more,
+`down` 1); far over the 12 minutes hoped for: the analysis' Spark stages dominate.
 """
 
 from __future__ import annotations
