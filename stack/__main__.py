@@ -30,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the readiness polls
+    logging.getLogger("kafka").setLevel(logging.WARNING)  # the soak's consumer group: every rebalance
     topology = Topology((args.root or stack_root()).resolve())
     try:
         if args.verb == "up":
