@@ -1,4 +1,5 @@
-"""`python -m stack up [--lake local|s3] | down | status`: the running topology (see the package docstring)."""
+"""`python -m stack up [--lake local|s3] | down | status | soak --minutes N [--short]`: the running topology (see
+the package docstring) and its soak under faults (`stack.soak`)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import logging
 import sys
 from pathlib import Path
 
-from stack.processes import StackError
-from stack.state import stack_root
+from stack.processes import StackError, stack_pids
+from stack.state import State, stack_root
 from stack.topology import Topology
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m stack", description=__doc__)
-    parser.add_argument("verb", choices=["up", "down", "status"])
+    parser.add_argument("verb", choices=["up", "down", "status", "soak"])
     parser.add_argument("--root", type=Path, default=None, help="the stack's folder (default: var/stack)")
     parser.add_argument("--lake", choices=["local", "s3"], default="local",
                         help="up: the lake in var/stack/lake (default) or in the object store's bucket")  # fmt: skip
@@ -23,14 +24,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="up: the ZooKeeper sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
     parser.add_argument("--kraft-root", type=Path, default=None,
                         help="up: the KRaft sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
+    parser.add_argument("--minutes", type=float, default=60, help="soak: how long the fault schedule runs")
+    parser.add_argument("--short", action="store_true",
+                        help="soak: one fault of each kind, shorter outages")  # fmt: skip
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the readiness polls
+    logging.getLogger("kafka").setLevel(logging.WARNING)  # the soak's consumer group: every rebalance
     topology = Topology((args.root or stack_root()).resolve())
     try:
         if args.verb == "up":
             state = topology.up(args.lake, {"zk": args.zk_root, "kraft": args.kraft_root})
             print(json.dumps({"urls": state.urls, "lake_root": state.lake_root, "pids": state.pids}, indent=2))
+        elif args.verb == "soak":
+            return soak(topology, args)
         elif args.verb == "down":
             stopped = topology.down()
             print(f"stopped: {', '.join(stopped) or 'nothing was running'}")
@@ -42,6 +49,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def soak(topology: Topology, args: argparse.Namespace) -> int:
+    """Bring the stack up (or use the one that is up), soak it, bring it down, print the report; 4 when
+    the report shows a failure (`stack.soak.failures`)."""
+    from stack import soak  # noqa: PLC0415 - kafka-python and the lake only for the soak
+
+    state = State.load(topology.root)
+    if state is None or not topology.status()["up"]:
+        topology.down()
+        state = topology.up(args.lake, {"zk": args.zk_root, "kraft": args.kraft_root})
+    try:
+        soak.wait_for_first_snapshot(state, 900)
+        report = soak.run_soak(state, soak.Clusters.of_stack(state), args.minutes, args.short)
+    finally:
+        topology.down()
+    report["leftover_processes"] = len(stack_pids(topology.root))
+    print(soak.text(report))
+    print(soak.one_line(report))
+    bad = soak.failures(report)
+    for line in bad:
+        print(f"soak failed: {line}", file=sys.stderr)
+    return 4 if bad else 0
 
 
 if __name__ == "__main__":

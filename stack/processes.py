@@ -9,11 +9,13 @@ and `down` recognise the stack's processes (never by name, and a reused pid is n
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from kafka_ops.child_process import die_with_parent
@@ -50,6 +52,39 @@ def launch(
     if started is None:
         raise StackError(f"{argv[0]} exited at once:\n{tail(log)}")
     return process.pid, started
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a service was started, so the soak can start it again as `up` did (`launch`'s arguments)."""
+
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    user: str | None
+
+
+RECIPES = "launch"
+"""`<stack root>/launch/<service>.json`: each service's `Recipe`, readable by its owner only (the
+environment holds the JWT secret and the Fernet key). Read back from here, not from `/proc`: Celery,
+Redis and PostgreSQL rewrite their command lines."""
+
+
+def save_recipe(root: Path, name: str, recipe: Recipe) -> None:
+    folder = root / RECIPES
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / f"{name}.json"
+    path.touch(mode=0o600)
+    path.write_text(json.dumps({**asdict(recipe), "cwd": str(recipe.cwd)}))
+
+
+def load_recipe(root: Path, name: str) -> Recipe:
+    path = root / RECIPES / f"{name}.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise StackError(f"no launch recipe for {name} at {path}: was it started by `python -m stack up`?") from None
+    return Recipe(list(data["argv"]), dict(data["env"]), Path(data["cwd"]), data["user"])
 
 
 def run(

@@ -20,7 +20,7 @@ from kafka_ops.sandbox.cluster import free_port
 from stack import fleet, monitoring
 from stack.airflow import ADMIN, VIEWER, AirflowApi, airflow_environment
 from stack.postgres import Postgres
-from stack.processes import MARKER, StackError, launch, run, stack_pids, stop, tail, wait_until
+from stack.processes import MARKER, Recipe, StackError, launch, run, save_recipe, stack_pids, stop, tail, wait_until
 from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_WORKERS
 from stack.state import Sandbox, State
 
@@ -48,6 +48,7 @@ SPARK_WORKER_OPTS = (
 """A worker removes a finished application's folder 15 minutes after it ended: each holds the jars spark-submit
 handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute would fill the disk."""
 CELERY_CONCURRENCY = "2"
+HEARTBEAT_TIMEOUT_S = 120
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
          *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "airflow-api-server", "airflow-triggerer-logs",
          "airflow-worker-logs", "prometheus", "alertmanager")  # fmt: skip
@@ -193,6 +194,9 @@ class Topology:
             "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/0",
             "AIRFLOW__CELERY__RESULT_BACKEND": postgres.url("db+postgresql+psycopg2"),
             "AIRFLOW__CELERY__WORKER_CONCURRENCY": CELERY_CONCURRENCY,
+            # a task whose Celery worker died is failed (and retried) after 2 minutes without a heartbeat,
+            # not 5: the snapshot DAG runs one run at a time, every minute (docs/operations.md, the soak)
+            "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT_S),
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(ports["airflow-worker-logs"]),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(ports["airflow-triggerer-logs"]),
             "KAFKA_OPS_CONFIG": str(settings),
@@ -300,6 +304,7 @@ class Topology:
             raise StackError(f"{name} is not in stack.services.SERVICES")
         state.pids[name], state.started[name] = launch(argv, env, self.logs / f"{name}.log", cwd, user=user)
         state.save()
+        save_recipe(self.root, name, Recipe(argv, env, cwd, user))
 
     def _alive(self, state: State) -> None:
         """StackError with its log's tail when a started service has exited."""
