@@ -20,10 +20,11 @@ from airflow.models.dagrun import DagRun
 from airflow.sdk.exceptions import ParamValidationError
 from kafka import TopicPartition as KafkaTP
 
-from kafka_ops.airflow.remediation_params import FORMS
+from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.errors import PlanCancelled
 from kafka_ops.lake.open import open_lake
 from kafka_ops.planning import plan_replication_factor
+from kafka_ops.planning.request import FORMS
 from kafka_ops.remediation import (
     AdminApiBackend,
     ExecutionOptions,
@@ -90,7 +91,7 @@ def cluster_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
 def trigger(dag_bag: DagBag, dag_id: str, **conf: Any) -> DagRun:
     """A run with the form's defaults overridden by `conf`, as the UI submits it. Every Param is given:
     runs in one process share the DAG object, whose Params keep the previous run's conf otherwise."""
-    defaults = {name: param.value for name, param in FORMS[dag_id].params().items()}
+    defaults = {name: param.value for name, param in form_params(FORMS[dag_id]).items()}
     return dag_bag.dags[dag_id].test(run_conf={**defaults, "cluster": CLUSTER, **conf})
 
 

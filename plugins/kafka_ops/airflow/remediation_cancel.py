@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.kafka_types import shown
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
+from kafka_ops.planning.request import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 
 if TYPE_CHECKING:

@@ -38,6 +38,7 @@ from kafka_ops.remediation.store import (
     read_audit,
     read_progress,
     save_plan,
+    stored_plan,
 )
 
 __all__ = [
@@ -67,4 +68,5 @@ __all__ = [
     "read_progress",
     "save_plan",
     "split_moves",
+    "stored_plan",
 ]
