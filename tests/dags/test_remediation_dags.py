@@ -36,7 +36,7 @@ from kafka_ops.remediation import (
     read_audit,
     save_plan,
 )
-from kafka_ops.remediation import executor as executor_module
+from kafka_ops.remediation import reassignment as reassignment_module
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.remediation.store import write_progress
 from kafka_ops.sandbox import SandboxCluster
@@ -471,7 +471,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
     zookeeper = ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5)
     admin = AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
     config = ClusterConfig(CLUSTER, writes_enabled=True)
-    real_decide = executor_module.decide
+    real_decide = reassignment_module.decide
 
     def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
         if step.index == 1:
@@ -479,7 +479,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
                    actor="pytest-cancel", poll_s=0.3)  # fmt: skip
         return real_decide(plan_id, step, *args)
 
-    monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
+    monkeypatch.setattr(reassignment_module, "decide", cancel_at_batch_1)
     try:
         with pytest.raises(PlanCancelled):
             execute(plan, lake=open_lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
@@ -487,7 +487,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
                     options=ExecutionOptions(poll_s=0.3, controller_quiet_s=0, batch_max_partitions=2))  # fmt: skip
     finally:
         admin.close()
-    monkeypatch.setattr(executor_module, "decide", real_decide)
+    monkeypatch.setattr(reassignment_module, "decide", real_decide)
     half = sandbox.snapshot().topics[topic].partitions
     assert sorted(len(r) for r in half.values()) == [1, 1, 2, 2], half
     form = {"action": "rollback", "topics": [], "replication_factor": None}
