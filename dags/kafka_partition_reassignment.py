@@ -2,7 +2,7 @@
 decommission, replica balance.
 
 Declares only: the DAG's shape is `kafka_ops.airflow.remediation_dag`, its form
-`kafka_ops.airflow.remediation_params.REASSIGNMENT_FORM`, its task bodies `kafka_ops.airflow.remediation_tasks`.
+`kafka_ops.planning.request.REASSIGNMENT_FORM`, its task bodies `kafka_ops.airflow.remediation_tasks`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kafka_ops.airflow.remediation_dag import remediation_dag
-from kafka_ops.airflow.remediation_params import REASSIGNMENT_FORM
+from kafka_ops.planning.request import REASSIGNMENT_FORM
 
 DOC_MD = """
 ### Kafka partition reassignment

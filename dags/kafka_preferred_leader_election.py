@@ -1,7 +1,7 @@
 """Preferred-leader election (or leader reorder + election) on one Kafka cluster, from the Airflow UI.
 
 Declares only: the DAG's shape is `kafka_ops.airflow.remediation_dag`, its form
-`kafka_ops.airflow.remediation_params.ELECTION_FORM`, its task bodies `kafka_ops.airflow.remediation_tasks`.
+`kafka_ops.planning.request.ELECTION_FORM`, its task bodies `kafka_ops.airflow.remediation_tasks`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from kafka_ops.airflow.remediation_dag import remediation_dag
-from kafka_ops.airflow.remediation_params import ELECTION_FORM
+from kafka_ops.planning.request import ELECTION_FORM
 
 DOC_MD = """
 ### Kafka preferred-leader election

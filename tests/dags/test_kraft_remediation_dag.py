@@ -13,8 +13,9 @@ from airflow.dag_processing.dagbag import DagBag
 from airflow.models.dagrun import DagRun
 from kafka.admin import NewTopic
 
-from kafka_ops.airflow.remediation_params import FORMS
+from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.lake.open import open_lake
+from kafka_ops.planning.request import FORMS
 from kafka_ops.remediation import load_plan
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.sources.groups.collector import KafkaTarget
@@ -47,7 +48,7 @@ def kraft_settings(healthy_kraft_sandbox: KRaftSandbox, monkeypatch: pytest.Monk
 
 
 def trigger(dag_bag: DagBag, **conf: Any) -> DagRun:
-    defaults = {name: param.value for name, param in FORMS[REASSIGNMENT].params().items()}
+    defaults = {name: param.value for name, param in form_params(FORMS[REASSIGNMENT]).items()}
     return dag_bag.dags[REASSIGNMENT].test(run_conf={**defaults, "cluster": CLUSTER, **conf})
 
 

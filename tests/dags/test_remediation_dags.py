@@ -20,10 +20,11 @@ from airflow.models.dagrun import DagRun
 from airflow.sdk.exceptions import ParamValidationError
 from kafka import TopicPartition as KafkaTP
 
-from kafka_ops.airflow.remediation_params import FORMS
+from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.errors import PlanCancelled
 from kafka_ops.lake.open import open_lake
 from kafka_ops.planning import plan_replication_factor
+from kafka_ops.planning.request import FORMS
 from kafka_ops.remediation import (
     AdminApiBackend,
     ExecutionOptions,
@@ -35,7 +36,7 @@ from kafka_ops.remediation import (
     read_audit,
     save_plan,
 )
-from kafka_ops.remediation import executor as executor_module
+from kafka_ops.remediation import reassignment as reassignment_module
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.remediation.store import write_progress
 from kafka_ops.sandbox import SandboxCluster
@@ -90,7 +91,7 @@ def cluster_state(sandbox: SandboxCluster, topics: list[str]) -> dict[str, Any]:
 def trigger(dag_bag: DagBag, dag_id: str, **conf: Any) -> DagRun:
     """A run with the form's defaults overridden by `conf`, as the UI submits it. Every Param is given:
     runs in one process share the DAG object, whose Params keep the previous run's conf otherwise."""
-    defaults = {name: param.value for name, param in FORMS[dag_id].params().items()}
+    defaults = {name: param.value for name, param in form_params(FORMS[dag_id]).items()}
     return dag_bag.dags[dag_id].test(run_conf={**defaults, "cluster": CLUSTER, **conf})
 
 
@@ -470,7 +471,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
     zookeeper = ZooKeeperTarget(sandbox.zookeeper_hosts, sandbox.chroot, timeout_s=5)
     admin = AdminApiBackend(KafkaTarget(sandbox.bootstrap_servers, {"request_timeout_ms": 10_000}))
     config = ClusterConfig(CLUSTER, writes_enabled=True)
-    real_decide = executor_module.decide
+    real_decide = reassignment_module.decide
 
     def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
         if step.index == 1:
@@ -478,7 +479,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
                    actor="pytest-cancel", poll_s=0.3)  # fmt: skip
         return real_decide(plan_id, step, *args)
 
-    monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
+    monkeypatch.setattr(reassignment_module, "decide", cancel_at_batch_1)
     try:
         with pytest.raises(PlanCancelled):
             execute(plan, lake=open_lake(lake_root), cluster_config=config, backend=admin, zookeeper=zookeeper,
@@ -486,7 +487,7 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
                     options=ExecutionOptions(poll_s=0.3, controller_quiet_s=0, batch_max_partitions=2))  # fmt: skip
     finally:
         admin.close()
-    monkeypatch.setattr(executor_module, "decide", real_decide)
+    monkeypatch.setattr(reassignment_module, "decide", real_decide)
     half = sandbox.snapshot().topics[topic].partitions
     assert sorted(len(r) for r in half.values()) == [1, 1, 2, 2], half
     form = {"action": "rollback", "topics": [], "replication_factor": None}

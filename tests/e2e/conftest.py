@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from kafka_ops.airflow.remediation_params import ELECTION_FORM
+from kafka_ops.planning.request import ELECTION_FORM
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from tests.e2e.airflow_stack import USER, VIEWER, AirflowStack, AirflowUI
 

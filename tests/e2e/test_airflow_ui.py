@@ -25,8 +25,8 @@ from kafka import TopicPartition as KafkaTP
 from kafka.admin import KafkaAdminClient, NewTopic
 from playwright.sync_api import Locator, Page, expect
 
-from kafka_ops.airflow.remediation_params import ELECTION_FORM
 from kafka_ops.lake.open import open_lake
+from kafka_ops.planning.request import ELECTION_FORM
 from kafka_ops.report.publish import write_report
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch

@@ -233,7 +233,7 @@ def test_the_log_dir_balance_moves_a_big_replica_to_the_empty_dir_as_kafka_log_d
 def test_a_cancel_stops_a_log_dir_move_execution_and_the_plan_stays_cancelled(
     jbod: tuple[SandboxCluster, list[str]], lake: Lake
 ) -> None:
-    """A copy crawling at 1 B/s is cancelled from elsewhere (the cancel DAG's `executor.cancel`): the
+    """A copy crawling at 1 B/s is cancelled from elsewhere (the cancel DAG's `cancellation.cancel`): the
     executing run stops at its next poll with `PlanCancelled` and writes nothing more, so the plan stays
     cancelled and is never resumed. (Before the shared run loop, the log dir run never read the cancel
     while waiting and its next save overwrote `cancelled`: the copy, unthrottled by the cancel, finished

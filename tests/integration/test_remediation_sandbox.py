@@ -49,7 +49,7 @@ from kafka_ops.remediation import (
     read_progress,
     save_plan,
 )
-from kafka_ops.remediation import executor as executor_module
+from kafka_ops.remediation import reassignment as reassignment_module
 from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.snapshot.tables import snapshot_batch
@@ -514,7 +514,7 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
     before = sandbox.snapshot().topics[topic].partitions
     plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
     cancelled_at: list[int] = []
-    real_decide = executor_module.decide
+    real_decide = reassignment_module.decide
 
     def decide_then_cancel(*args: Any, **kwargs: Any) -> Any:
         """Runs right after the batch's "cancelled?" check, before anything of it is saved or written."""
@@ -529,7 +529,7 @@ def test_a_cancel_between_check_and_save_is_never_overwritten(
             cancelled_at.append(len(actions(lake, plan)))
         return decision
 
-    monkeypatch.setattr(executor_module, "decide", decide_then_cancel)
+    monkeypatch.setattr(reassignment_module, "decide", decide_then_cancel)
     with pytest.raises(PlanCancelled, match=rf"plan {plan.plan_id} was cancelled before batch 0 was done"):
         run(sandbox, plan, lake, "admin_api")
 
@@ -782,7 +782,7 @@ def test_a_plan_cancelled_half_way_is_trusted_then_rolled_back(
     create_topic(sandbox, topic, {0: [1], 1: [2], 2: [3], 3: [1]})
     before = sandbox.snapshot().topics[topic].partitions
     plan = plan_replication_factor(sandbox.snapshot(), [topic], 2)
-    real_decide = executor_module.decide
+    real_decide = reassignment_module.decide
 
     def cancel_at_batch_1(plan_id: str, step: Any, *args: Any) -> Any:
         if step.index == 1:
@@ -794,10 +794,10 @@ def test_a_plan_cancelled_half_way_is_trusted_then_rolled_back(
                 backend.close()
         return real_decide(plan_id, step, *args)
 
-    monkeypatch.setattr(executor_module, "decide", cancel_at_batch_1)
+    monkeypatch.setattr(reassignment_module, "decide", cancel_at_batch_1)
     with pytest.raises(PlanCancelled):
         run(sandbox, plan, lake, "admin_api", replace(FAST, batch_max_partitions=2))
-    monkeypatch.setattr(executor_module, "decide", real_decide)
+    monkeypatch.setattr(reassignment_module, "decide", real_decide)
     snap = sandbox.snapshot()
     factors = {p: len(r) for p, r in snap.topics[topic].partitions.items()}
     assert sorted(factors.values()) == [1, 1, 2, 2], factors

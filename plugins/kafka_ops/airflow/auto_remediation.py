@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kafka_ops.airflow.remediation_params import RemediationRequest
 from kafka_ops.airflow.remediation_tasks import execute_plan, make_plan
 from kafka_ops.lake.open import lake_of
+from kafka_ops.planning.request import RemediationRequest
 from kafka_ops.remediation.auto_election import should_auto_elect
 from kafka_ops.settings import load_settings
 

@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, Any
 from airflow.sdk import Param
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-from kafka_ops.airflow.remediation_params import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.kafka_types import shown
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
+from kafka_ops.planning.request import ParamError, cluster_param, plan_id_param, reject_unknown
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 
 if TYPE_CHECKING:
@@ -136,7 +136,7 @@ def preview(request: CancelRequest) -> dict[str, Any]:
     from kafka_ops.airflow.remediation_tasks import live_reader  # noqa: PLC0415
     from kafka_ops.lake.open import open_lake  # noqa: PLC0415
     from kafka_ops.remediation import plan_dir, read_progress  # noqa: PLC0415
-    from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
+    from kafka_ops.remediation.cancellation import cancel_refusal  # noqa: PLC0415
     from kafka_ops.remediation.live import in_flight, moving_as_planned  # noqa: PLC0415
 
     lake = open_lake(request.lake_root, request.lake_format)
@@ -198,7 +198,7 @@ def cancel(request: CancelRequest, *, actor: str, run_id: str | None) -> dict[st
     from kafka_ops.lake.open import open_lake  # noqa: PLC0415
     from kafka_ops.remediation import AuditLog, read_progress  # noqa: PLC0415
     from kafka_ops.remediation import cancel as cancel_plan  # noqa: PLC0415
-    from kafka_ops.remediation.executor import cancel_refusal  # noqa: PLC0415
+    from kafka_ops.remediation.cancellation import cancel_refusal  # noqa: PLC0415
 
     config = request.cluster
     lake = open_lake(request.lake_root, request.lake_format)

@@ -13,10 +13,11 @@ from typing import Any
 
 from airflow.sdk import DAG, dag, get_current_context, task
 
-from kafka_ops.airflow.remediation_params import Form
+from kafka_ops.airflow.remediation_params import form_params
+from kafka_ops.planning.request import RequestForm
 
 
-def remediation_dag(form: Form, doc_md: str, execute_timeout: timedelta) -> DAG:
+def remediation_dag(form: RequestForm, doc_md: str, execute_timeout: timedelta) -> DAG:
     @dag(
         dag_id=form.dag_id,
         schedule=None,
@@ -25,7 +26,7 @@ def remediation_dag(form: Form, doc_md: str, execute_timeout: timedelta) -> DAG:
         max_active_runs=1,
         tags=["kafka-ops", "remediation"],
         doc_md=doc_md,
-        params=form.params(),
+        params=form_params(form),
         default_args={
             "retries": 1,
             "retry_delay": timedelta(seconds=30),

@@ -33,8 +33,6 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.consumer import KafkaConsumer
 from kafka.producer import KafkaProducer
 
-from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, ParamError, parse_request
-from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.demo.common import (
     SPARK_LOCAL,
     airflow_dags_test,
@@ -49,6 +47,11 @@ from kafka_ops.demo.kraft import KRAFT_CLUSTER, kraft_demo
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.planning.registry import plan_for
+from kafka_ops.planning.request import ELECTION_FORM, REASSIGNMENT_FORM, ParamError, RequestForm, parse_request
+from kafka_ops.planning.review import render_plan
+from kafka_ops.remediation import stored_plan
+from kafka_ops.remediation.pacing import pacing_of
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.sandbox.java_consumer import JavaConsumer
@@ -122,7 +125,7 @@ def consume_some(bootstrap: str, group: str, topic: str, messages: int) -> None:
         consumer.close()
 
 
-DRY_RUNS: list[tuple[Form, dict[str, Any]]] = [
+DRY_RUNS: list[tuple[RequestForm, dict[str, Any]]] = [
     (ELECTION_FORM, {"action": "preferred_election"}),
     (REASSIGNMENT_FORM, {"action": "replication_factor", "topics": ["tp_re_02"], "replication_factor": 2}),
     (REASSIGNMENT_FORM, {"action": "decommission", "brokers": [3]}),
@@ -136,8 +139,7 @@ def show_dry_run_plans(cluster: SandboxCluster) -> None:
     `plan` task also validates the snapshot first and saves the plan to the lake for review."""
     snap = ZooKeeperCollector("default", ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot)).collect()
     for form, conf in DRY_RUNS:
-        defaults = {name: param.value for name, param in form.params().items()}
-        request = parse_request({**defaults, "cluster": "default", **conf}, Settings(), form)
+        request = parse_request({**form.defaults(), "cluster": "default", **conf}, Settings(), form, stored=stored_plan)
         print(f"\n{form.dag_id} {json.dumps(conf)}")
         try:
             plan = plan_for(request, snap)
@@ -148,7 +150,7 @@ def show_dry_run_plans(cluster: SandboxCluster) -> None:
             # RF-3 topics cannot leave a 3-broker cluster: show what would move for the others
             print("  restricted to the topics with fewer than 3 replicas:")
             plan = plan_for(request, _topics_below_rf(snap, 3))
-        print(render_plan(plan, request, partitions=False, validated=False))
+        print(render_plan(plan, request, pacing_of(plan, request), partitions=False, validated=False))
 
 
 def _topics_below_rf(snap: ClusterSnapshot, rf: int) -> ClusterSnapshot:

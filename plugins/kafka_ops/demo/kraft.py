@@ -20,12 +20,15 @@ from pathlib import Path
 
 from kafka.admin import NewTopic
 
-from kafka_ops.airflow.remediation_params import REASSIGNMENT_FORM, ParamError, parse_request
-from kafka_ops.airflow.remediation_tasks import plan_for, render_plan
 from kafka_ops.demo.common import SPARK_LOCAL, airflow_dags_test, print_alerts, print_lake, produce, say
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.planning.registry import plan_for
+from kafka_ops.planning.request import REASSIGNMENT_FORM, ParamError, parse_request
+from kafka_ops.planning.review import render_plan
+from kafka_ops.remediation import stored_plan
+from kafka_ops.remediation.pacing import pacing_of
 from kafka_ops.report.digest import render_findings
 from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import Settings, load_settings
@@ -96,15 +99,15 @@ def print_quorum(lake: Lake) -> None:
 def show_dry_run_plan(cluster: KRaftSandbox, settings: Settings) -> None:
     """The remedy for a partition one broker can take offline: kr_single to RF 2 (planned, not applied)."""
     conf = {"action": "replication_factor", "topics": ["kr_single"], "replication_factor": 2}
-    defaults = {name: param.value for name, param in REASSIGNMENT_FORM.params().items()}
-    request = parse_request({**defaults, "cluster": KRAFT_CLUSTER, **conf}, settings, REASSIGNMENT_FORM)
+    params = {**REASSIGNMENT_FORM.defaults(), "cluster": KRAFT_CLUSTER, **conf}
+    request = parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan)
     print(f"{REASSIGNMENT_FORM.dag_id} {conf}")
     try:
         plan = plan_for(request, collect(cluster))
     except ParamError as e:
         print(f"  refused, as the DAG would refuse it: {e}")
         return
-    print(render_plan(plan, request, partitions=True, validated=False))
+    print(render_plan(plan, request, pacing_of(plan, request), partitions=True, validated=False))
 
 
 def kraft_demo(lake_root: str, messages: int = 1000) -> None:

@@ -31,15 +31,16 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_ops.airflow.remediation_params import ELECTION_FORM, REASSIGNMENT_FORM, Form, parse_request
-from kafka_ops.airflow.remediation_tasks import render_plan
 from kafka_ops.demo.common import close_producer
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.plan_files import PLAN_FILES
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.remediation import load_plan, plan_dir, read_audit, read_progress
+from kafka_ops.planning.request import ELECTION_FORM, REASSIGNMENT_FORM, RequestForm, parse_request
+from kafka_ops.planning.review import render_plan
+from kafka_ops.remediation import load_plan, plan_dir, read_audit, read_progress, stored_plan
+from kafka_ops.remediation.pacing import pacing_of
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.settings import load_settings
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
@@ -153,7 +154,7 @@ def newest_plan(lake: Lake, kind: str) -> str:
 
 
 def dry_run_then_execute(
-    form: Form, conf: dict[str, Any], cluster: SandboxCluster, settings_file: Path, name: str
+    form: RequestForm, conf: dict[str, Any], cluster: SandboxCluster, settings_file: Path, name: str
 ) -> str:
     """Dry run, print the plan as the operator reviews it, then execute it by id; returns the plan id."""
     say(f"{form.dag_id}: dry run")
@@ -161,10 +162,10 @@ def dry_run_then_execute(
     settings = load_settings(settings_file)
     lake = lake_of(settings)
     plan_id = newest_plan(lake, conf["action"])
-    request = parse_request(conf, settings, form)
+    request = parse_request(conf, settings, form, stored=stored_plan)
     plan = load_plan(lake, CLUSTER, plan_id)
     files = {f: f"{plan_dir(lake, CLUSTER, plan_id)}/{f}" for f in PLAN_FILES}
-    print(render_plan(plan, request, files=files))
+    print(render_plan(plan, request, pacing_of(plan, request), files=files))
     say(f"{form.dag_id}: execute the reviewed plan {plan_id}")
     dags_test(form.dag_id, {**conf, "dry_run": False, "plan_id": plan_id}, cluster, settings_file, f"{name}-execute")
     progress = read_progress(lake, CLUSTER, plan_id)

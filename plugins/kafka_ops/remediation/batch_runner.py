@@ -1,8 +1,11 @@
 """The run loop both executors share: a plan's batches applied one at a time, resumable, cancellable,
-audited, with the throttles removed at the end. An executor (`executor` for reassignments and
+audited, with the throttles removed at the end. An executor (`reassignment` for reassignments and
 elections, `log_dir_moves` for moves between log dirs) subclasses `BatchRun` and supplies only what
 differs: its preflight, how a batch is decided on a fresh read of the cluster, its throttle, its
-write, how a batch's progress is read, and how its throttles are removed.
+write, how a batch's progress is read, and how its throttles are removed. Its base, `PlanRun`, is
+what every run that writes to a plan's cluster shares, the executions and also a cancel or a cleanup
+of throttles (`cancellation`, `throttle_removal`): the audit, the progress document under the plan's
+progress lock, and the cancel mark.
 
 `BatchRun.execute(trusted)`:
 
@@ -13,7 +16,7 @@ write, how a batch's progress is read, and how its throttles are removed.
 3. Each batch not yet `done` (the split is fixed on the first run): stop if the plan was cancelled;
    the executor decides on a fresh read (`decide`): submit what is still at its base, wait for a batch
    already in flight (never resubmitted), or mark done a batch already applied (`resume` audit row).
-   A submit is one compare-and-set against `cancel` (`_writing`): throttle (recorded before it is
+   A submit is one compare-and-set against `cancel` (`writing`): throttle (recorded before it is
    written), step `submitting`, the write, step `submitted`. Then the batch is polled until complete;
    no change in its progress signature for `stuck_after_s` is `ReassignmentStuck` (a `wait stuck` row;
    the batch stays in flight with its throttles, a later run resumes waiting). The cancel mark is read
@@ -132,12 +135,13 @@ class BatchPoll:
     waiting: str = ""
 
 
-class BatchRun(ABC, Generic[MoveT]):
-    """One run of an executor on one plan (see the module docstring). A subclass sets what its hooks
-    need, then calls `__init__`, which reads the stored progress or splits the plan (`new_progress`)."""
+class PlanRun(ABC):
+    """A run on one plan that may write to its cluster: its audit, its progress document (read, or the
+    plan split by `new_progress` on its first run) saved under the plan's progress lock, and the cancel
+    mark. An execution (`BatchRun`) stops when another run cancelled the plan; a run that is not
+    executing (a cancel, a cleanup of throttles) sets `stops_on_cancel` False."""
 
-    verified: str = ""
-    """The `verify ok` row's detail: what a complete batch means."""
+    stops_on_cancel: bool = True
 
     def __init__(
         self,
@@ -161,17 +165,74 @@ class BatchRun(ABC, Generic[MoveT]):
         self.actor = actor
         self.label = actor if run_id is None else f"{actor} ({run_id})"
         self.audit = AuditLog(lake, plan, backend_name, actor, run_id)
-        self.started = clock()
         self.progress: Progress = read_progress(lake, plan.cluster, plan.plan_id) or self.new_progress()
-        self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
-        self.stops_on_cancel = True  # False for a run that is not executing (a cancel, a cleanup)
         self._locked = False
-
-    # -- what each executor supplies ----------------------------------------------------------------
 
     @abstractmethod
     def new_progress(self) -> Progress:
         """The plan split into steps, on its first run."""
+
+    # -- the progress document and the cancel mark ---------------------------------------------------
+
+    @contextmanager
+    def writing(self, step: Step | None = None) -> Iterator[None]:
+        """Hold the plan's progress lock and stop (`PlanCancelled`) if the stored status is cancelled:
+        the check and whatever runs inside (progress saves, one write to the cluster) are one
+        compare-and-set against `cancel`, which marks the plan under the same lock. Re-entrant."""
+        if self._locked:
+            yield
+            return
+        with progress_lock(self.lake, self.plan.cluster, self.plan.plan_id):
+            self._locked = True
+            try:
+                self.stop_if_cancelled(step)
+                yield
+            finally:
+                self._locked = False
+
+    def save(self) -> None:
+        with self.writing():
+            write_progress(self.lake, self.progress)
+
+    def stop_if_cancelled(self, step: Step | None = None) -> None:
+        """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
+        if not self.stops_on_cancel:
+            return
+        stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
+        if stored is None or stored.status != "cancelled":
+            return
+        self.progress.status, self.progress.message = stored.status, stored.message
+        where = "" if step is None else f" before batch {step.index} was done"
+        self.audit.record("stop", "cancelled", batch=None if step is None else step.index, detail=stored.message or "")
+        raise PlanCancelled(f"plan {self.plan.plan_id} was cancelled{where} ({stored.message}); this run stopped")
+
+
+class BatchRun(PlanRun, Generic[MoveT]):
+    """One execution of an executor on one plan (see the module docstring). A subclass sets what its
+    hooks need, then calls `__init__`, which reads the stored progress or splits the plan
+    (`new_progress`)."""
+
+    verified: str = ""
+    """The `verify ok` row's detail: what a complete batch means."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        *,
+        lake: Lake,
+        backend_name: str,
+        actor: str,
+        run_id: str | None,
+        options: ExecutionOptions,
+        clock: Callable[[], float],
+        sleep: Callable[[float], None],
+    ) -> None:
+        super().__init__(plan, lake=lake, backend_name=backend_name, actor=actor, run_id=run_id, options=options,
+                         clock=clock, sleep=sleep)  # fmt: skip
+        self.started = clock()
+        self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
+
+    # -- what each executor supplies ----------------------------------------------------------------
 
     @abstractmethod
     def preflight(self, trusted: TrustCheck) -> None:
@@ -223,7 +284,7 @@ class BatchRun(ABC, Generic[MoveT]):
         self.progress.status = "running"
         self.progress.message = None
         self.progress.runs.append(self.label)
-        self._save()
+        self.save()
         error: BaseException | None = None
         try:
             for step in self.progress.batches:
@@ -246,10 +307,10 @@ class BatchRun(ABC, Generic[MoveT]):
     def _batch(self, step: Step) -> None:
         if step.state == "done":
             return
-        self._stop_if_cancelled(step)
+        self.stop_if_cancelled(step)
         decision = self.decide(step)
         if decision.action == "submit":
-            with self._writing(step):
+            with self.writing(step):
                 self._submit_locked(step, decision.todo)
             self.report.submitted.append(step.index)
         else:
@@ -262,17 +323,17 @@ class BatchRun(ABC, Generic[MoveT]):
         self.audit.record("verify", "ok", batch=step.index, partitions=len(step.partitions), detail=self.verified)
         step.state = "done"
         step.done_at = now()
-        self._save()
+        self.save()
 
     def _submit_locked(self, step: Step, todo: Sequence[MoveT]) -> None:
         self.set_throttles(step, todo)
         step.state = "submitting"
         step.submitted_by = self.label
-        self._save()
+        self.save()
         self.write(step, todo)
         step.state = "submitted"
         step.submitted_at = now()
-        self._save()
+        self.save()
 
     def _wait(self, step: Step) -> None:
         """Poll until the batch is complete; `ReassignmentStuck` after `stuck_after_s` without progress."""
@@ -290,7 +351,7 @@ class BatchRun(ABC, Generic[MoveT]):
                 )
                 raise self.stuck(step, polled.waiting)
             self.sleep(self.options.poll_s)
-            self._stop_if_cancelled(step)
+            self.stop_if_cancelled(step)
 
     def _finish(self, error: BaseException | None) -> None:
         """Remove throttles when allowed, and always save the progress; a cleanup failure never hides
@@ -304,46 +365,12 @@ class BatchRun(ABC, Generic[MoveT]):
                 raise
             log.error("plan %s: could not remove the throttles after %r: %s", self.plan.plan_id, error, e)
         finally:
-            self._save()
+            self.save()
 
     def _remove_throttles(self) -> bool:
         """Remove every throttle this execution set, unless a copy still needs it. True when none is left."""
-        with self._writing():
+        with self.writing():
             return self.remove_throttles_locked()
-
-    # -- the progress document and the cancel mark ---------------------------------------------------
-
-    @contextmanager
-    def _writing(self, step: Step | None = None) -> Iterator[None]:
-        """Hold the plan's progress lock and stop (`PlanCancelled`) if the stored status is cancelled:
-        the check and whatever runs inside (progress saves, one write to the cluster) are one
-        compare-and-set against `cancel`, which marks the plan under the same lock. Re-entrant."""
-        if self._locked:
-            yield
-            return
-        with progress_lock(self.lake, self.plan.cluster, self.plan.plan_id):
-            self._locked = True
-            try:
-                self._stop_if_cancelled(step)
-                yield
-            finally:
-                self._locked = False
-
-    def _save(self) -> None:
-        with self._writing():
-            write_progress(self.lake, self.progress)
-
-    def _stop_if_cancelled(self, step: Step | None = None) -> None:
-        """Raise `PlanCancelled` when another run cancelled the plan: its stored status says so."""
-        if not self.stops_on_cancel:
-            return
-        stored = read_progress(self.lake, self.plan.cluster, self.plan.plan_id)
-        if stored is None or stored.status != "cancelled":
-            return
-        self.progress.status, self.progress.message = stored.status, stored.message
-        where = "" if step is None else f" before batch {step.index} was done"
-        self.audit.record("stop", "cancelled", batch=None if step is None else step.index, detail=stored.message or "")
-        raise PlanCancelled(f"plan {self.plan.plan_id} was cancelled{where} ({stored.message}); this run stopped")
 
 
 def now() -> str:

@@ -1,6 +1,6 @@
 """Apply a `log_dir_balance` plan: replicas moved between a broker's log dirs (AlterReplicaLogDirs).
 
-The same gates as the reassignment executor (`executor`): the plan is stored first; a refusal is an
+The same gates as the reassignment executor (`reassignment`): the plan is stored first; a refusal is an
 audit row and writes nothing: writes enabled for the cluster, the plan not cancelled
 (`preflight.check_offline_config`), its base snapshot trusted (`check_trusted`), and, on a fresh
 DescribeLogDirs of the plan's brokers, every replica where the plan found it (or already moving to, or
@@ -28,7 +28,7 @@ audited, and cancellable. No progress (a future replica's size and lag unchanged
 run resumes waiting. At the end, and on failure, the throttle is removed unless a move of the plan is
 still copying.
 
-`executor.cancel` marks the plan cancelled: a running execution stops with `PlanCancelled` before its
+`cancellation.cancel` marks the plan cancelled: a running execution stops with `PlanCancelled` before its
 next batch, its next save or at its next poll, and writes nothing more (the plan stays cancelled, never
 resumed). The cancel removes this throttle (`backends.broker_throttles`), as `clear_throttles` does;
 neither can stop a copy already running (Kafka has no way to cancel a move between log dirs short of
@@ -259,7 +259,7 @@ class _DirRun(BatchRun[DirMove]):
             return
         brokers = {m.broker for m in todo}
         self.progress.throttled_brokers = sorted(set(self.progress.throttled_brokers) | brokers)
-        self._save()  # recorded before it is written: a crash never leaves a throttle nobody knows about
+        self.save()  # recorded before it is written: a crash never leaves a throttle nobody knows about
         detail = f"{ALTER_LOG_DIRS_THROTTLE}={rate} on brokers {sorted(brokers)}"
         try:
             self.backend.set_configs({}, {b: {ALTER_LOG_DIRS_THROTTLE: str(rate)} for b in brokers})

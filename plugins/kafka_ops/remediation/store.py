@@ -41,6 +41,7 @@ import pyarrow.fs as pafs
 from kafka_ops.errors import LakeError, PlanFormatError, ProgressFormatError
 from kafka_ops.kafka_types import parse_json, shown
 from kafka_ops.lake.object_store import conditional_store, held
+from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.plan_files import (
     ELECTION_FILE,
     REASSIGNMENT_FILE,
@@ -52,6 +53,7 @@ from kafka_ops.lake.schema import REMEDIATION_AUDIT_TABLE, REMEDIATION_PLANS_TAB
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.planning.plan import BrokerLoad, Goal, Plan, dir_move_row
 from kafka_ops.planning.plan_json import plan_from_json
+from kafka_ops.planning.request import RemediationRequest
 from kafka_ops.remediation.progress import Progress
 
 log = logging.getLogger(__name__)
@@ -167,6 +169,11 @@ def load_plan(lake: Lake, cluster: str, plan_id: str) -> Plan:
             f"stored plan {plan_id!r} of cluster {cluster!r} holds plan {plan.plan_id!r} of {plan.cluster!r}"
         )
     return plan
+
+
+def stored_plan(request: RemediationRequest, plan_id: str) -> Plan:
+    """The plan `plan_id` of the request's cluster, in the request's lake (`planning.request.StoredPlan`)."""
+    return load_plan(open_lake(request.lake_root, request.lake_format), request.cluster.name, plan_id)
 
 
 def _plan_row(lake: Lake, cluster: str, plan_id: str) -> dict[str, Any] | None:

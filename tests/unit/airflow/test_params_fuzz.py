@@ -20,7 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafka_ops.airflow import remediation_cancel
-from kafka_ops.airflow.remediation_params import (
+from kafka_ops.airflow.remediation_params import form_params
+from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, topic_name_problem
+from kafka_ops.lake.store import Lake
+from kafka_ops.planning import plan_decommission, plan_replication_factor
+from kafka_ops.planning.request import (
     FORMS,
     MAX_PATTERN_LENGTH,
     MIN_THROTTLE,
@@ -28,10 +32,7 @@ from kafka_ops.airflow.remediation_params import (
     RemediationRequest,
     parse_request,
 )
-from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, topic_name_problem
-from kafka_ops.lake.store import Lake
-from kafka_ops.planning import plan_decommission, plan_replication_factor
-from kafka_ops.remediation.store import save_plan
+from kafka_ops.remediation.store import save_plan, stored_plan
 from kafka_ops.settings import ClusterConfig, Settings
 from tests.unit.json_strategies import FUZZ, VALUES
 from tests.unit.planning.builders import cluster
@@ -70,7 +71,7 @@ def params_of(draw: st.DrawFn, defaults: dict[str, Any], plan_ids: list[str]) ->
 @st.composite
 def remediation_params(draw: st.DrawFn, plan_ids: list[str]) -> tuple[str, dict[str, Any]]:
     form = FORMS[draw(st.sampled_from(sorted(FORMS)))]
-    defaults: dict[str, Any] = {name: param.value for name, param in form.params().items()}
+    defaults: dict[str, Any] = {name: param.value for name, param in form_params(form).items()}
     defaults.update(cluster="c1", action=draw(st.sampled_from(form.actions)))
     return form.dag_id, params_of(draw, defaults, plan_ids)
 
@@ -95,7 +96,7 @@ def test_remediation_params_are_a_usable_request_or_a_param_error(
     settings, plan_ids = stored
     dag_id, params = data.draw(remediation_params(plan_ids))
     try:
-        request = parse_request(params, settings, FORMS[dag_id])
+        request = parse_request(params, settings, FORMS[dag_id], stored=stored_plan)
     except ParamError as e:
         assert str(e).startswith(f"Param {e.field!r}: ")
     else:
@@ -129,6 +130,6 @@ def test_a_pattern_with_a_lone_surrogate_is_refused(stored: tuple[Settings, list
     """Regression (fuzzing): it compiled, and then could not be written to XCom or a log as UTF-8."""
     settings, _ = stored
     form = FORMS["kafka_preferred_leader_election"]
-    params = {**{n: p.value for n, p in form.params().items()}, "cluster": "c1", "topic_pattern": "t\ud800"}
+    params = {**{n: p.value for n, p in form_params(form).items()}, "cluster": "c1", "topic_pattern": "t\ud800"}
     with pytest.raises(ParamError, match=r"^Param 'topic_pattern': 't\\ud800' is not valid Unicode"):
-        parse_request(params, settings, form)
+        parse_request(params, settings, form, stored=stored_plan)

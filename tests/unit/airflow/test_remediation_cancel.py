@@ -11,9 +11,9 @@ from airflow.sdk.exceptions import ParamValidationError
 
 from kafka_ops.airflow import remediation_cancel
 from kafka_ops.airflow.remediation_cancel import CancelRequest, parse_request, render_clear, render_preview
-from kafka_ops.airflow.remediation_params import ParamError
 from kafka_ops.lake.open import lake_of
 from kafka_ops.planning import plan_replication_factor
+from kafka_ops.planning.request import ParamError
 from kafka_ops.remediation.store import save_plan
 from kafka_ops.settings import ClusterConfig, Settings
 from tests.unit.planning.builders import cluster

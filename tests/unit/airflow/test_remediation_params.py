@@ -11,19 +11,20 @@ import pytest
 from airflow.sdk.definitions.param import ParamsDict
 from airflow.sdk.exceptions import ParamValidationError
 
-from kafka_ops.airflow.remediation_params import (
-    ELECTION_FORM,
-    FORMS,
-    REASSIGNMENT_FORM,
-    Form,
-    ParamError,
-    RemediationRequest,
-    parse_request,
-)
+from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import lake_of
 from kafka_ops.planning import plan_decommission, plan_replication_factor
-from kafka_ops.remediation.store import save_plan
+from kafka_ops.planning.request import (
+    ELECTION_FORM,
+    FORMS,
+    REASSIGNMENT_FORM,
+    ParamError,
+    RemediationRequest,
+    RequestForm,
+    parse_request,
+)
+from kafka_ops.remediation.store import save_plan, stored_plan
 from kafka_ops.settings import ClusterConfig, Settings
 from tests.unit.planning.builders import cluster
 
@@ -47,9 +48,9 @@ def stored(settings: Settings) -> dict[str, str]:
     return {"replication_factor": rf.plan_id, "decommission": decommission.plan_id}
 
 
-def dry_run(form: Form = REASSIGNMENT_FORM, **overrides: Any) -> dict[str, Any]:
+def dry_run(form: RequestForm = REASSIGNMENT_FORM, **overrides: Any) -> dict[str, Any]:
     """The form's defaults (what the UI submits untouched), for cluster c1, with `overrides`."""
-    params: dict[str, Any] = {name: param.value for name, param in form.params().items()}
+    params: dict[str, Any] = {name: param.value for name, param in form_params(form).items()}
     params["cluster"] = "c1"
     if form is REASSIGNMENT_FORM:
         params.update(topics=["t"], replication_factor=2)
@@ -61,8 +62,8 @@ def dry_run(form: Form = REASSIGNMENT_FORM, **overrides: Any) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("form", [ELECTION_FORM, REASSIGNMENT_FORM], ids=lambda f: f.dag_id)
-def test_forms_render_as_usable_params(form: Form) -> None:
-    params = form.params()
+def test_forms_render_as_usable_params(form: RequestForm) -> None:
+    params = form_params(form)
     assert set(params) == form.fields
     for name, param in params.items():
         assert param.schema.get("title") and param.description, f"{name} needs a label and a help text"
@@ -86,7 +87,7 @@ def test_the_two_forms_split_the_actions() -> None:
     )
     assert {"throttle_bytes_per_s", "brokers", "replication_factor"} <= REASSIGNMENT_FORM.fields
     assert not {"throttle_bytes_per_s", "brokers", "replication_factor"} & ELECTION_FORM.fields
-    assert REASSIGNMENT_FORM.params()["throttle_bytes_per_s"].schema["minimum"] == 1_000_000
+    assert form_params(REASSIGNMENT_FORM)["throttle_bytes_per_s"].schema["minimum"] == 1_000_000
     assert set(FORMS) == {"kafka_preferred_leader_election", "kafka_partition_reassignment"}
 
 
@@ -108,7 +109,7 @@ def test_the_two_forms_split_the_actions() -> None:
 )
 def test_the_schema_refuses_before_a_run_exists(name: str, value: Any, message: str) -> None:
     """What Airflow checks when a run is triggered (UI, API, `dag.test(run_conf=...)`)."""
-    params = ParamsDict(REASSIGNMENT_FORM.params())
+    params = ParamsDict(form_params(REASSIGNMENT_FORM))
     with pytest.raises(ParamValidationError, match=f"Invalid input for param {name}: .*{message}"):
         params[name] = value
 
@@ -118,7 +119,7 @@ def test_the_schema_refuses_before_a_run_exists(name: str, value: Any, message: 
 
 def test_a_dry_run_request(settings: Settings) -> None:
     params = dry_run(topics=[" t ", "", "u"], throttle_bytes_per_s=None, batch_size=3)
-    request = parse_request(params, settings, REASSIGNMENT_FORM)
+    request = parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan)
     assert request == RemediationRequest(
         cluster=ClusterConfig("c1"),
         lake_root=settings.lake_root,
@@ -134,26 +135,30 @@ def test_a_dry_run_request(settings: Settings) -> None:
 
 
 def test_requests_per_action(settings: Settings) -> None:
-    election = parse_request(dry_run(ELECTION_FORM, topic_pattern=r"orders\..*"), settings, ELECTION_FORM)
+    election = parse_request(
+        dry_run(ELECTION_FORM, topic_pattern=r"orders\..*"), settings, ELECTION_FORM, stored=stored_plan
+    )
     assert (election.action, election.topics, election.topic_pattern) == ("preferred_election", (), r"orders\..*")
     assert election.batch_size == 100
-    everything = parse_request(dry_run(ELECTION_FORM, action="leader_reorder"), settings, ELECTION_FORM)
+    everything = parse_request(
+        dry_run(ELECTION_FORM, action="leader_reorder"), settings, ELECTION_FORM, stored=stored_plan
+    )
     assert (everything.topics, everything.topic_pattern) == ((), None)
     decommission = dry_run(action="decommission", topics=[], replication_factor=None, brokers=[3, 1])
-    assert parse_request(decommission, settings, REASSIGNMENT_FORM).brokers == (1, 3)
+    assert parse_request(decommission, settings, REASSIGNMENT_FORM, stored=stored_plan).brokers == (1, 3)
     balance = dry_run(action="replica_balance", topics=[], replication_factor=None)
-    assert parse_request(balance, settings, REASSIGNMENT_FORM).brokers == ()
+    assert parse_request(balance, settings, REASSIGNMENT_FORM, stored=stored_plan).brokers == ()
 
 
 def test_executing_a_stored_plan(settings: Settings, stored: dict[str, str]) -> None:
     plan_id = stored["replication_factor"]
     same_form = dry_run(dry_run=False, plan_id=plan_id)  # re-triggered with the dry run's values
-    assert parse_request(same_form, settings, REASSIGNMENT_FORM).plan_id == plan_id
+    assert parse_request(same_form, settings, REASSIGNMENT_FORM, stored=stored_plan).plan_id == plan_id
     minimal = {"cluster": "c1", "action": "replication_factor", "dry_run": False, "plan_id": f" {plan_id} "}
-    request = parse_request(minimal, settings, REASSIGNMENT_FORM)
+    request = parse_request(minimal, settings, REASSIGNMENT_FORM, stored=stored_plan)
     assert (request.plan_id, request.topics, request.replication_factor) == (plan_id, (), None)
     pattern = {**minimal, "topic_pattern": "t|x"}
-    assert parse_request(pattern, settings, REASSIGNMENT_FORM).topic_pattern == "t|x"
+    assert parse_request(pattern, settings, REASSIGNMENT_FORM, stored=stored_plan).topic_pattern == "t|x"
 
 
 # -- every invalid Param, named -----------------------------------------------------------------------------
@@ -227,7 +232,7 @@ INVALID: list[tuple[str, dict[str, Any], str]] = [
                                                                           enumerate(INVALID)])  # fmt: skip
 def test_invalid_params_are_named(settings: Settings, field: str, overrides: dict[str, Any], message: str) -> None:
     with pytest.raises(ParamError) as caught:
-        parse_request(dry_run(**overrides), settings, REASSIGNMENT_FORM)
+        parse_request(dry_run(**overrides), settings, REASSIGNMENT_FORM, stored=stored_plan)
     assert str(caught.value).startswith(message)
     assert caught.value.field == field
     assert isinstance(caught.value, ConfigError)
@@ -237,10 +242,14 @@ def test_a_pattern_that_overflows_the_stack_is_refused_with_the_param_named(sett
     """Within the length bound no pattern nests deep enough to exhaust the stack from a task; from a
     deep enough stack one does, and is refused, never raised as a RecursionError."""
     params = dry_run(topics=[], topic_pattern="(" * 250 + ")" * 250)
-    assert parse_request(params, settings, REASSIGNMENT_FORM).topic_pattern == params["topic_pattern"]
+    assert (
+        parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan).topic_pattern == params["topic_pattern"]
+    )
 
     def from_depth(depth: int) -> RemediationRequest:
-        return from_depth(depth - 1) if depth else parse_request(params, settings, REASSIGNMENT_FORM)
+        return (
+            from_depth(depth - 1) if depth else parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan)
+        )
 
     re.purge()  # a compiled pattern is cached: compile it again, here
     with pytest.raises(ParamError, match=r"^Param 'topic_pattern': '\(\(\(.* is not a valid regular expression"):
@@ -255,13 +264,13 @@ def test_deeply_nested_values_are_refused_with_the_param_named(settings: Setting
         deep = [deep]
     for name in ("topics", "brokers", "topic_pattern", "batch_size", "cluster", "action", "dry_run"):
         with pytest.raises(ParamError, match=rf"^Param '{name}': "):
-            parse_request(dry_run(**{name: deep}), settings, REASSIGNMENT_FORM)
+            parse_request(dry_run(**{name: deep}), settings, REASSIGNMENT_FORM, stored=stored_plan)
 
 
 def test_a_param_name_of_another_type_is_refused(settings: Settings) -> None:
     """Regression (fuzzing): sorting unknown names of mixed types raised TypeError."""
     with pytest.raises(ParamError, match=r"^Param '1': is not a Param of this DAG"):
-        parse_request({**dry_run(), 1: "x", "zz": "y"}, settings, REASSIGNMENT_FORM)  # type: ignore[dict-item]
+        parse_request({**dry_run(), 1: "x", "zz": "y"}, settings, REASSIGNMENT_FORM, stored=stored_plan)  # type: ignore[dict-item]
 
 
 def test_every_param_has_an_invalid_case() -> None:
@@ -271,9 +280,9 @@ def test_every_param_has_an_invalid_case() -> None:
 
 def test_the_election_form_refuses_reassignment_params(settings: Settings) -> None:
     with pytest.raises(ParamError, match=r"^Param 'brokers': is not a Param of this DAG"):
-        parse_request(dry_run(ELECTION_FORM, brokers=[3]), settings, ELECTION_FORM)
+        parse_request(dry_run(ELECTION_FORM, brokers=[3]), settings, ELECTION_FORM, stored=stored_plan)
     with pytest.raises(ParamError, match=r"^Param 'action': must be one of \['preferred_election', 'leader_reo"):
-        parse_request(dry_run(ELECTION_FORM, action="decommission"), settings, ELECTION_FORM)
+        parse_request(dry_run(ELECTION_FORM, action="decommission"), settings, ELECTION_FORM, stored=stored_plan)
 
 
 @pytest.mark.parametrize(
@@ -293,22 +302,25 @@ def test_an_execution_must_name_the_reviewed_plan(
 ) -> None:
     params = dry_run(dry_run=False, plan_id=stored["replication_factor"], **overrides)
     with pytest.raises(ParamError) as caught:
-        parse_request(params, settings, REASSIGNMENT_FORM)
+        parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan)
     assert str(caught.value).startswith(message.format(rf=stored["replication_factor"]))
 
 
 def test_an_execution_of_a_decommission_checks_its_brokers(settings: Settings, stored: dict[str, str]) -> None:
     base = {"cluster": "c1", "action": "decommission", "dry_run": False, "plan_id": stored["decommission"]}
-    assert parse_request({**base, "brokers": [3]}, settings, REASSIGNMENT_FORM).brokers == (3,)
+    assert parse_request({**base, "brokers": [3]}, settings, REASSIGNMENT_FORM, stored=stored_plan).brokers == (3,)
     with pytest.raises(ParamError, match=r"^Param 'brokers': is \[2\], but plan \w+ was made for \[3\]"):
-        parse_request({**base, "brokers": [2]}, settings, REASSIGNMENT_FORM)
+        parse_request({**base, "brokers": [2]}, settings, REASSIGNMENT_FORM, stored=stored_plan)
 
 
 def test_a_rollback_names_the_plan_to_roll_back(settings: Settings, stored: dict[str, str]) -> None:
     source = stored["replication_factor"]
     params = dry_run(action="rollback", topics=[], replication_factor=None, source_plan_id=f" {source} ")
-    request = parse_request(params, settings, REASSIGNMENT_FORM)
+    request = parse_request(params, settings, REASSIGNMENT_FORM, stored=stored_plan)
     assert (request.action, request.source_plan_id, request.topics) == ("rollback", source, ())
     assert request.summary()["source_plan_id"] == source
-    assert parse_request({**params, "action": "finish"}, settings, REASSIGNMENT_FORM).source_plan_id == source
+    assert (
+        parse_request({**params, "action": "finish"}, settings, REASSIGNMENT_FORM, stored=stored_plan).source_plan_id
+        == source
+    )
     assert "source_plan_id" not in ELECTION_FORM.fields

@@ -80,7 +80,7 @@ class FakeRun(BatchRun[TopicPartition]):
 
     def set_throttles(self, step: Step, todo: Sequence[TopicPartition]) -> None:
         self.progress.throttled_brokers = [1]
-        self._save()
+        self.save()
         self.cluster.throttled = True
 
     def write(self, step: Step, todo: Sequence[TopicPartition]) -> None:
@@ -153,7 +153,7 @@ def stored(lake: Lake, plan: Plan) -> Progress:
 
 
 def cancel_now(r: FakeRun, _: Step) -> None:
-    """What `executor.cancel` does to the progress document, from another process: under the lock."""
+    """What `cancellation.cancel` does to the progress document, from another process: under the lock."""
     with progress_lock(r.lake, r.plan.cluster, r.plan.plan_id):
         p = stored(r.lake, r.plan)
         p.status, p.message = "cancelled", "cancelled by pytest-cancel"

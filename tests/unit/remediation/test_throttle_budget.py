@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_ops.airflow.remediation_params import MIN_THROTTLE, RemediationRequest
-from kafka_ops.airflow.remediation_tasks import execution_options, render_plan
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.errors import PlanError
 from kafka_ops.model.cluster import ReplicaSize
 from kafka_ops.planning import plan_replica_balance
 from kafka_ops.planning.load import cluster_load
+from kafka_ops.planning.request import MIN_THROTTLE, RemediationRequest
+from kafka_ops.planning.review import render_plan
+from kafka_ops.remediation.pacing import execution_options, pacing_of
 from kafka_ops.remediation.throttle_budget import throttle_for_budget
 from kafka_ops.settings import ClusterConfig
 from tests.unit.planning.builders import Assignment, cluster
@@ -58,7 +59,7 @@ def test_the_executor_gets_the_budget_throttle_and_the_dry_run_shows_it() -> Non
                                  time_budget_minutes=10)  # fmt: skip
     assert execution_options(request, plan).throttle_bytes_per_s == 40_000_000
     assert execution_options(request).throttle_bytes_per_s == request.throttle_bytes_per_s  # no plan: the Param
-    text = render_plan(plan, request)
+    text = render_plan(plan, request, pacing_of(plan, request))
     assert "throttle 40000000 B/s (time budget 10 min; busiest broker 1)" in text
     assert "broker 1        36,000,000,000 -> 12,000,000,000 bytes" in text
     assert "soft disk_spread: improved 3.6e+10 -> 0" in text
