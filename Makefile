@@ -87,7 +87,7 @@ check: lint airflow-db compose-spec
 	$(BIN)/pytest tests -m "not integration and not e2e and not stack and not bench and not spark and not jvm and not scale" -q
 
 test: lint jars airflow-db browser prometheus stack-servers compose-spec
-	$(BIN)/pytest tests -m "not scale" -n 2 --dist loadgroup --durations=40
+	$(BIN)/pytest tests -m "not scale" -n 2 --dist loadgroup --no-loadscope-reorder --durations=40
 
 # Kafka's own million-partition sticky-assignor tests (minutes; `make bench` also times them)
 test-scale: jars

@@ -5,10 +5,15 @@ costly fixture is started once per group rather than once per worker:
 - every test on the session ZooKeeper sandbox (`sandbox`, through `healthy_sandbox` or `dag_sandbox`)
   is group `zk`, every test on the session KRaft sandbox is group `kraft` (both: `zk`, whose worker
   then starts a KRaft sandbox of its own);
+- the running topology's test (`tests/stack`: the whole stack, then the short soak, the longest test of
+  the run) is a group of its own, whatever it uses, so it runs beside the rest (its worker starts
+  session sandboxes of its own);
 - the assignor bridge's JVM (`bridge`), the Airflow UI stack (`tests/e2e`) and the object store
   (`tests/integration/s3`) are one group each;
 - a benchmark's toy run starts what it needs itself: each is its own group;
 - any other test is grouped with its module, so a module-scoped fixture starts once.
+The groups are handed out longest first (`make test` passes `--no-loadscope-reorder`, and the items
+are ordered by `LONGEST_FIRST`), so the long groups start at once and the short ones fill in after.
 Two workers suit this 2-core machine: much of a cluster test's time is waiting for Kafka (a session to
 expire, an ISR to shrink), and the other worker runs meanwhile.
 """
@@ -20,10 +25,16 @@ from pathlib import Path
 
 import pytest
 
+OWN_GROUPS = {("stack",): "stack"}
+"""Folders (under tests/) whose tests are a group of their own before any fixture counts."""
 FIXTURE_GROUPS = (("sandbox", "zk"), ("kraft_sandbox", "kraft"), ("bridge", "jvm"))
 """Session fixtures whose users share a worker, first match wins."""
 FOLDER_GROUPS = {("e2e",): "e2e", ("integration", "s3"): "s3"}
 """Folders (under tests/) whose package- or session-scoped fixtures their tests share."""
+
+
+LONGEST_FIRST = ("stack", "zk", "kraft", "e2e", "s3", "jvm")
+"""Groups by their length in a run, the longest first; any other group comes after these."""
 
 
 def worker() -> str | None:
@@ -32,11 +43,14 @@ def worker() -> str | None:
 
 
 def group_of(item: pytest.Item, tests: Path) -> str:
+    parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
+    for folder, group in OWN_GROUPS.items():
+        if parts[: len(folder)] == folder:
+            return group
     fixtures = getattr(item, "fixturenames", ())
     for fixture, group in FIXTURE_GROUPS:
         if fixture in fixtures:
             return group
-    parts = item.path.relative_to(tests).parts if item.path.is_relative_to(tests) else ()
     for folder, group in FOLDER_GROUPS.items():
         if parts[: len(folder)] == folder:
             return group
@@ -46,5 +60,11 @@ def group_of(item: pytest.Item, tests: Path) -> str:
 
 
 def assign_groups(items: list[pytest.Item], tests: Path) -> None:
+    """Mark each item with its group; in an xdist worker, also order the items longest group first
+    (a stable sort: each group keeps its tests' order)."""
+    groups = {item.nodeid: group_of(item, tests) for item in items}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of(item, tests)))
+        item.add_marker(pytest.mark.xdist_group(groups[item.nodeid]))
+    if worker() is not None:
+        rank = {group: i for i, group in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))
