@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.store import Lake
@@ -48,6 +49,11 @@ class RunContext:
         """The leader the plan wants for `tp`: its target's first replica, else its election's."""
         move = self.moves.get(tp)
         return move.target[0] if move is not None else self.elections[tp].preferred
+
+    def run_arguments(self) -> dict[str, Any]:
+        """What a run of the executor (`batch_runner.PlanRun` and `BatchRun`) is built with, besides the plan."""
+        return {"lake": self.lake, "backend_name": self.backend.name, "actor": self.actor, "run_id": self.run_id,
+                "options": self.options, "clock": self.clock, "sleep": self.sleep}  # fmt: skip
 
 
 def reassignment_progress(ctx: RunContext) -> Progress:

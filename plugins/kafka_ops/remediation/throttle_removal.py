@@ -112,8 +112,7 @@ class _ClearRun(PlanRun):
 
     def __init__(self, ctx: RunContext) -> None:
         self.ctx = ctx
-        super().__init__(ctx.plan, lake=ctx.lake, backend_name=ctx.backend.name, actor=ctx.actor, run_id=ctx.run_id,
-                         options=ctx.options, clock=ctx.clock, sleep=ctx.sleep)  # fmt: skip
+        super().__init__(ctx.plan, **ctx.run_arguments())
 
     def new_progress(self) -> Progress:
         return reassignment_progress(self.ctx)
