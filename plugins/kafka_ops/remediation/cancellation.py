@@ -28,10 +28,10 @@ from kafka_ops.errors import RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.remediation.backends import Backend
-from kafka_ops.remediation.batch_runner import ExecutionOptions, PlanRun, now
+from kafka_ops.remediation.batch_runner import ExecutionOptions, now
 from kafka_ops.remediation.live import LiveSource, classify, in_flight, moving_as_planned, tp_text
 from kafka_ops.remediation.progress import Progress
-from kafka_ops.remediation.run_context import RunContext, live_source, reasons, reassignment_progress
+from kafka_ops.remediation.run_context import ContextRun, RunContext, live_source, reasons
 from kafka_ops.remediation.store import load_plan, read_progress
 from kafka_ops.remediation.throttle_removal import remove_plan_throttles
 from kafka_ops.settings import ClusterConfig
@@ -80,17 +80,10 @@ def cancel(
     return _CancelRun(ctx).cancel(wait_s)
 
 
-class _CancelRun(PlanRun):
+class _CancelRun(ContextRun):
     """A cancel of one plan: under the plan's progress lock, never stopped by the mark it sets."""
 
     stops_on_cancel = False
-
-    def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        super().__init__(ctx.plan, **ctx.run_arguments())
-
-    def new_progress(self) -> Progress:
-        return reassignment_progress(self.ctx)
 
     def cancel(self, wait_s: float) -> CancelReport:
         refusal = cancel_refusal(self.plan.plan_id, self.progress, self.ctx.config)

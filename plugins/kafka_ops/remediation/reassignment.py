@@ -57,8 +57,8 @@ from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRu
 from kafka_ops.remediation.elections import elect_all
 from kafka_ops.remediation.live import LiveSource, assigned, batch_progress, in_flight
 from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted, leaders_seen
-from kafka_ops.remediation.progress import Progress, Step, decide
-from kafka_ops.remediation.run_context import RunContext, leader, live_source, reassignment_progress
+from kafka_ops.remediation.progress import Step, decide
+from kafka_ops.remediation.run_context import ContextRun, RunContext, leader, live_source
 from kafka_ops.remediation.throttle_removal import remove_plan_throttles
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
@@ -88,18 +88,11 @@ def execute(
     return _ReassignmentRun(ctx).execute(trusted)
 
 
-class _ReassignmentRun(BatchRun[Move]):
+class _ReassignmentRun(ContextRun, BatchRun[Move]):
     """One execution of a plan: the shared run loop (`batch_runner`) with reassignments as its batches,
     then the elections and the verification of the whole plan."""
 
     verified = "every partition at its target replicas, all in the ISR"
-
-    def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        super().__init__(ctx.plan, **ctx.run_arguments())
-
-    def new_progress(self) -> Progress:
-        return reassignment_progress(self.ctx)
 
     # -- the batch runner's hooks -------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Election, Move, Plan
 from kafka_ops.remediation.backends import Backend
-from kafka_ops.remediation.batch_runner import ExecutionOptions
+from kafka_ops.remediation.batch_runner import ExecutionOptions, PlanRun
 from kafka_ops.remediation.batching import chunk_elections, split_moves
 from kafka_ops.remediation.live import LiveReader, LiveSource
 from kafka_ops.remediation.progress import Progress, Step
@@ -54,6 +54,18 @@ class RunContext:
         """What a run of the executor (`batch_runner.PlanRun` and `BatchRun`) is built with, besides the plan."""
         return {"lake": self.lake, "backend_name": self.backend.name, "actor": self.actor, "run_id": self.run_id,
                 "options": self.options, "clock": self.clock, "sleep": self.sleep}  # fmt: skip
+
+
+class ContextRun(PlanRun):
+    """A run of one verb (`PlanRun`, or `BatchRun` when listed after this class) built from a
+    `RunContext`, its progress split from the plan's reassignments and elections on its first run."""
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.ctx = ctx
+        super().__init__(ctx.plan, **ctx.run_arguments())
+
+    def new_progress(self) -> Progress:
+        return reassignment_progress(self.ctx)
 
 
 def reassignment_progress(ctx: RunContext) -> Progress:

@@ -19,8 +19,7 @@ from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
 from kafka_ops.remediation.backends import Backend, broker_throttles
 from kafka_ops.remediation.batch_runner import PlanRun
 from kafka_ops.remediation.live import LiveSource, in_flight, tp_text
-from kafka_ops.remediation.progress import Progress
-from kafka_ops.remediation.run_context import RunContext, live_source, reassignment_progress
+from kafka_ops.remediation.run_context import ContextRun, RunContext, live_source
 from kafka_ops.remediation.store import load_plan, read_progress
 from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance
 from kafka_ops.settings import ClusterConfig
@@ -104,18 +103,11 @@ def clear_throttles(
     return _ClearRun(ctx).clear(dry_run)
 
 
-class _ClearRun(PlanRun):
+class _ClearRun(ContextRun):
     """A cleanup of a plan's leftover throttles: under the plan's progress lock, never stopped by its
     cancel mark (a cancelled plan's throttles are cleared too)."""
 
     stops_on_cancel = False
-
-    def __init__(self, ctx: RunContext) -> None:
-        self.ctx = ctx
-        super().__init__(ctx.plan, **ctx.run_arguments())
-
-    def new_progress(self) -> Progress:
-        return reassignment_progress(self.ctx)
 
     def clear(self, dry_run: bool) -> ThrottleReport:
         try:
