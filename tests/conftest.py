@@ -7,6 +7,7 @@ import sqlite3
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Iterator
 from concurrent.futures import thread as futures_thread
 from pathlib import Path
@@ -57,6 +58,19 @@ _EXIT_STATUS = {"status": 0}
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _EXIT_STATUS["status"] = int(exitstatus)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Iterator[object]:
+    """pytest ends a run without a word when a test's failure (a timeout, `pytest.fail`) escapes outside a
+    test's setup, call and teardown; an xdist worker then just stops, the rest of its tests unrun. Say
+    what escaped, and from where, before it ends the run."""
+    try:
+        return (yield)
+    except BaseException:
+        sys.stderr.write(f"pytest ({lanes.worker() or 'main'}): the run loop ended on\n{traceback.format_exc()}\n")
+        sys.stderr.flush()
+        raise
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
