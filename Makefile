@@ -33,6 +33,7 @@ jars: $(STAMP)
 	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_jars as z, ensure_kafka4_jars as k; print('Kafka 3.9 jars in', z()); print('Kafka 4 jars in', k())"
 	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_delta_spark_jars as d; print('Delta Lake Spark connector:', *d())"
 	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_spark_s3_jars as s; print('Spark S3A (hadoop-aws, AWS SDK bundle):', *s())"
+	$(BIN)/python -c "from kafka_ops.jars.fetch import ensure_jmx_exporter_jar as j; print('Prometheus JMX exporter agent:', j())"
 
 # headless Chromium renders the health report and drives the Airflow UI in the tests (Debian's package; root or sudo once)
 browser:

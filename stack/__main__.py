@@ -9,6 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
+from stack import fleet
 from stack.processes import StackError, stack_pids
 from stack.state import State, stack_root
 from stack.topology import Topology
@@ -24,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="up: the ZooKeeper sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
     parser.add_argument("--kraft-root", type=Path, default=None,
                         help="up: the KRaft sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
+    parser.add_argument("--snapshot-schedule", default=fleet.SNAPSHOT_SCHEDULE,
+                        help="up: the snapshot DAG's cron heartbeat (default: every minute)")  # fmt: skip
     parser.add_argument("--minutes", type=float, default=60, help="soak: how long the fault schedule runs")
     parser.add_argument("--short", action="store_true",
                         help="soak: one fault of each kind, shorter outages")  # fmt: skip
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the readiness polls
     logging.getLogger("kafka").setLevel(logging.WARNING)  # the soak's consumer group: every rebalance
-    topology = Topology((args.root or stack_root()).resolve())
+    topology = Topology((args.root or stack_root()).resolve(), args.snapshot_schedule)
     try:
         if args.verb == "up":
             state = topology.up(args.lake, {"zk": args.zk_root, "kraft": args.kraft_root})

@@ -55,9 +55,11 @@ PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-
 
 
 class Topology:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE) -> None:
         self.root = root
         self.logs = root / "logs"
+        self.snapshot_schedule = snapshot_schedule
+        """The snapshot DAG's cron heartbeat in the stack `up` starts."""
 
     # -- up ---------------------------------------------------------------------------------------------
 
@@ -201,7 +203,7 @@ class Topology:
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(ports["airflow-triggerer-logs"]),
             "KAFKA_OPS_CONFIG": str(settings),
             "KAFKA_OPS_LAKE": "",  # the settings' lake_root
-            "KAFKA_OPS_SNAPSHOT_SCHEDULE": fleet.SNAPSHOT_SCHEDULE,
+            "KAFKA_OPS_SNAPSHOT_SCHEDULE": self.snapshot_schedule,
             "KAFKA_OPS_SPARK_JOBS": str(REPO / "spark_jobs"),
             "SPARK_CONF_DIR": str(self.root / "spark" / "conf"),
             **fleet.connections(state.sandboxes, ports["webhook"], ports["spark-master"]),

@@ -90,9 +90,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         timer.start()
 
 
-_LAST_USERS: dict[str, pytest.Item] = {}
-"""Per session sandbox (by fixture name): the last test of the folder holding its last user."""
+_LAST_USERS: dict[str, set[str]] = {}
+"""Per session sandbox (by fixture name): the tests after whose teardown it stops."""
 _RUNNING: dict[str, SandboxCluster | KRaftSandbox] = {}
+_STOPPED: dict[str, SandboxCluster | KRaftSandbox] = {}
+"""Session sandboxes stopped after their last user so far: started again if another test needs one."""
+SESSION_SANDBOXES = ("sandbox", "kraft_sandbox")
 
 
 TIER_FOLDERS = ("integration", "dags", "e2e", "stack", "bench")
@@ -176,30 +179,51 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Note where each session sandbox is last needed (after `-m`/`-k` deselected tests): it stops
-    after the last test of that test's folder, when the module- and package-scoped fixtures built
-    on it are gone too, instead of running idle beside the rest of the run (unit tests need none)."""
+    """Note where each session sandbox is last needed (after `-m`/`-k` deselected tests), instead of
+    leaving it idle beside the rest of the run (unit tests need none):
+    - in one process, after the last test of the folder holding its last user, when the module- and
+      package-scoped fixtures built on it are gone too;
+    - in an xdist worker, after the last user of each group (`lanes`): a group runs whole in one
+      worker, and what the worker gets next is not known here. A later test that needs the sandbox
+      again starts it again (`pytest_runtest_setup`)."""
     _LAST_USERS.clear()
-    for name in ("sandbox", "kraft_sandbox"):
+    for name in SESSION_SANDBOXES:
         users = [i for i, item in enumerate(items) if name in getattr(item, "fixturenames", ())]
         if not users:
             continue
-        last = users[-1]
-        # one worker of several runs its group's users and other work in between: stop after the last user
-        while (
-            lanes.worker() is None
-            and last + 1 < len(items)
-            and items[last + 1].path.parent == items[users[-1]].path.parent
-        ):
-            last += 1
-        _LAST_USERS[name] = items[last]
+        by_group = {lanes.group(items[i]): i for i in users}  # each group's last user
+        lasts = [users[-1]] if lanes.worker() is None else list(by_group.values())
+        _LAST_USERS[name] = {items[_end_of_folder(items, i)].nodeid for i in lasts}
+
+
+def _end_of_folder(items: list[pytest.Item], last: int) -> int:
+    """The last item after `last` of its folder (and of its group) in a row: where what a folder's module-
+    and package-scoped fixtures built on a session sandbox are certainly torn down."""
+    end = last
+    while (
+        end + 1 < len(items)
+        and items[end + 1].path.parent == items[last].path.parent
+        and lanes.group(items[end + 1]) == lanes.group(items[last])
+    ):
+        end += 1
+    return end
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    for name in [n for n in _STOPPED if n in getattr(item, "fixturenames", ())]:
+        cluster = _STOPPED.pop(name)
+        cluster.start()  # same ports, a new root: the session fixture's value holds again
+        _RUNNING[name] = cluster
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
-    for name, last in _LAST_USERS.items():
-        if item is last and name in _RUNNING:
-            _RUNNING.pop(name).stop()  # the fixture's own stop at the end of the session is then a no-op
+    for name, lasts in _LAST_USERS.items():
+        if item.nodeid in lasts and name in _RUNNING:
+            cluster = _RUNNING.pop(name)
+            cluster.stop()  # the fixture's own stop at the end of the session is then a no-op
+            _STOPPED[name] = cluster
 
 
 @pytest.fixture(scope="session")
@@ -213,6 +237,7 @@ def sandbox() -> Iterator[SandboxCluster]:
         yield cluster
     finally:
         _RUNNING.pop("sandbox", None)
+        _STOPPED.pop("sandbox", None)
         cluster.stop()
 
 
@@ -238,6 +263,7 @@ def kraft_sandbox() -> Iterator[KRaftSandbox]:
         yield cluster
     finally:
         _RUNNING.pop("kraft_sandbox", None)
+        _STOPPED.pop("kraft_sandbox", None)
         cluster.stop()
 
 

@@ -6,8 +6,8 @@ costly fixture is started once per group rather than once per worker:
   is group `zk`, every test on the session KRaft sandbox is group `kraft` (both: `zk`, whose worker
   then starts a KRaft sandbox of its own);
 - the running topology's test (`tests/stack`: the whole stack, then the short soak, the longest test of
-  the run) is a group of its own, whatever it uses, so it runs beside the rest (its worker starts
-  session sandboxes of its own);
+  the run) joins group `kraft`, whatever it uses: it runs after the KRaft tests, on their sandbox (and
+  starts a ZooKeeper one of its own in that worker, stopped right after it);
 - the assignor bridge's JVM (`bridge`), the Airflow UI stack (`tests/e2e`) and the object store
   (`tests/integration/s3`) are one group each;
 - a benchmark's toy run starts what it needs itself: each is its own group;
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-OWN_GROUPS = {("stack",): "stack"}
+OWN_GROUPS = {("stack",): "kraft"}
 """Folders (under tests/) whose tests are a group of their own before any fixture counts."""
 FIXTURE_GROUPS = (("sandbox", "zk"), ("kraft_sandbox", "kraft"), ("bridge", "jvm"))
 """Session fixtures whose users share a worker, first match wins."""
@@ -33,13 +33,19 @@ FOLDER_GROUPS = {("e2e",): "e2e", ("integration", "s3"): "s3"}
 """Folders (under tests/) whose package- or session-scoped fixtures their tests share."""
 
 
-LONGEST_FIRST = ("stack", "zk", "kraft", "e2e", "s3", "jvm")
+LONGEST_FIRST = ("kraft", "zk", "e2e", "s3", "jvm")
 """Groups by their length in a run, the longest first; any other group comes after these."""
 
 
 def worker() -> str | None:
     """This process's xdist worker id (`gw0`, `gw1`, ...), None when not a worker."""
     return os.environ.get("PYTEST_XDIST_WORKER")
+
+
+def group(item: pytest.Item) -> str:
+    """The group `assign_groups` gave `item`."""
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker is not None else item.nodeid
 
 
 def group_of(item: pytest.Item, tests: Path) -> str:

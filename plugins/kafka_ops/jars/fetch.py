@@ -26,6 +26,7 @@ POM = Path(__file__).with_name("pom.xml")
 KAFKA4_POM = Path(__file__).with_name("pom-kafka4.xml")
 DELTA_SPARK_POM = Path(__file__).with_name("pom-delta-spark.xml")
 SPARK_S3_POM = Path(__file__).with_name("pom-spark-s3.xml")
+JMX_EXPORTER_POM = Path(__file__).with_name("pom-jmx-exporter.xml")
 _MARKER = ".complete"
 
 
@@ -61,6 +62,13 @@ def ensure_spark_s3_jars(cache: Path | None = None) -> list[Path]:
     its pom names, for `spark.jars`), Maven on the first call only (a 642 MB download)."""
     folder = _ensure(SPARK_S3_POM, cache or var_dir() / "jars-spark-s3", expect="hadoop-aws-*.jar")
     return sorted(folder.glob("*.jar"))
+
+
+def ensure_jmx_exporter_jar(cache: Path | None = None) -> Path:
+    """The Prometheus JMX exporter's Java agent jar (for `-javaagent:`), Maven on the first call only."""
+    jar = "jmx_prometheus_javaagent-*.jar"
+    folder = _ensure(JMX_EXPORTER_POM, cache or var_dir() / "jars-jmx-exporter", expect=jar)
+    return sorted(folder.glob(jar))[-1]
 
 
 def _ensure(pom: Path, target: Path, expect: str = "kafka_2.13-*.jar") -> Path:

@@ -25,6 +25,7 @@ from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
 from kafka_ops.jars.fetch import ensure_jars, var_dir
 from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.sandbox.metrics_agent import agent_options
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
 
@@ -70,6 +71,8 @@ class _Node:
     heap: str
     process: subprocess.Popen[bytes] | None = None
     pid: int | None = None
+    jvm_options: list[str] = field(default_factory=list)
+    """More JVM options (the metrics agent of a broker)."""
 
     @property
     def running(self) -> bool:
@@ -98,7 +101,8 @@ class SandboxCluster:
     """A ZooKeeper plus `brokers` Kafka brokers, with racks, in folder `root`.
 
     `die_with_parent` makes the JVMs die with this Python process (tests, demo); the CLI's
-    `up` turns it off so the cluster outlives the command.
+    `up` turns it off so the cluster outlives the command. `metrics_agent` attaches the Prometheus JMX
+    exporter to every broker (`metrics_agent.py`), serving on `metrics_ports`.
     """
 
     root: Path | None = None
@@ -109,6 +113,8 @@ class SandboxCluster:
     broker_settings: dict[str, str] = field(default_factory=dict)
     zk_port: int = 0
     broker_ports: dict[int, int] = field(default_factory=dict)
+    metrics_agent: bool = False
+    metrics_ports: dict[int, int] = field(default_factory=dict)
     _owns_root: bool = False
     _classpath: str = ""
     _zk: _Node | None = None
@@ -128,6 +134,8 @@ class SandboxCluster:
         self.zk_port = self.zk_port or free_port()
         for broker_id in range(1, self.brokers + 1):
             self.broker_ports.setdefault(broker_id, free_port())
+            if self.metrics_agent:
+                self.metrics_ports.setdefault(broker_id, free_port())
         try:
             self._zk = self._zookeeper_node()
             self._launch(self._zk)
@@ -340,13 +348,17 @@ class SandboxCluster:
         }
         config = home / "server.properties"
         config.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
-        return _Node(f"broker-{broker_id}", "kafka.Kafka", config, home, "384m")
+        node = _Node(f"broker-{broker_id}", "kafka.Kafka", config, home, "384m")
+        if broker_id in self.metrics_ports:
+            node.jvm_options = agent_options(self.metrics_ports[broker_id])
+        return node
 
     def _launch(self, node: _Node) -> None:
         command = [
             shutil.which("java") or "java",
             f"-Xmx{node.heap}",
             *JVM_FLAGS,
+            *node.jvm_options,
             f"-Dlog4j.configuration=file:{LOG4J}",
             f"-Dkafka.logs.dir={node.home}",
             "-Dzookeeper.jmx.log4j.disable=true",
@@ -413,6 +425,7 @@ class SandboxCluster:
             "chroot": self.chroot,
             "zk_port": self.zk_port,
             "broker_ports": self.broker_ports,
+            "metrics_ports": self.metrics_ports,
             "pids": {n.name: n.pid for n in [self._zk, *self._nodes.values()] if n is not None},
             "zookeeper_connect": self.zookeeper_connect,
             "bootstrap_servers": self.bootstrap_servers,
@@ -441,6 +454,7 @@ def attach(root: Path) -> SandboxCluster:
         chroot=state["chroot"],
         zk_port=state["zk_port"],
         broker_ports={int(k): v for k, v in state["broker_ports"].items()},
+        metrics_ports={int(k): v for k, v in state.get("metrics_ports", {}).items()},
         die_with_parent=False,
     )
     cluster._classpath = f"{ensure_jars()}/*"

@@ -37,6 +37,7 @@ from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
 from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
+from kafka_ops.sandbox.metrics_agent import agent_options
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient
@@ -79,7 +80,8 @@ class KRaftSandbox:
     `die_with_parent` makes the JVMs die with this Python process (tests, demo); the CLI's
     `up` turns it off so the cluster outlives the command. `broker_heap` / `controller_heap` are
     each JVM's `-Xmx`: the defaults suit the tests' small clusters; a benchmark holding 10,000+
-    partitions gives the brokers more.
+    partitions gives the brokers more. `metrics_agent` attaches the Prometheus JMX exporter to every
+    broker (`metrics_agent.py`), serving on `metrics_ports`.
     """
 
     root: Path | None = None
@@ -93,6 +95,8 @@ class KRaftSandbox:
     cluster_id: str = ""
     broker_ports: dict[int, int] = field(default_factory=dict)
     controller_ports: dict[int, int] = field(default_factory=dict)
+    metrics_agent: bool = False
+    metrics_ports: dict[int, int] = field(default_factory=dict)
     _owns_root: bool = False
     _classpath: str = ""
     _nodes: dict[int, _Node] = field(default_factory=dict)
@@ -113,6 +117,8 @@ class KRaftSandbox:
             self.controller_ports.setdefault(CONTROLLER_ID_BASE + i, free_port())
         for broker_id in range(1, self.brokers + 1):
             self.broker_ports.setdefault(broker_id, free_port())
+            if self.metrics_agent:
+                self.metrics_ports.setdefault(broker_id, free_port())
         try:
             self._build_nodes()
             self._format([*self._controller_nodes.values(), *self._nodes.values()])
@@ -345,7 +351,10 @@ class KRaftSandbox:
             **KRAFT_BROKER_SETTINGS,
             **self.broker_settings,
         }
-        return self._node(f"broker-{broker_id}", home, settings, self.broker_heap)
+        node = self._node(f"broker-{broker_id}", home, settings, self.broker_heap)
+        if broker_id in self.metrics_ports:
+            node.jvm_options = agent_options(self.metrics_ports[broker_id])
+        return node
 
     @staticmethod
     def _node(name: str, home: Path, settings: dict[str, str], heap: str) -> _Node:
@@ -358,6 +367,7 @@ class KRaftSandbox:
             shutil.which("java") or "java",
             f"-Xmx{heap}",
             *JVM_FLAGS,
+            *node.jvm_options,
             f"-Dlog4j2.configurationFile={LOG4J2}",
             f"-Dkafka.logs.dir={node.home}",
             "-cp",
@@ -421,6 +431,7 @@ class KRaftSandbox:
             "cluster_id": self.cluster_id,
             "controller_ports": self.controller_ports,
             "broker_ports": self.broker_ports,
+            "metrics_ports": self.metrics_ports,
             "pids": {n.name: n.pid for n in nodes},
             "bootstrap_servers": self.bootstrap_servers,
             "quorum_voters": self.quorum_voters,
@@ -436,6 +447,7 @@ def attach_kraft(root: Path) -> KRaftSandbox:
         cluster_id=state["cluster_id"],
         controller_ports={int(k): v for k, v in state["controller_ports"].items()},
         broker_ports={int(k): v for k, v in state["broker_ports"].items()},
+        metrics_ports={int(k): v for k, v in state.get("metrics_ports", {}).items()},
         die_with_parent=False,
     )
     cluster._classpath = f"{_kafka4_jars()}/*"

@@ -1,0 +1,101 @@
+"""Benchmark: the time from a failure to the page, on the running topology, against Kafka's own floor and
+a Prometheus baseline, in the same run.
+
+Starts both sandbox clusters (ZooKeeper + Kafka 3.9, KRaft + Kafka 4.4) with the Prometheus JMX
+exporter on every broker, brings the stack up on them (`python -m stack up`: Airflow on Celery and
+PostgreSQL, Spark standalone, the webhook receiver; the snapshot DAG's cron every 5 minutes unless
+--schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
+Prometheus scraping the brokers' agents every 30 s, the under-replicated count `> 0 for: 1m`, an
+Alertmanager with its default 30 s group wait), both sending to the same webhook receiver. Once the
+first scheduled snapshot and analysis ran, it kills brokers with SIGKILL, --kills on each cluster,
+taking turns, one at a time; for each it measures, from the kill:
+- **floor**: when the cluster's controller dropped the broker (its `/brokers/ids` znode gone; fenced or
+  gone in DescribeCluster), polled every 0.25 s: Kafka itself cannot know sooner;
+- **page**: when kafka-ops' first page about that cluster reached the receiver;
+- **baseline**: when the Alertmanager notification of the baseline's alert for that cluster did;
+then starts the broker again and measures, from the restart, when kafka-ops resolved that page
+(`resolve`). The next fault waits until the cluster is healthy and the baseline's alert resolved.
+
+A page or resolve that never comes within --page-timeout-s counts as that timeout and is listed in
+`missed`. Last line: one JSON object: `p50_s`, `p95_s`, `max_s` (time to page, every fault),
+`floor_p95_s`, `baseline_p95_s`, `resolve_p95_s`, `faults` (each fault's figures), per cluster kind
+`by_kind`, `schedule`, `missed`, and `targets` (p95 <= 60 s, p95 <= floor p95 + 30 s, p95 below the
+baseline's) with whether each was met.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "plugins")]
+
+from kafka_ops.jars.fetch import var_dir  # noqa: E402
+from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
+from stack import baseline, paging  # noqa: E402
+from stack.airflow import ADMIN, AirflowApi  # noqa: E402
+from stack.soak import wait_for_first_snapshot  # noqa: E402
+from stack.time_to_page import NAMES, TimedKills, analysed, wait  # noqa: E402
+from stack.topology import Topology  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kills", type=int, default=10, help="broker kills on each cluster kind")
+    parser.add_argument("--schedule", default="*/5 * * * *", help="the snapshot DAG's cron heartbeat")
+    parser.add_argument("--page-timeout-s", type=float, default=900, help="how long a page or resolve may take")
+    parser.add_argument("--root", type=Path, default=None, help="working folder (default: var/bench-time-to-page)")
+    args = parser.parse_args(argv)
+    if args.kills < 1:
+        parser.error(f"--kills must be at least 1, got {args.kills}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
+    for noisy in ("httpx", "kafka", "kazoo"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    root = (args.root or var_dir() / "bench-time-to-page").resolve()
+    shutil.rmtree(root, ignore_errors=True)
+    zk = SandboxCluster(root=root / "zk", metrics_agent=True)
+    kraft = KRaftSandbox(root=root / "kraft", metrics_agent=True)
+    topology = Topology(root / "stack", args.schedule)
+    watch: baseline.Baseline | None = None
+    began = time.monotonic()
+    try:
+        zk.start()
+        kraft.start()
+        state = topology.up("local", {"zk": zk.root, "kraft": kraft.root})
+        ports = {NAMES["zk"]: sorted(zk.metrics_ports.values()), NAMES["kraft"]: sorted(kraft.metrics_ports.values())}
+        watch = baseline.Baseline(root / "baseline", ports, state.ports["webhook"]).start()
+        password = json.loads((Path(state.root) / "airflow" / "passwords.json").read_text())[ADMIN]
+        api = AirflowApi(state.urls["airflow"], ADMIN, password)
+        wait_for_first_snapshot(state, 900)
+        if wait(lambda: analysed(api), 900, 5) is None:
+            raise SystemExit("no analysis run succeeded within 15 minutes of the first snapshot")
+        kills = TimedKills(state, zk, kraft, args.page_timeout_s, with_baseline=True)
+        faults = [kills.kill(mode) for _ in range(args.kills) for mode in ("zk", "kraft")]
+    finally:
+        if watch is not None:
+            watch.stop()
+        topology.down()
+        kraft.stop()
+        zk.stop()
+    result: dict[str, Any] = {
+        "bench": "time_to_page",
+        "schedule": args.schedule,
+        "kills_per_kind": args.kills,
+        **paging.summary(faults, args.page_timeout_s),
+        "faults": faults,
+        "minutes": round((time.monotonic() - began) / 60, 1),
+    }
+    result["targets"] = paging.targets(result)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

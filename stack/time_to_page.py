@@ -1,0 +1,117 @@
+"""Broker kills on the running topology, each timed from the kill to Kafka's own knowledge of it (the
+floor), to kafka-ops' first page about the cluster and to the Prometheus baseline's (`stack.baseline`)
+notification, then from the broker's restart to kafka-ops' resolve of that page. `bench/time_to_page.py`
+runs it on a stack of its own; the stack test runs one kill on its stack."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
+from stack import baseline, paging
+from stack.airflow import AirflowApi
+from stack.fleet import CLUSTERS
+from stack.soak import ANALYSIS
+from stack.state import State
+from stack.webhook import read_received
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+NAMES = {c.mode: c.name for c in CLUSTERS}
+"""The fleet's cluster names by sandbox mode ("zk", "kraft")."""
+POLL_S = 0.25
+
+
+def wait(check: Callable[[], T | None], timeout_s: float, every_s: float = 1.0) -> T | None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = check()
+        if value is not None or time.monotonic() > deadline:
+            return value
+        time.sleep(every_s)
+
+
+def seconds(start: datetime, end: datetime | None) -> float | None:
+    return None if end is None else round((end - start).total_seconds(), 1)
+
+
+class TimedKills:
+    """Kills on the stack in `state.root`, whose fleet is `zk` and `kraft`; a page or resolve waited for at
+    most `timeout_s`. `with_baseline`: the baseline runs (its notifications are waited for too)."""
+
+    def __init__(
+        self, state: State, zk: SandboxCluster, kraft: KRaftSandbox, timeout_s: float, with_baseline: bool
+    ) -> None:
+        self.received = Path(state.root) / "webhook" / "received.jsonl"
+        self.zk, self.kraft, self.timeout_s, self.with_baseline = zk, kraft, timeout_s, with_baseline
+
+    def records(self) -> list[dict[str, Any]]:
+        return read_received(self.received)
+
+    def baseline_alert(self, name: str, status: str, after: datetime) -> datetime | None:
+        if not self.with_baseline:
+            return None
+        return paging.first_alert(self.records(), baseline.RECEIVER, name, status, after)
+
+    def dropped(self, mode: str, victim: int) -> bool:
+        """The controller has dropped `victim`: Kafka's own knowledge that the broker is gone."""
+        try:
+            if mode == "zk":
+                return victim not in self.zk.snapshot().brokers
+            return victim in self.kraft.fenced_brokers() or victim not in _unfenced(self.kraft)
+        except Exception:  # a cluster mid-change answers with any kind of error: not yet
+            return False
+
+    def kill(self, mode: str) -> dict[str, Any]:
+        """SIGKILL a broker of the `mode` cluster (not the ZooKeeper-mode controller), wait for the page, start
+        it again, wait for the resolve and a healthy cluster; the fault's figures (None: never came)."""
+        name = NAMES[mode]
+        if mode == "zk":
+            controller = self.zk.controller_id()
+            victim = max(b for b in self.zk.broker_ids() if b != controller)
+        else:
+            victim = max(self.kraft.broker_ids())
+        sandbox: SandboxCluster | KRaftSandbox = self.zk if mode == "zk" else self.kraft
+        start = datetime.now(UTC)
+        sandbox.kill_broker(victim)
+        dropped = wait(lambda: datetime.now(UTC) if self.dropped(mode, victim) else None, 120, POLL_S)
+        page = wait(lambda: paging.first_page(self.records(), name, start), self.timeout_s, 1)
+        baseline_s = self.timeout_s if self.with_baseline else 0
+        fired = wait(lambda: self.baseline_alert(name, "firing", start), baseline_s)
+        restarted = datetime.now(UTC)
+        sandbox.start_broker(victim)
+        resolved = None
+        if page is not None:
+            resolved = wait(lambda: paging.first_resolve(self.records(), name, page.title, restarted), self.timeout_s)
+        sandbox.wait_healthy(300)
+        cleared = wait(lambda: self.baseline_alert(name, "resolved", restarted), baseline_s)
+        fault = {
+            "cluster": name,
+            "kind": mode,
+            "broker": victim,
+            "killed_at": start.isoformat(timespec="seconds"),
+            "floor_s": seconds(start, dropped),
+            "page_s": seconds(start, page.at if page else None),
+            "page": page.title if page else None,
+            "baseline_s": seconds(start, fired),
+            "resolve_s": seconds(restarted, resolved),
+            "baseline_resolve_s": seconds(restarted, cleared),
+        }
+        log.info("time to page: %s", json.dumps(fault))
+        return fault
+
+
+def _unfenced(kraft: KRaftSandbox) -> set[int]:
+    with kraft.admin() as admin:
+        return {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
+
+
+def analysed(api: AirflowApi) -> str | None:
+    runs = api.get(f"dags/{ANALYSIS}/dagRuns", state="success", order_by="-run_after", limit=1)["dag_runs"]
+    return str(runs[0]["dag_run_id"]) if runs else None
