@@ -18,6 +18,7 @@ import httpx
 
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.sandbox.cluster import free_port
+from kafka_ops.sandbox.metrics_agent import URP_GAUGE
 from stack.monitoring import alertmanager_binary, prometheus_binary, write_json_yaml
 from stack.processes import wait_until
 
@@ -53,7 +54,7 @@ def rules() -> dict[str, object]:
                 "rules": [
                     {
                         "alert": ALERT,
-                        "expr": "sum by (cluster) (kafka_server_replicamanager_underreplicatedpartitions) > 0",
+                        "expr": f"sum by (cluster) ({URP_GAUGE}) > 0",
                         "for": FOR,
                         "labels": {"severity": "critical"},
                         "annotations": {"summary": "{{ $labels.cluster }}: {{ $value }} under-replicated partitions"},

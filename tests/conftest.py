@@ -228,9 +228,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[SandboxCluster]:
-    """ZooKeeper + 3 Kafka 3.9 brokers (racks a/b/c); always torn down, even on failure (after
-    the last test that uses it)."""
-    cluster = SandboxCluster()
+    """ZooKeeper + 3 Kafka 3.9 brokers (racks a/b/c), each serving its JMX gauges through the Prometheus
+    JMX exporter agent; always torn down, even on failure (after the last test that uses it)."""
+    cluster = SandboxCluster(metrics_agent=True)
     cluster.start()
     _RUNNING["sandbox"] = cluster
     try:
@@ -254,9 +254,9 @@ def healthy_sandbox(sandbox: SandboxCluster) -> SandboxCluster:
 
 @pytest.fixture(scope="session")
 def kraft_sandbox() -> Iterator[KRaftSandbox]:
-    """3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c); started only by tests that use it, always torn
-    down (after the last test that uses it)."""
-    cluster = KRaftSandbox()
+    """3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c), the brokers with the JMX exporter agent; started
+    only by tests that use it, always torn down (after the last test that uses it)."""
+    cluster = KRaftSandbox(metrics_agent=True)
     cluster.start()
     _RUNNING["kraft_sandbox"] = cluster
     try:

@@ -157,3 +157,13 @@ def log_dirs_described(bootstrap: str, brokers: list[int]) -> LogDirsView:
                 key = (b["broker"], d["logDir"], topic, int(partition), p["isFuture"])
                 view["replicas"][key] = (p["size"], p["offsetLag"])
     return view
+
+
+def jmx_gauge(metrics_port: int, name: str) -> float:
+    """A broker's own JMX gauge as the Prometheus JMX exporter agent on it serves it (`metrics_agent`)."""
+    import httpx  # noqa: PLC0415 - only the tests that scrape an agent
+
+    body = httpx.get(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).text
+    values = [float(line.split()[-1]) for line in body.splitlines() if line.split(" ")[0] == name]
+    assert len(values) == 1, f"{name} on the agent at port {metrics_port}: {values}"
+    return values[0]

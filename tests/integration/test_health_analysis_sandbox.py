@@ -14,8 +14,10 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox import SandboxCluster
+from kafka_ops.sandbox.metrics_agent import URP_GAUGE
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
+from tests.integration.kafka_tools import jmx_gauge
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -74,6 +76,9 @@ def test_broker_failure_recovery_and_controller_change(
     sandbox.wait_for(
         lambda s: victim not in s.brokers and everything <= set(s.under_replicated()), 60, f"ISR shrink of {TOPIC}"
     )
+    # what an exporter-based setup pages on: the brokers' own gauge, through their JMX exporter agents
+    survivors = [sandbox.metrics_ports[b] for b in sandbox.broker_ids() if b != victim]
+    assert sum(jmx_gauge(p, URP_GAUGE) for p in survivors) >= len(everything)
     down = lab.snapshot_and_analyse()
     shrinks = [e for e in ours(down["isr_events"]) if e["event"] == "shrink"]
     assert {e["replica"] for e in shrinks} == {victim}
@@ -88,6 +93,7 @@ def test_broker_failure_recovery_and_controller_change(
     # restart it: expand events, and leaderships left elsewhere reported as fixable imbalance
     sandbox.start_broker(victim)
     sandbox.wait_healthy(120)
+    assert all(jmx_gauge(sandbox.metrics_ports[b], URP_GAUGE) == 0 for b in sandbox.broker_ids())
     back = lab.snapshot_and_analyse()
     expands = [e for e in ours(back["isr_events"]) if e["event"] == "expand"]
     assert {e["replica"] for e in expands} == {victim} and len(expands) == 9

@@ -9,6 +9,8 @@ from pathlib import Path
 from kafka_ops.jars.fetch import ensure_jmx_exporter_jar
 
 RULES = Path(__file__).with_name("jmx_exporter.yaml")
+URP_GAUGE = "kafka_server_replicamanager_underreplicatedpartitions"
+"""A broker's count of the partitions it leads with an ISR smaller than their replicas, as the agent names it."""
 
 
 def agent_options(port: int) -> list[str]:
