@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sqlite3
 import sys
@@ -219,6 +220,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item) -> None:
+    if _SPARK and "spark" in getattr(item, "fixturenames", ()):
+        _release_spark(_SPARK[0])
     for name, lasts in _LAST_USERS.items():
         if item.nodeid in lasts and name in _RUNNING:
             cluster = _RUNNING.pop(name)
@@ -306,14 +309,38 @@ def spark() -> Iterator[SparkSession]:
         .config("spark.driver.memory", "3g" if lanes.worker() is None else "2g")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        # a driver that runs a thousand tests' analyses: its status store keeps only the latest jobs (without
+        # the UI it still records every one), and unreferenced RDDs and shuffles are cleaned every 2 minutes
+        # (Spark's default: 30). Without these a worker's 2 GB filled up: full GCs back to back, a test's
+        # collect waiting for minutes
+        .config("spark.ui.retainedJobs", "20")
+        .config("spark.ui.retainedStages", "20")
+        .config("spark.ui.retainedTasks", "500")
+        .config("spark.sql.ui.retainedExecutions", "10")
+        .config("spark.ui.dagGraph.retainedRootRDDs", "20")
+        .config("spark.cleaner.periodicGC.interval", "2min")
         .getOrCreate()
     )
+    _SPARK[:] = [session]
     # PySpark starts its JVM with a preexec_fn of its own, so it cannot be asked to die with us;
     # a watcher SIGKILLs it if this run ends without reaching the teardown (os._exit, a kill).
     reaper = kill_when_gone(session.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
     try:
         yield session
     finally:
+        _SPARK.clear()
         session.stop()
         reaper.kill()
         reaper.wait()
+
+
+_SPARK: list[SparkSession] = []
+"""The session Spark, once a test started it."""
+
+
+def _release_spark(session: SparkSession) -> None:
+    """What a test's analyses leave in the session's driver: Delta's cache of table logs (one per table
+    of every lake a test made), and the JVM objects only Python still referenced, which Spark's cleaner
+    then drops with their RDDs and shuffles."""
+    gc.collect()
+    session._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # type: ignore[union-attr]
