@@ -243,7 +243,9 @@ def test_a_throttled_reassignment_in_flight_is_seen_not_a_crash(
     cluster = healthy_kraft_sandbox
     topic = "kr_moving"
     make_topic(cluster, topic, {0: [1]}, {})
-    produce(cluster, topic, 200, value_bytes=5_000)  # ~1 MB: at 1 B/s it moves for days
+    # ~3 MB: a throttle is enforced after the fact, so the first fetch still copies up to 1 MB
+    # (replica.fetch.max.bytes); the rest, at 1 B/s, moves for days
+    produce(cluster, topic, 300, value_bytes=10_000)
     backend = AdminApiBackend(KafkaTarget(cluster.bootstrap_servers, {"request_timeout_ms": 10_000}))
     tp = (topic, 0)
     rates = {k: "1" for k in BROKER_THROTTLES}
@@ -253,6 +255,8 @@ def test_a_throttled_reassignment_in_flight_is_seen_not_a_crash(
             {b: rates for b in cluster.broker_ids()},
         )
         backend.reassign({tp: (2,)})
+        # the brokers' metadata follows the controller's a moment later
+        cluster.wait_for(lambda: bool(snapshot(cluster).topics[topic].adding_replicas), 30, "the move in flight")
         snaps = [snapshot(cluster), snapshot(cluster)]
         snap = snaps[-1]
         assert (snap.topics[topic].adding_replicas, snap.topics[topic].removing_replicas) == ({0: (2,)}, {0: (1,)})
