@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         wait_for_first_snapshot(state, 900)
         if wait(lambda: analysed(api), 900, 5) is None:
             raise SystemExit("no analysis run succeeded within 15 minutes of the first snapshot")
-        kills = TimedKills(state, zk, kraft, args.page_timeout_s, with_baseline=True)
+        kills = TimedKills(state, zk, kraft, timeout_s=args.page_timeout_s, with_baseline=True, api=api)
         faults = [kills.kill(mode) for _ in range(args.kills) for mode in ("zk", "kraft")]
     finally:
         if watch is not None:

@@ -17,7 +17,7 @@ from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from stack import baseline, paging
 from stack.airflow import AirflowApi
 from stack.fleet import CLUSTERS
-from stack.soak import ANALYSIS
+from stack.soak import ANALYSIS, SNAPSHOT
 from stack.state import State
 from stack.webhook import read_received
 
@@ -46,10 +46,19 @@ class TimedKills:
     most `timeout_s`. `with_baseline`: the baseline runs (its notifications are waited for too)."""
 
     def __init__(
-        self, state: State, zk: SandboxCluster, kraft: KRaftSandbox, timeout_s: float, with_baseline: bool
+        self,
+        state: State,
+        zk: SandboxCluster,
+        kraft: KRaftSandbox,
+        *,
+        timeout_s: float,
+        with_baseline: bool,
+        api: AirflowApi | None = None,
     ) -> None:
         self.received = Path(state.root) / "webhook" / "received.jsonl"
         self.zk, self.kraft, self.timeout_s, self.with_baseline = zk, kraft, timeout_s, with_baseline
+        self.api = api
+        """Airflow's REST API, to say where a page's time went (`runs_behind`); None: not said."""
 
     def records(self) -> list[dict[str, Any]]:
         return read_received(self.received)
@@ -103,6 +112,8 @@ class TimedKills:
             "resolve_s": seconds(restarted, resolved),
             "baseline_resolve_s": seconds(restarted, cleared),
         }
+        if self.api is not None and page is not None:
+            fault |= runs_behind(self.api, start, page.at)
         log.info("time to page: %s", json.dumps(fault))
         return fault
 
@@ -110,6 +121,26 @@ class TimedKills:
 def _unfenced(kraft: KRaftSandbox) -> set[int]:
     with kraft.admin() as admin:
         return {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
+
+
+def runs_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict[str, float | None]:
+    """Where a page's time went, in seconds from the fault: the end of the first snapshot run that started
+    after it, and the start and end of the analysis run that sent the page (the first to end after it)."""
+
+    def runs(dag_id: str) -> list[dict[str, Any]]:
+        found = api.get(f"dags/{dag_id}/dagRuns", start_date_gte=start.isoformat(), order_by="start_date", limit=50)
+        return [r for r in found["dag_runs"] if r.get("end_date")]
+
+    def at(value: str) -> datetime:
+        return datetime.fromisoformat(value)
+
+    snapshot = next((r for r in runs(SNAPSHOT) if r["state"] == "success"), None)
+    analysis = next((r for r in runs(ANALYSIS) if at(r["end_date"]) >= paged), None)
+    return {
+        "snapshot_done_s": seconds(start, at(snapshot["end_date"]) if snapshot else None),
+        "paging_analysis_started_s": seconds(start, at(analysis["start_date"]) if analysis else None),
+        "paging_analysis_ended_s": seconds(start, at(analysis["end_date"]) if analysis else None),
+    }
 
 
 def analysed(api: AirflowApi) -> str | None:
