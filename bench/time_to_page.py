@@ -2,7 +2,8 @@
 a Prometheus baseline, in the same run.
 
 Starts both sandbox clusters (ZooKeeper + Kafka 3.9, KRaft + Kafka 4.4) with the Prometheus JMX
-exporter on every broker, brings the stack up on them (`python -m stack up`: Airflow on Celery and
+exporter on every broker and --topics topics of --partitions partitions on each (replication factor 3:
+what a broker's death leaves under-replicated), brings the stack up on them (`python -m stack up`: Airflow on Celery and
 PostgreSQL, Spark standalone, the webhook receiver; the snapshot DAG's cron every 5 minutes unless
 --schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
 Prometheus scraping the brokers' agents every 30 s, the under-replicated count `> 0 for: 1m`, an
@@ -37,6 +38,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "plugins")]
 
+from kafka import KafkaAdminClient  # noqa: E402
+from kafka.admin import NewTopic  # noqa: E402
+
 from kafka_ops.jars.fetch import var_dir  # noqa: E402
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 from stack import baseline, paging  # noqa: E402
@@ -46,9 +50,22 @@ from stack.time_to_page import NAMES, TimedKills, analysed, wait  # noqa: E402
 from stack.topology import Topology  # noqa: E402
 
 
+def make_topics(cluster: SandboxCluster | KRaftSandbox, topics: int, partitions: int) -> None:
+    """`topics` topics of `partitions` partitions, each replicated on the 3 brokers: what a broker's death
+    leaves under-replicated (a cluster without topics loses nothing Kafka or anyone would page on)."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=30_000)
+    try:
+        admin.create_topics([NewTopic(f"orders-{i}", partitions, replication_factor=3) for i in range(topics)])
+    finally:
+        admin.close()
+    cluster.wait_healthy(180)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kills", type=int, default=10, help="broker kills on each cluster kind")
+    parser.add_argument("--topics", type=int, default=10, help="topics on each cluster (replication factor 3)")
+    parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
     parser.add_argument("--schedule", default="*/5 * * * *", help="the snapshot DAG's cron heartbeat")
     parser.add_argument("--page-timeout-s", type=float, default=900, help="how long a page or resolve may take")
     parser.add_argument("--root", type=Path, default=None, help="working folder (default: var/bench-time-to-page)")
@@ -68,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         zk.start()
         kraft.start()
+        for cluster in (zk, kraft):
+            make_topics(cluster, args.topics, args.partitions)
         state = topology.up("local", {"zk": zk.root, "kraft": kraft.root})
         ports = {NAMES["zk"]: sorted(zk.metrics_ports.values()), NAMES["kraft"]: sorted(kraft.metrics_ports.values())}
         watch = baseline.Baseline(root / "baseline", ports, state.ports["webhook"]).start()
