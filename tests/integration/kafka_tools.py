@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +169,14 @@ def jmx_gauge(metrics_port: int, name: str) -> float:
     values = [float(line.split()[-1]) for line in body.splitlines() if line.split(" ")[0] == name]
     assert len(values) == 1, f"{name} on the agent at port {metrics_port}: {values}"
     return values[0]
+
+
+def jmx_gauge_total(ports: list[int], name: str, holds: Callable[[float], bool], timeout_s: float = 30) -> float:
+    """A gauge summed over brokers' agents, once `holds` says the sum is as expected (a broker applies the
+    controller's change a moment after the cluster's metadata shows it); the last sum past `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        total = sum(jmx_gauge(port, name) for port in ports)
+        if holds(total) or time.monotonic() > deadline:
+            return total
+        time.sleep(0.5)
