@@ -88,6 +88,7 @@ class TimedKills:
             victim = max(self.kraft.broker_ids())
         sandbox: SandboxCluster | KRaftSandbox = self.zk if mode == "zk" else self.kraft
         start = datetime.now(UTC)
+        log.info("time to page: SIGKILL to broker %s of %s at %s", victim, name, start.isoformat(timespec="seconds"))
         sandbox.kill_broker(victim)
         dropped = wait(lambda: datetime.now(UTC) if self.dropped(mode, victim) else None, 120, POLL_S)
         page = wait(lambda: paging.first_page(self.records(), name, start), self.timeout_s, 1)
