@@ -19,7 +19,7 @@ import httpx
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.sandbox.metrics_agent import URP_GAUGE
-from stack.monitoring import alertmanager_binary, prometheus_binary, write_json_yaml
+from stack.monitoring import alertmanager_argv, prometheus_argv, write_json_yaml
 from stack.processes import wait_until
 
 RECEIVER = "baseline"
@@ -92,24 +92,19 @@ class Baseline:
     home: Path
     targets: dict[str, list[int]]
     webhook_port: int
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    names: dict[int, str] = field(default_factory=dict)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def start(self) -> Baseline:
         self.home.mkdir(parents=True, exist_ok=True)
-        prometheus_port, alertmanager_port, cluster_port = free_port(), free_port(), free_port()
+        prometheus_port, alertmanager_port = free_port(), free_port()
         rules_file = write_json_yaml(self.home / "rules.yml", rules())
         prometheus = write_json_yaml(
             self.home / "prometheus.yml", prometheus_config(self.targets, alertmanager_port, rules_file)
         )
         alertmanager = write_json_yaml(self.home / "alertmanager.yml", alertmanager_config(self.webhook_port))
-        self._launch("alertmanager", [alertmanager_binary(), f"--config.file={alertmanager}",
-                     f"--storage.path={self.home / 'alertmanager-data'}",
-                     f"--web.listen-address=127.0.0.1:{alertmanager_port}",
-                     f"--cluster.listen-address=127.0.0.1:{cluster_port}"])  # fmt: skip
-        self._launch("prometheus", [prometheus_binary(), f"--config.file={prometheus}",
-                     f"--storage.tsdb.path={self.home / 'prometheus-data'}",
-                     f"--web.listen-address=127.0.0.1:{prometheus_port}"])  # fmt: skip
+        home = self.home
+        self._launch("alertmanager", alertmanager_argv(alertmanager, home / "alertmanager-data", alertmanager_port))
+        self._launch("prometheus", prometheus_argv(prometheus, home / "prometheus-data", prometheus_port))
         self.prometheus_url = f"http://127.0.0.1:{prometheus_port}"
         wait_until(self._scraping, 120, "the baseline Prometheus to scrape every broker's agent", every_s=2)
         return self
@@ -120,13 +115,11 @@ class Baseline:
                 argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.home,
                 preexec_fn=die_with_parent,  # noqa: PLW1509 - only a prctl call in the child
             )  # fmt: skip
-        self.names[process.pid] = name
-        self.processes.append(process)
+        self.processes[name] = process
 
     def _scraping(self) -> bool:
-        for process in self.processes:
+        for name, process in self.processes.items():
             if process.poll() is not None:
-                name = self.names[process.pid]
                 raise RuntimeError(f"the baseline's {name} exited ({process.returncode}); see {self.home / name}.log")
         try:
             active = httpx.get(f"{self.prometheus_url}/api/v1/targets", timeout=5).json()["data"]["activeTargets"]
@@ -136,9 +129,9 @@ class Baseline:
         return len(active) == want and all(t.get("health") == "up" for t in active)
 
     def stop(self) -> None:
-        for process in self.processes:
+        for process in self.processes.values():
             process.terminate()
-        for process in self.processes:
+        for process in self.processes.values():
             try:
                 process.wait(30)
             except subprocess.TimeoutExpired:

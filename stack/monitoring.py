@@ -36,6 +36,18 @@ def alertmanager_binary() -> str:
     return binary
 
 
+def prometheus_argv(config: Path, storage: Path, port: int) -> list[str]:
+    """Prometheus serving on loopback `port`, its data in `storage`."""
+    return [prometheus_binary(), f"--config.file={config}", f"--storage.tsdb.path={storage}",
+            f"--web.listen-address=127.0.0.1:{port}"]  # fmt: skip
+
+
+def alertmanager_argv(config: Path, storage: Path, port: int) -> list[str]:
+    """One Alertmanager serving on loopback `port`, its data in `storage`; no gossip (cluster) port."""
+    return [alertmanager_binary(), f"--config.file={config}", f"--storage.path={storage}",
+            f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address="]  # fmt: skip
+
+
 def prometheus_config(api_port: int, prometheus_port: int, alertmanager_port: int, token_file: Path) -> dict[str, Any]:
     config: dict[str, Any] = yaml.safe_load((DOCKER / "prometheus" / "prometheus.yml").read_text())
     config["global"].update(scrape_interval=SCRAPE_INTERVAL, scrape_timeout="10s", evaluation_interval=SCRAPE_INTERVAL)

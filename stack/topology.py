@@ -257,21 +257,14 @@ class Topology:
         am_config = monitoring.write_json_yaml(
             home / "alertmanager.yml", monitoring.alertmanager_config(ports["webhook"])
         )
-        alertmanager = [
-            monitoring.alertmanager_binary(),
-            f"--config.file={am_config}",
-            f"--storage.path={home / 'alertmanager-data'}",
-            f"--web.listen-address=127.0.0.1:{ports['alertmanager']}",
-            "--cluster.listen-address=",
-        ]  # no gossip (cluster) port: one Alertmanager
+        alertmanager = monitoring.alertmanager_argv(am_config, home / "alertmanager-data", ports["alertmanager"])
         self._service(state, "alertmanager", alertmanager, base, home)
         config = monitoring.prometheus_config(
             ports["airflow-api-server"], ports["prometheus"], ports["alertmanager"], token
         )
         prom_config = monitoring.write_json_yaml(home / "prometheus.yml", config)
-        self._service(state, "prometheus", [monitoring.prometheus_binary(), f"--config.file={prom_config}",
-                      f"--storage.tsdb.path={home / 'tsdb'}", f"--web.listen-address=127.0.0.1:{ports['prometheus']}"],
-                      base, home)  # fmt: skip
+        prometheus = monitoring.prometheus_argv(prom_config, home / "tsdb", ports["prometheus"])
+        self._service(state, "prometheus", prometheus, base, home)
         for name in ("alertmanager", "prometheus"):
             url = f"http://127.0.0.1:{ports[name]}"
             self._wait(state, name, partial(_http_ok, f"{url}/-/ready"), 60)
