@@ -45,8 +45,9 @@ from kafka_ops.jars.fetch import var_dir  # noqa: E402
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 from stack import baseline, paging  # noqa: E402
 from stack.airflow import ADMIN, AirflowApi  # noqa: E402
+from stack.processes import poll  # noqa: E402
 from stack.soak import wait_for_first_snapshot  # noqa: E402
-from stack.time_to_page import NAMES, TimedKills, analysed, wait  # noqa: E402
+from stack.time_to_page import NAMES, TimedKills, analysed  # noqa: E402
 from stack.topology import Topology  # noqa: E402
 
 
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         password = json.loads((Path(state.root) / "airflow" / "passwords.json").read_text())[ADMIN]
         api = AirflowApi(state.urls["airflow"], ADMIN, password)
         wait_for_first_snapshot(state, 900)
-        if wait(lambda: analysed(api), 900, 5) is None:
+        if poll(lambda: analysed(api), 900, 5) is None:
             raise SystemExit("no analysis run succeeded within 15 minutes of the first snapshot")
         kills = TimedKills(state, zk, kraft, timeout_s=args.page_timeout_s, with_baseline=True, api=api)
         faults = [kills.kill(mode) for _ in range(args.kills) for mode in ("zk", "kraft")]

@@ -17,10 +17,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TypeVar, cast
 
 from kafka_ops.child_process import die_with_parent
 
 MARKER = "KAFKA_OPS_STACK"
+
+T = TypeVar("T")
 
 
 class StackError(Exception):
@@ -158,6 +161,14 @@ def wait_until(check: Callable[[], object], timeout_s: float, what: str, every_s
         if time.monotonic() > deadline:
             raise StackError(f"timed out after {timeout_s:g}s waiting for {what}")
         time.sleep(every_s)
+
+
+def poll(check: Callable[[], T | None], timeout_s: float, every_s: float = 1.0) -> T | None:
+    """`check`'s first truthy value within `timeout_s`, else None: `wait_until` without the error."""
+    try:
+        return cast("T", wait_until(check, timeout_s, "", every_s))
+    except StackError:
+        return None
 
 
 def stop(pid: int, sig: signal.Signals = signal.SIGTERM, grace_s: float = 30) -> None:

@@ -21,7 +21,6 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +30,7 @@ import httpx
 
 from stack.airflow import ADMIN, AirflowApi
 from stack.faults import Clusters, Revival, StackFaults, Supervisor, active_controller
-from stack.processes import StackError, wait_until
+from stack.processes import StackError, poll, wait_until
 from stack.services import AIRFLOW_WORKERS, SPARK_WORKERS
 from stack.soak_report import read_lake, read_pages, read_runs
 from stack.state import State
@@ -111,7 +110,7 @@ class Soak:
                     continue
             return None
 
-        name = _poll(busy, self.timing.moment_s)
+        name = poll(busy, self.timing.moment_s)
         if name is None:
             return False, f"no analysis ran an executor on a Spark worker within {self.timing.moment_s:g}s"
         how = self.faults.kill(name)
@@ -129,7 +128,7 @@ class Soak:
                         return name, f"{ti['dag_id']}.{ti['task_id']}[{ti['map_index']}]"
             return None
 
-        found = _poll(busy, self.timing.moment_s)
+        found = poll(busy, self.timing.moment_s)
         if found is None:
             return False, f"no task was running on a Celery worker within {self.timing.moment_s:g}s"
         name, task = found
@@ -156,7 +155,7 @@ class Soak:
         self.clusters.kraft.wait_healthy(180)  # the broker of the previous fault is back
         leader = active_controller(self.clusters.kraft, 60)
         self.clusters.kraft.kill_controller(leader)
-        new = _poll(lambda: _other_leader(self.clusters, leader), 60)
+        new = poll(lambda: _other_leader(self.clusters, leader), 60)
         time.sleep(self.timing.outage_s)
         self.clusters.kraft.start_controller(leader)
         self.clusters.saved()
@@ -271,14 +270,6 @@ def _other_leader(clusters: Clusters, old: int) -> int | None:
     return leader if leader not in (None, old) else None
 
 
-def _poll(check: Callable[[], Any], timeout_s: float, every_s: float = 1.0) -> Any:
-    """`check`'s first truthy value within `timeout_s`, else None."""
-    try:
-        return wait_until(check, timeout_s, "", every_s)
-    except StackError:
-        return None
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -305,13 +296,13 @@ def run_soak(state: State, clusters: Clusters, minutes: float, short: bool) -> d
                 soak.inject(kind)
             cleared = datetime.now(UTC)
             clusters.wait_healthy(300)
-            recovery = _poll(lambda: soak.recovered(cleared), timing.settle_s, 5)
+            recovery = poll(lambda: soak.recovered(cleared), timing.settle_s, 5)
 
             def settled() -> bool:
                 received = read_received(Path(state.root) / "webhook" / "received.jsonl")
                 return not read_pages(received, began).unresolved
 
-            _poll(settled, max(0.0, timing.settle_s - (datetime.now(UTC) - cleared).total_seconds()), 10)
+            poll(settled, max(0.0, timing.settle_s - (datetime.now(UTC) - cleared).total_seconds()), 10)
     finally:
         soak.group.stop()
     soak.revivals = supervisor.revivals

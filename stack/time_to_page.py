@@ -7,34 +7,23 @@ from __future__ import annotations
 
 import json
 import logging
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from stack import baseline, paging
 from stack.airflow import AirflowApi
 from stack.fleet import CLUSTERS
+from stack.processes import poll
 from stack.soak import ANALYSIS, SNAPSHOT
 from stack.state import State
 from stack.webhook import read_received
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 NAMES = {c.mode: c.name for c in CLUSTERS}
 """The fleet's cluster names by sandbox mode ("zk", "kraft")."""
 POLL_S = 0.25
-
-
-def wait(check: Callable[[], T | None], timeout_s: float, every_s: float = 1.0) -> T | None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = check()
-        if value is not None or time.monotonic() > deadline:
-            return value
-        time.sleep(every_s)
 
 
 def seconds(start: datetime, end: datetime | None) -> float | None:
@@ -90,17 +79,17 @@ class TimedKills:
         start = datetime.now(UTC)
         log.info("time to page: SIGKILL to broker %s of %s at %s", victim, name, start.isoformat(timespec="seconds"))
         sandbox.kill_broker(victim)
-        dropped = wait(lambda: datetime.now(UTC) if self.dropped(mode, victim) else None, 120, POLL_S)
-        page = wait(lambda: paging.first_page(self.records(), name, start), self.timeout_s, 1)
+        dropped = poll(lambda: datetime.now(UTC) if self.dropped(mode, victim) else None, 120, POLL_S)
+        page = poll(lambda: paging.first_page(self.records(), name, start), self.timeout_s, 1)
         baseline_s = self.timeout_s if self.with_baseline else 0
-        fired = wait(lambda: self.baseline_alert(name, "firing", start), baseline_s)
+        fired = poll(lambda: self.baseline_alert(name, "firing", start), baseline_s)
         restarted = datetime.now(UTC)
         sandbox.start_broker(victim)
         resolved = None
         if page is not None:
-            resolved = wait(lambda: paging.first_resolve(self.records(), name, page.title, restarted), self.timeout_s)
+            resolved = poll(lambda: paging.first_resolve(self.records(), name, page.title, restarted), self.timeout_s)
         sandbox.wait_healthy(300)
-        cleared = wait(lambda: self.baseline_alert(name, "resolved", restarted), baseline_s)
+        cleared = poll(lambda: self.baseline_alert(name, "resolved", restarted), baseline_s)
         fault = {
             "cluster": name,
             "kind": mode,
