@@ -31,6 +31,8 @@ from stack.airflow import ADMIN, VIEWER, airflow_environment
 
 T = TypeVar("T")
 COMPONENTS = ("api-server", "scheduler", "dag-processor")
+REQUEST_TIMEOUT_S = 60
+"""A REST call's deadline: the one api-server worker can take more than 30 s on a loaded machine."""
 USER = ADMIN
 """The admin; `VIEWER` is a read-only user when the env lists it in
 AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS (`viewer_token`)."""
@@ -180,7 +182,7 @@ class AirflowStack:
     def token(self) -> str:
         if self._token is None:
             response = httpx.post(
-                f"{self.url}/auth/token", json={"username": USER, "password": self.password}, timeout=30
+                f"{self.url}/auth/token", json={"username": USER, "password": self.password}, timeout=REQUEST_TIMEOUT_S
             )
             response.raise_for_status()
             self._token = str(response.json()["access_token"])
@@ -189,14 +191,16 @@ class AirflowStack:
     def viewer_token(self) -> str:
         """A JWT of the read-only user `VIEWER`, whose password the auth manager generated at start."""
         password = json.loads((self.home / "passwords.json").read_text())[VIEWER]
-        response = httpx.post(f"{self.url}/auth/token", json={"username": VIEWER, "password": password}, timeout=30)
+        response = httpx.post(
+            f"{self.url}/auth/token", json={"username": VIEWER, "password": password}, timeout=REQUEST_TIMEOUT_S
+        )
         response.raise_for_status()
         return str(response.json()["access_token"])
 
     def api(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         """`/api/v2/<path>` as the admin; the response, whatever its status."""
         headers = {"Authorization": f"Bearer {self.token()}", **kwargs.pop("headers", {})}
-        return httpx.request(method, f"{self.url}/api/v2/{path}", headers=headers, timeout=30, **kwargs)
+        return httpx.request(method, f"{self.url}/api/v2/{path}", headers=headers, timeout=REQUEST_TIMEOUT_S, **kwargs)
 
     def get_json(self, path: str) -> Any:
         response = self.api("GET", path)

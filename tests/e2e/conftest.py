@@ -27,15 +27,16 @@ from kafka_ops.planning.request import ELECTION_FORM
 from kafka_ops.sandbox import SandboxCluster, var_dir
 from tests.e2e.airflow_stack import USER, VIEWER, AirflowStack, AirflowUI
 
-# Playwright's assertions wait 5 s by default: on a loaded 2-core machine the run page's task table can
-# take longer than that to render after a reload. A condition with a generous deadline, not a timing.
-expect.set_options(timeout=30_000)
+# Playwright's assertions wait 5 s by default: on a loaded 2-core machine (the other make test worker
+# running brokers and Spark) the one api-server worker has answered a page's first REST calls only after
+# more than 30 s. A condition with a generous deadline, not a timing.
+UI_TIMEOUT_MS = 60_000
+expect.set_options(timeout=UI_TIMEOUT_MS)
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "sandbox"
 ELECTION = ELECTION_FORM.dag_id
 CHROMIUM = os.environ.get("KAFKA_OPS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-UI_TIMEOUT_MS = 30_000
 
 
 @pytest.fixture(scope="session")
@@ -130,6 +131,7 @@ def page(browser_context: BrowserContext, airflow: AirflowUI, request: pytest.Fi
     report = getattr(request.node, "rep_call", None)
     if report is not None and report.failed:
         save_failure(opened, airflow.artifacts, request.node.name)
+        print(f"load average {os.getloadavg()}\n{airflow.stack.tail('api-server', 30)}")  # in pytest's report
     opened.close()
 
 

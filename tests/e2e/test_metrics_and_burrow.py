@@ -29,7 +29,7 @@ from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
-from tests.e2e.airflow_stack import AirflowUI, wait_until
+from tests.e2e.airflow_stack import REQUEST_TIMEOUT_S, AirflowUI, wait_until
 from tests.e2e.prometheus import PrometheusServer, ScrapeJob
 from tests.integration.java_groups import FAST, make_topics, produce
 from tests.unit.web.test_burrow import BURROW_STATUS, OFFSET_KEYS, PARTITION_KEYS
@@ -87,7 +87,7 @@ def prometheus(airflow: AirflowUI, tmp_path: Path) -> Iterator[PrometheusServer]
 def test_prometheus_reads_the_lag_under_each_profile(
     airflow: AirflowUI, lagging: Lagging, prometheus: PrometheusServer
 ) -> None:
-    assert httpx.get(f"{airflow.stack.url}/kafka-ops/metrics", timeout=30).status_code == 401  # no token
+    assert httpx.get(f"{airflow.stack.url}/kafka-ops/metrics", timeout=REQUEST_TIMEOUT_S).status_code == 401  # no token
     for profile, query in QUERIES.items():
         promql = query.format(group=lagging.group, topic=lagging.topic)
 
@@ -106,7 +106,7 @@ def test_prometheus_reads_the_lag_under_each_profile(
 
 def burrow(airflow: AirflowUI, path: str) -> httpx.Response:
     headers = {"Authorization": f"Bearer {airflow.stack.viewer_token()}"}
-    return httpx.get(f"{airflow.stack.url}/kafka-ops/v3/kafka{path}", headers=headers, timeout=30)
+    return httpx.get(f"{airflow.stack.url}/kafka-ops/v3/kafka{path}", headers=headers, timeout=REQUEST_TIMEOUT_S)
 
 
 def test_burrow_client_calls(airflow: AirflowUI, lagging: Lagging) -> None:
@@ -133,4 +133,4 @@ def test_burrow_client_calls(airflow: AirflowUI, lagging: Lagging) -> None:
     nowhere = burrow(airflow, "/nowhere/consumer")
     assert nowhere.status_code == 404 and nowhere.json()["error"] is True
     assert nowhere.json()["message"] == "cluster not found"
-    assert httpx.get(f"{airflow.stack.url}/kafka-ops/v3/kafka", timeout=30).status_code == 401
+    assert httpx.get(f"{airflow.stack.url}/kafka-ops/v3/kafka", timeout=REQUEST_TIMEOUT_S).status_code == 401

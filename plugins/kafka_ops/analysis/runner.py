@@ -257,7 +257,7 @@ def _store_failures_as_lake_errors(spark: SparkSession, lake_root: str) -> Itera
     try:
         yield
     except (Py4JJavaError, PySparkException) as e:
-        endpoint = spark.sparkContext.getConf().get("spark.hadoop.fs.s3a.endpoint", None)
+        endpoint = spark.conf.get("spark.hadoop.fs.s3a.endpoint", None)  # a Spark Connect session has no sparkContext
         error = spark_store_error(lake_root, endpoint, e)
         if error is None:
             raise

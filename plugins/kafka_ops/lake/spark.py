@@ -114,15 +114,16 @@ def _read_parquet(
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     path = f"{root.rstrip('/')}/{table}"
     reader = spark.read
-    if table in TABLES:  # the documented schema: a column added since an older file was written reads as null
-        empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
-        reader = reader.schema(spark.createDataFrame(empty.empty_table()).schema)
+    known = _documented(table)
+    if known is not None:  # the documented schema: a column added since an older file was written reads as null
+        reader = reader.schema(known)
     try:
         frame = reader.option("basePath", path).parquet(_folders(path, cluster, days))
+        frame.schema  # noqa: B018 - resolves the paths now: Spark Connect's reads are lazy, classic Spark's eager
     except AnalysisException as e:  # no such table, or none of its folders asked for
-        if table not in TABLES or e.getCondition() != "PATH_NOT_FOUND":
+        if known is None or e.getCondition() != "PATH_NOT_FOUND":
             raise
-        return spark.createDataFrame(empty.empty_table())
+        return spark.createDataFrame([], known)
     if table in TABLES:
         frame = frame.select(*TABLES[table].names, "cluster", "dt")
     return frame
@@ -133,7 +134,7 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
     from pyspark.sql import functions as F  # noqa: PLC0415
 
     path = f"{root.rstrip('/')}/{table}"
-    known = _documented(spark, table)
+    known = _documented(table)
     if version is None or (version < 0 and version != LATEST):  # not yet created at the time asked for
         if known is None:
             raise LakeError(f"lake table {table!r} under {root} did not exist at the time asked for")
@@ -143,6 +144,7 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
         reader = reader.option("versionAsOf", version)
     try:
         frame = reader.load(path)
+        frame.schema  # noqa: B018 - resolves the table now (Spark Connect's reads are lazy)
     except AnalysisException as e:
         if known is None or e.getCondition() not in ("PATH_NOT_FOUND", "DELTA_MISSING_DELTA_TABLE"):
             raise
@@ -158,8 +160,11 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
     )
 
 
-def _documented(spark: SparkSession, table: str) -> StructType | None:
+def _documented(table: str) -> StructType | None:
+    """`table`'s documented schema with its partition columns, as Spark types (converted here, not by
+    `createDataFrame` of an empty Arrow table, which Spark Connect refuses: no rows to infer from)."""
+    from pyspark.sql.pandas.types import from_arrow_schema  # noqa: PLC0415 - only Spark callers import pyspark
+
     if table not in TABLES:
         return None
-    empty = TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
-    return spark.createDataFrame(empty.empty_table()).schema
+    return from_arrow_schema(TABLES[table].append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string())))
