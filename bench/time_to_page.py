@@ -3,9 +3,10 @@ a Prometheus baseline, in the same run.
 
 Starts both sandbox clusters (ZooKeeper + Kafka 3.9, KRaft + Kafka 4.4) with the Prometheus JMX
 exporter on every broker and --topics topics of --partitions partitions on each (replication factor 3:
-what a broker's death leaves under-replicated), brings the stack up on them (`python -m stack up`: Airflow on Celery and
-PostgreSQL, Spark standalone, the webhook receiver; the snapshot DAG's cron every 5 minutes unless
---schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
+what a broker's death leaves under-replicated), brings the stack up on them (`python -m stack up`: Airflow
+on Celery and PostgreSQL, Spark standalone and its Spark Connect server, which runs the analysis unless
+--analysis-spark submit says one spark-submit per job, the webhook receiver; the snapshot DAG's cron
+every 5 minutes unless --schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
 Prometheus scraping the brokers' agents every 30 s, the under-replicated count `> 0 for: 1m`, an
 Alertmanager with its default 30 s group wait), both sending to the same webhook receiver. Once the
 first scheduled snapshot and analysis ran, it kills brokers with SIGKILL, --kills on each cluster,
@@ -48,7 +49,7 @@ from stack.airflow import ADMIN, AirflowApi  # noqa: E402
 from stack.processes import poll  # noqa: E402
 from stack.soak import wait_for_first_snapshot  # noqa: E402
 from stack.time_to_page import NAMES, TimedKills, analysed  # noqa: E402
-from stack.topology import Topology  # noqa: E402
+from stack.topology import ANALYSIS_SPARK, Topology  # noqa: E402
 
 
 def make_topics(cluster: SandboxCluster | KRaftSandbox, topics: int, partitions: int) -> None:
@@ -69,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
     parser.add_argument("--schedule", default="*/5 * * * *", help="the snapshot DAG's cron heartbeat")
     parser.add_argument("--page-timeout-s", type=float, default=900, help="how long a page or resolve may take")
+    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="connect",
+                        help="the analysis on the stack's Spark Connect server (default) or one spark-submit "
+                        "per job")  # fmt: skip
     parser.add_argument("--root", type=Path, default=None, help="working folder (default: var/bench-time-to-page)")
     args = parser.parse_args(argv)
     if args.kills < 1:
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(root, ignore_errors=True)
     zk = SandboxCluster(root=root / "zk", metrics_agent=True)
     kraft = KRaftSandbox(root=root / "kraft", metrics_agent=True)
-    topology = Topology(root / "stack", args.schedule)
+    topology = Topology(root / "stack", args.schedule, args.analysis_spark)
     watch: baseline.Baseline | None = None
     began = time.monotonic()
     try:
@@ -107,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "bench": "time_to_page",
         "schedule": args.schedule,
+        "analysis_spark": args.analysis_spark,
         "kills_per_kind": args.kills,
         **paging.summary(faults, args.page_timeout_s),
         "faults": faults,

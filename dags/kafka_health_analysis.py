@@ -21,6 +21,10 @@ SPARK_JOBS = os.environ.get(
     os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spark_jobs"),
 )
 
+SPARK_CONNECT_CONN_ID = os.environ.get("KAFKA_OPS_SPARK_CONNECT_CONN_ID", "")
+"""An Airflow connection of type `spark_connect`: the jobs run on that warm Spark Connect server, inside
+the task, instead of one spark-submit (a new JVM) each. Empty: spark-submit on `spark_default`."""
+
 DOC_MD = """
 ### Kafka health analysis
 
@@ -42,7 +46,11 @@ Each job reads the last day of its batches from the lake and writes one findings
 detector output, atomically (commit log `analysis_runs`).
 
 **Spark.** `SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
-point it at a standalone, YARN or Kubernetes master to run on a cluster). Thresholds come
+point it at a standalone, YARN or Kubernetes master to run on a cluster). With
+`KAFKA_OPS_SPARK_CONNECT_CONN_ID` set (a `spark_connect` connection), the same jobs run inside the
+task on that long-lived Spark Connect server instead: no JVM to start per run (the server holds
+Delta's connector and the lake's S3 settings; a server that is down fails the task naming the
+connection, never a fallback to spark-submit). Thresholds come
 from the kafka-ops settings file, per cluster (`[clusters.thresholds]`). On a Delta lake
 (`lake_format = "delta"`), `spark_jars` hands spark-submit Delta Lake's Spark connector
 (fetched by `make jars`) and the jobs read every table through it; on a lake root on S3 (`s3://`,
@@ -189,20 +197,11 @@ def kafka_health_analysis() -> None:
     jars = spark_jars()
     validated >> [zookeeper_args, group_args, jars]
     analysed = [
-        SparkSubmitOperator.partial(
-            task_id="analyse_cluster",
-            application=os.path.join(SPARK_JOBS, "cluster_health.py"),
-            conn_id="spark_default",
-            name="kafka-ops-cluster-health",
-            jars=JARS,
-        ).expand(application_args=zookeeper_args),
-        SparkSubmitOperator.partial(
-            task_id="analyse_groups",
-            application=os.path.join(SPARK_JOBS, "consumer_groups.py"),
-            conn_id="spark_default",
-            name="kafka-ops-consumer-groups",
-            jars=JARS,
-        ).expand(application_args=group_args),
+        _analysis(task_id, job, arguments)
+        for task_id, job, arguments in (
+            ("analyse_cluster", "cluster_health.py", zookeeper_args),
+            ("analyse_groups", "consumer_groups.py", group_args),
+        )
     ]
     jars >> analysed
     gated = health_gates.expand(target=targets)
@@ -210,6 +209,27 @@ def kafka_health_analysis() -> None:
     sent = send_alerts.expand(gated=gated)
     sent >> health_report.expand(gated=gated)
     sent >> auto_election.expand(gated=gated)
+
+
+def _analysis(task_id: str, job: str, arguments: Any) -> Any:
+    """The mapped analysis task running `spark_jobs/<job>` once per argument list: on the Spark Connect
+    server of `SPARK_CONNECT_CONN_ID` when set, else through spark-submit."""
+    if not SPARK_CONNECT_CONN_ID:
+        return SparkSubmitOperator.partial(
+            task_id=task_id,
+            application=os.path.join(SPARK_JOBS, job),
+            conn_id="spark_default",
+            name=f"kafka-ops-{job.removesuffix('.py').replace('_', '-')}",
+            jars=JARS,
+        ).expand(application_args=arguments)
+
+    @task(task_id=task_id)
+    def analyse_on_spark_connect(application_args: list[str]) -> dict[str, Any]:
+        from kafka_ops.airflow.connect_analysis import analyse_on_connect
+
+        return analyse_on_connect(SPARK_CONNECT_CONN_ID, job, application_args)
+
+    return analyse_on_spark_connect.expand(application_args=arguments)
 
 
 def _run_time() -> datetime:

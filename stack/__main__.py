@@ -12,7 +12,7 @@ from pathlib import Path
 from stack import fleet
 from stack.processes import StackError, stack_pids
 from stack.state import State, stack_root
-from stack.topology import Topology
+from stack.topology import ANALYSIS_SPARK, Topology
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="up: the KRaft sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
     parser.add_argument("--snapshot-schedule", default=fleet.SNAPSHOT_SCHEDULE,
                         help="up: the snapshot DAG's cron heartbeat (default: every minute)")  # fmt: skip
+    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="connect",
+                        help="up: the analysis DAG's jobs on the stack's Spark Connect server (default) or one "
+                        "spark-submit each")  # fmt: skip
     parser.add_argument("--minutes", type=float, default=60, help="soak: how long the fault schedule runs")
     parser.add_argument("--short", action="store_true",
                         help="soak: one fault of each kind, shorter outages")  # fmt: skip
@@ -34,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # the readiness polls
     logging.getLogger("kafka").setLevel(logging.WARNING)  # the soak's consumer group: every rebalance
-    topology = Topology((args.root or stack_root()).resolve(), args.snapshot_schedule)
+    topology = Topology((args.root or stack_root()).resolve(), args.snapshot_schedule, args.analysis_spark)
     try:
         if args.verb == "up":
             state = topology.up(args.lake, {"zk": args.zk_root, "kraft": args.kraft_root})

@@ -24,6 +24,7 @@ SNAPSHOT_SCHEDULE = "* * * * *"
 """Every minute, so a scheduled run is seen within a minute or two of `up`."""
 BUCKET = "kafka-ops-lake"
 SPARK_CONN = "spark_default"
+SPARK_CONNECT_CONN = "spark_connect_default"
 ALERT_CONN = "alerts_webhook"
 """A Slack-style webhook connection (`conn_type` http) to the stack's webhook receiver, which records what
 kafka-ops pages and resolves (a PagerDuty connection needs a routing key: a credential, kept out of here)."""
@@ -110,8 +111,11 @@ def _sandbox(verb: str, mode: str, where: list[str], env: Mapping[str, str], log
     return answer if isinstance(answer, dict) else {}
 
 
-def connections(sandboxes: Mapping[str, Sandbox], webhook_port: int, spark_master_port: int) -> dict[str, str]:
-    """`AIRFLOW_CONN_*` variables: each cluster's connections, the alert receiver's, Spark's master."""
+def connections(
+    sandboxes: Mapping[str, Sandbox], webhook_port: int, spark_master_port: int, spark_connect_port: int
+) -> dict[str, str]:
+    """`AIRFLOW_CONN_*` variables: each cluster's connections, the alert receiver's, Spark's master and
+    Spark Connect server."""
     conns: dict[str, dict[str, Any]] = {}
     for c in CLUSTERS:
         summary = sandboxes[c.mode].summary
@@ -124,4 +128,5 @@ def connections(sandboxes: Mapping[str, Sandbox], webhook_port: int, spark_maste
     conns[ALERT_CONN] = {"conn_type": "http", "host": f"{receiver}/chat"}
     conns[SPARK_CONN] = {"conn_type": "spark", "host": "spark://127.0.0.1", "port": spark_master_port,
                          "extra": {"deploy-mode": "client"}}  # fmt: skip
+    conns[SPARK_CONNECT_CONN] = {"conn_type": "spark_connect", "host": "sc://127.0.0.1", "port": spark_connect_port}
     return {f"AIRFLOW_CONN_{k.upper()}": json.dumps(v) for k, v in conns.items()}

@@ -22,6 +22,7 @@ SERVICES: tuple[Service, ...] = (
     Service("spark-master", "Spark standalone master"),
     Service("spark-worker-1", "Spark standalone worker"),
     Service("spark-worker-2", "Spark standalone worker"),
+    Service("spark-connect", "Spark Connect server on the master: the warm Spark the analysis DAG's jobs run on"),
     Service("airflow-api-server", "Airflow's UI, REST and execution API, and the kafka-ops plugin"),
     Service("airflow-scheduler", "Airflow's scheduler (CeleryExecutor)"),
     Service("airflow-dag-processor", "parses dags/"),

@@ -50,16 +50,26 @@ handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute 
 CELERY_CONCURRENCY = "2"
 HEARTBEAT_TIMEOUT_S = 120
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
-         *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "airflow-api-server", "airflow-triggerer-logs",
-         "airflow-worker-logs", "prometheus", "alertmanager")  # fmt: skip
+         *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "spark-connect", "airflow-api-server",
+         "airflow-triggerer-logs", "airflow-worker-logs", "prometheus", "alertmanager")  # fmt: skip
+
+
+ANALYSIS_SPARK = ("connect", "submit")
+"""Where the analysis DAG runs its jobs: the stack's Spark Connect server, or one spark-submit per job."""
 
 
 class Topology:
-    def __init__(self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE) -> None:
+    def __init__(
+        self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE, analysis_spark: str = "connect"
+    ) -> None:
+        if analysis_spark not in ANALYSIS_SPARK:
+            raise StackError(f"analysis_spark is one of {ANALYSIS_SPARK}, not {analysis_spark!r}")
         self.root = root
         self.logs = root / "logs"
         self.snapshot_schedule = snapshot_schedule
         """The snapshot DAG's cron heartbeat in the stack `up` starts."""
+        self.analysis_spark = analysis_spark
+        """`connect`: the analysis DAG's jobs run on the stack's Spark Connect server; `submit`: spark-submit."""
 
     # -- up ---------------------------------------------------------------------------------------------
 
@@ -160,6 +170,12 @@ class Topology:
         conf = self.root / "spark" / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in SPARK_DEFAULTS.items()))
+        # one application for good: the master gives it one worker's core, spark-submits get the other
+        self._service(state, "spark-connect", [str(BIN / "python"), "-m", "kafka_ops.analysis.connect_server",
+                      "--master", master, "--port", str(ports["spark-connect"]), "--lake", state.lake_root],
+                      {**env, "SPARK_CONF_DIR": str(conf)}, self.root)  # fmt: skip
+        self._wait(state, "spark-connect", lambda: _accepts(ports["spark-connect"]), 300)
+        state.urls["spark-connect"] = f"sc://127.0.0.1:{ports['spark-connect']}"
 
     def _airflow_environment(self, state: State, base: dict[str, str], postgres: Postgres) -> dict[str, str]:
         home = self.root / "airflow"
@@ -206,7 +222,8 @@ class Topology:
             "KAFKA_OPS_SNAPSHOT_SCHEDULE": self.snapshot_schedule,
             "KAFKA_OPS_SPARK_JOBS": str(REPO / "spark_jobs"),
             "SPARK_CONF_DIR": str(self.root / "spark" / "conf"),
-            **fleet.connections(state.sandboxes, ports["webhook"], ports["spark-master"]),
+            **fleet.connections(state.sandboxes, ports["webhook"], ports["spark-master"], ports["spark-connect"]),
+            "KAFKA_OPS_SPARK_CONNECT_CONN_ID": fleet.SPARK_CONNECT_CONN if self.analysis_spark == "connect" else "",
         }
         return env
 
@@ -373,6 +390,14 @@ def _redis_pong(port: int) -> bool:
             return s.recv(16).startswith(b"+PONG")
     except OSError:
         return False
+
+
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+    except OSError:
+        return False
+    return True
 
 
 def _http_ok(url: str) -> bool:

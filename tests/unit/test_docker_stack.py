@@ -273,9 +273,10 @@ def test_the_lake_is_shared_where_it_is_read_and_written(services: dict[str, Any
     mounts = {
         name: ro for name, s in services.items() for src, target, ro in volume_mounts(s) if src == "lake"
     }  # fmt: skip
-    # tasks (the Celery workers run them) write it; Spark executors only read it, at the same path
+    # tasks (the Celery workers run them) write it; Spark executors and the Spark Connect server's driver
+    # only read it, at the same path
     assert mounts == {"airflow-init": False} | dict.fromkeys(AIRFLOW_WORKERS, False) | dict.fromkeys(
-        SPARK_WORKERS, True
+        (*SPARK_WORKERS, "spark-connect"), True
     )
     for name, service in services.items():
         for src, target, _ in volume_mounts(service):
@@ -386,7 +387,7 @@ def native_connections() -> dict[str, Connection]:
         "zk": Sandbox("zk", "", False, {"zookeeper": "127.0.0.1:2181/kafka", "bootstrap_servers": "127.0.0.1:9092"}),
         "kraft": Sandbox("kraft", "", False, {"bootstrap_servers": "127.0.0.1:9192"}),
     }
-    variables = fleet.connections(sandboxes, webhook_port=8090, spark_master_port=7077)
+    variables = fleet.connections(sandboxes, webhook_port=8090, spark_master_port=7077, spark_connect_port=15002)
     return {
         k.removeprefix("AIRFLOW_CONN_").lower(): Connection.from_json(
             v, conn_id=k.removeprefix("AIRFLOW_CONN_").lower()

@@ -38,13 +38,16 @@ def test_the_connections_reach_the_sandboxes_the_receiver_and_the_master() -> No
         "zk": Sandbox("zk", "", False, {"zookeeper": "127.0.0.1:2181/kafka", "bootstrap_servers": "127.0.0.1:9092"}),
         "kraft": Sandbox("kraft", "", False, {"bootstrap_servers": "127.0.0.1:9192"}),
     }
-    conns = fleet.connections(sandboxes, webhook_port=8090, spark_master_port=7077)
+    conns = fleet.connections(sandboxes, webhook_port=8090, spark_master_port=7077, spark_connect_port=15002)
     assert conns["AIRFLOW_CONN_ZOOKEEPER_SANDBOX_ZK"] == (
         '{"conn_type": "zookeeper", "host": "127.0.0.1:2181", "extra": {"timeout_s": 10, "chroot": "/kafka"}}'
     )
     assert '"host": "127.0.0.1:9192"' in conns["AIRFLOW_CONN_KAFKA_SANDBOX_KRAFT"]
     assert '"host": "http://127.0.0.1:8090/chat"' in conns["AIRFLOW_CONN_ALERTS_WEBHOOK"]
     assert '"host": "spark://127.0.0.1", "port": 7077' in conns["AIRFLOW_CONN_SPARK_DEFAULT"]
+    assert '"conn_type": "spark_connect", "host": "sc://127.0.0.1", "port": 15002' in conns[
+        "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"
+    ]
 
 
 @pytest.fixture
