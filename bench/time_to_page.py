@@ -31,6 +31,7 @@ import argparse
 import json
 import logging
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -77,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.kills < 1:
         parser.error(f"--kills must be at least 1, got {args.kills}")
+    # a run in the background ignores Ctrl-C: SIGTERM tears the stack and the clusters down as Ctrl-C does
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
     for noisy in ("httpx", "kafka", "kazoo"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

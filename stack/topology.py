@@ -42,6 +42,8 @@ SPARK_DEFAULTS = {
     "spark.ui.enabled": "false",
 }
 SPARK_WORKER_MEMORY, SPARK_DAEMON_MEMORY = "1g", "256m"
+SPARK_CONNECT_DRIVER_MEMORY = "1g"
+"""The Spark Connect server's driver: every analysis' plans and the findings it returns pass through it."""
 SPARK_WORKER_OPTS = (
     "-Dspark.worker.cleanup.enabled=true -Dspark.worker.cleanup.interval=300 -Dspark.worker.cleanup.appDataTtl=900"
 )
@@ -170,10 +172,16 @@ class Topology:
         conf = self.root / "spark" / "conf"
         conf.mkdir(parents=True, exist_ok=True)
         (conf / "spark-defaults.conf").write_text("".join(f"{k} {v}\n" for k, v in SPARK_DEFAULTS.items()))
-        # one application for good: the master gives it one worker's core, spark-submits get the other
+        if self.analysis_spark != "connect":
+            return
+        # one application for good, an executor on each worker: the clusters' analyses run side by side, and a
+        # worker lost costs half the cores, not the analysis. Not the daemons' environment: Spark's launcher
+        # sizes this driver by SPARK_DAEMON_MEMORY when it is set
         self._service(state, "spark-connect", [str(BIN / "python"), "-m", "kafka_ops.analysis.connect_server",
-                      "--master", master, "--port", str(ports["spark-connect"]), "--lake", state.lake_root],
-                      {**env, "SPARK_CONF_DIR": str(conf)}, self.root)  # fmt: skip
+                      "--master", master, "--port", str(ports["spark-connect"]), "--lake", state.lake_root,
+                      "--conf", f"spark.driver.memory={SPARK_CONNECT_DRIVER_MEMORY}",
+                      "--conf", f"spark.cores.max={len(SPARK_WORKERS)}"],
+                      {**base, "SPARK_CONF_DIR": str(conf)}, self.root)  # fmt: skip
         self._wait(state, "spark-connect", lambda: _accepts(ports["spark-connect"]), 300)
         state.urls["spark-connect"] = f"sc://127.0.0.1:{ports['spark-connect']}"
 

@@ -8,9 +8,6 @@ Spark sessions in this worker keep working."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +17,7 @@ from airflow.dag_processing.dagbag import DagBag
 
 from kafka_ops.airflow.connect_analysis import analyse_on_connect
 from kafka_ops.analysis.connect import connect_session
-from kafka_ops.analysis.connect_server import server_command
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.analysis.connect_server import local_server
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
 from kafka_ops.sandbox.cluster import free_port
@@ -38,28 +34,10 @@ CONN_ID = "spark_connect_test"
 @pytest.fixture(scope="module")
 def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """One Spark Connect server (local[1], 1 GB) for the module, stopped after it."""
-    port = free_port()
     log = tmp_path_factory.mktemp("spark-connect") / "server.log"
-    command = server_command(
-        Path(sys.executable).parent / "spark-submit", "local[1]", "unused-local-root", host="127.0.0.1", port=port,
-        environ=os.environ, conf={"spark.driver.memory": "1g", "spark.ui.enabled": "false"},
-    )  # fmt: skip
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)  # noqa: PLW1509
-    try:
-        deadline = time.monotonic() + 180
-        while "Spark Connect server started" not in log.read_text(errors="replace"):
-            assert server.poll() is None, f"the Spark Connect server exited:\n{log.read_text()[-3000:]}"
-            assert time.monotonic() < deadline, f"no Spark Connect server after 180 s:\n{log.read_text()[-3000:]}"
-            time.sleep(1)
-        yield f"sc://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+    conf = {"spark.driver.memory": "1g", "spark.ui.enabled": "false"}
+    with local_server(log, free_port(), master="local[1]", conf=conf, timeout_s=180) as url:
+        yield url
 
 
 @pytest.fixture(autouse=True)

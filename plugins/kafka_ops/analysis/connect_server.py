@@ -15,10 +15,15 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
+from kafka_ops.child_process import die_with_parent
+from kafka_ops.errors import ConfigError
 from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
 from kafka_ops.lake.spark import DELTA_SPARK_CONF
 from kafka_ops.lake.spark_s3 import spark_s3_conf
@@ -27,6 +32,9 @@ SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 """What Spark's `sbin/start-connect-server.sh` runs."""
 DEFAULT_PORT = 15002
 """Spark Connect's own default."""
+STARTED = "Spark Connect server started"
+"""What the server logs once it accepts sessions."""
+SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
 
 
 def server_command(
@@ -51,6 +59,35 @@ def server_command(
     return command
 
 
+@contextmanager
+def local_server(
+    log: Path, port: int, *, master: str = "local[2]", conf: Mapping[str, str], timeout_s: float = 300
+) -> Iterator[str]:
+    """A Spark Connect server on loopback `port` for this process (a child that dies with it), its output in
+    `log`; yields its `sc://` URL once it accepts sessions, stops it on exit. `ConfigError` with the log's
+    tail when it exits or does not start within `timeout_s`. For tests and benchmarks: a deployment runs
+    `main` as a service."""
+    command = server_command(SPARK_SUBMIT, master, "local-lake", host="127.0.0.1", port=port, environ=os.environ,
+                             conf=conf)  # fmt: skip
+    with log.open("wb") as out:
+        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)  # noqa: PLW1509 - no threads started in the child
+    try:
+        deadline = time.monotonic() + timeout_s
+        while STARTED not in log.read_text(errors="replace"):
+            if server.poll() is not None or time.monotonic() > deadline:
+                tail = log.read_text(errors="replace")[-3000:]
+                raise ConfigError(f"no Spark Connect server on port {port} within {timeout_s:g}s:\n{tail}")
+            time.sleep(0.5)
+        yield f"sc://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--master", default="local[2]", help="Spark master URL (default: local[2])")
@@ -70,9 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from kafka_ops.settings import load_settings  # noqa: PLC0415 - only without --lake
 
         lake_root = load_settings().lake_root
-    spark_submit = Path(sys.executable).parent / "spark-submit"
     command = server_command(
-        spark_submit, args.master, lake_root, host=args.host, port=args.port, environ=os.environ, conf=conf
+        SPARK_SUBMIT, args.master, lake_root, host=args.host, port=args.port, environ=os.environ, conf=conf
     )
     os.execv(command[0], command)  # noqa: S606 - replaces this process: signals reach the server itself
 
