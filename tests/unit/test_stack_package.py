@@ -45,9 +45,10 @@ def test_the_connections_reach_the_sandboxes_the_receiver_and_the_master() -> No
     assert '"host": "127.0.0.1:9192"' in conns["AIRFLOW_CONN_KAFKA_SANDBOX_KRAFT"]
     assert '"host": "http://127.0.0.1:8090/chat"' in conns["AIRFLOW_CONN_ALERTS_WEBHOOK"]
     assert '"host": "spark://127.0.0.1", "port": 7077' in conns["AIRFLOW_CONN_SPARK_DEFAULT"]
-    assert '"conn_type": "spark_connect", "host": "sc://127.0.0.1", "port": 15002' in conns[
-        "AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"
-    ]
+    assert (
+        '"conn_type": "spark_connect", "host": "sc://127.0.0.1", "port": 15002'
+        in conns["AIRFLOW_CONN_SPARK_CONNECT_DEFAULT"]
+    )
 
 
 @pytest.fixture
