@@ -27,9 +27,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="up: the KRaft sandbox's folder (default: the sandbox CLI's)")  # fmt: skip
     parser.add_argument("--snapshot-schedule", default=fleet.SNAPSHOT_SCHEDULE,
                         help="up: the snapshot DAG's cron heartbeat (default: every minute)")  # fmt: skip
-    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="connect",
-                        help="up: the analysis DAG's jobs on the stack's Spark Connect server (default) or one "
-                        "spark-submit each")  # fmt: skip
+    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="submit",
+                        help="up: the analysis DAG's jobs through one spark-submit each (default) or on a Spark "
+                        "Connect server the stack starts")  # fmt: skip
     parser.add_argument("--minutes", type=float, default=60, help="soak: how long the fault schedule runs")
     parser.add_argument("--short", action="store_true",
                         help="soak: one fault of each kind, shorter outages")  # fmt: skip

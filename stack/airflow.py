@@ -68,9 +68,10 @@ class AirflowApi:
         return self._token
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """`/api/v2/<path>`; the response, whatever its status."""
+        """`/api/v2/<path>`; the response, whatever its status. Up to 60 s: the api-server's one worker has taken
+        longer than 30 s on this 2-core machine while the soak's faults loaded it."""
         headers = {"Authorization": f"Bearer {self.token()}", **kwargs.pop("headers", {})}
-        return httpx.request(method, f"{self.url}/api/v2/{path}", headers=headers, timeout=30, **kwargs)
+        return httpx.request(method, f"{self.url}/api/v2/{path}", headers=headers, timeout=60, **kwargs)
 
     def get(self, path: str, **params: Any) -> Any:
         response = self.request("GET", path, params=params)

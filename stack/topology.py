@@ -62,7 +62,7 @@ ANALYSIS_SPARK = ("connect", "submit")
 
 class Topology:
     def __init__(
-        self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE, analysis_spark: str = "connect"
+        self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE, analysis_spark: str = "submit"
     ) -> None:
         if analysis_spark not in ANALYSIS_SPARK:
             raise StackError(f"analysis_spark is one of {ANALYSIS_SPARK}, not {analysis_spark!r}")
