@@ -18,24 +18,20 @@ import socket
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from kafka_ops.analysis.runner import LOCAL_SPARK_DEFAULTS
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.spark import DELTA_SPARK_CONF
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-SESSION_SQL_CONF = {
-    "spark.sql.shuffle.partitions": "8",
-    "spark.sql.adaptive.enabled": "true",
-    "spark.sql.adaptive.coalescePartitions.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.sql.sources.partitionColumnTypeInference.enabled": "false",
-    # a table's Delta log is small (daily maintenance checkpoints it); Delta's default of 50 partitions to
-    # rebuild a table's state took 5-11 s per table on a one-core server, 8 take about one
-    "spark.databricks.delta.snapshotPartitions": "8",
-}
-"""The analysis' runtime SQL settings (`runner.LOCAL_SPARK_DEFAULTS`' that a session may set), per session:
-another client of the same server keeps its own."""
+DEFAULT_PORT = 15002
+"""Spark Connect's own default."""
+
+SESSION_SQL_CONF = {k: v for k, v in LOCAL_SPARK_DEFAULTS.items() if k.startswith(("spark.sql.", "spark.databricks."))}
+"""The analysis' settings of `runner.LOCAL_SPARK_DEFAULTS` that a session may set (its SQL and Delta ones), per
+session: another client of the same server keeps its own. Delta's `snapshotPartitions` of 8 matters most here:
+Delta's default of 50 took 5-11 s per table to rebuild its state on a one-core server."""
 
 CONNECT_TIMEOUT_S = 5.0
 """How long the server's port may take to accept a connection before the analysis fails naming it."""
@@ -46,11 +42,11 @@ Spark Connect's own default waits up to 10 minutes for a server that is down."""
 
 
 def server_address(url: str) -> tuple[str, int]:
-    """`sc://host:port/;token=...` → (host, port); Spark Connect's default port is 15002."""
+    """`sc://host:port/;token=...` → (host, port), `DEFAULT_PORT` when the URL names none."""
     parts = urlsplit(url)
     if parts.scheme != "sc" or not parts.hostname:
         raise ConfigError(f"a Spark Connect URL is sc://host:port, not {parts.scheme}://{parts.hostname or ''}")
-    return parts.hostname, parts.port or 15002
+    return parts.hostname, parts.port or DEFAULT_PORT
 
 
 def connect_session(url: str, where: str, lake_format: str) -> SparkSession:

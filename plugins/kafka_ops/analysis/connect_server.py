@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from kafka_ops.analysis.connect import DEFAULT_PORT
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import ConfigError
 from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
@@ -30,8 +31,6 @@ from kafka_ops.lake.spark_s3 import spark_s3_conf
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 """What Spark's `sbin/start-connect-server.sh` runs."""
-DEFAULT_PORT = 15002
-"""Spark Connect's own default."""
 STARTED = "Spark Connect server started"
 """What the server logs once it accepts sessions."""
 SPARK_SUBMIT = Path(sys.executable).parent / "spark-submit"
