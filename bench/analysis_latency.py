@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 from synthetic_history import DAY, snapshot_batches  # noqa: E402
 
-from kafka_ops.analysis.connect import connect_session  # noqa: E402
+from kafka_ops.analysis.connect import connect_mode_restored, connect_session  # noqa: E402
 from kafka_ops.analysis.connect_server import local_server  # noqa: E402
 from kafka_ops.analysis.job import analyse_job  # noqa: E402
 from kafka_ops.detectors.registry import DETECTORS  # noqa: E402
@@ -115,10 +115,11 @@ def write_lake(root: Path, partitions: int, snapshots: int, per_day: int) -> str
 
 
 def warm_analysis(url: str, lake: str) -> None:
-    result = analyse_job(
-        ["--lake", lake, "--cluster", CLUSTER, "--lake-format", "delta"], "cluster_health.py", "", DETECTORS,
-        session=lambda _app, lake_format, _root: connect_session(url, "the benchmark's server", lake_format),
-    )  # fmt: skip
+    with connect_mode_restored():
+        result = analyse_job(
+            ["--lake", lake, "--cluster", CLUSTER, "--lake-format", "delta"], "cluster_health.py", "", DETECTORS,
+            session=lambda _app, lake_format, _root: connect_session(url, "the benchmark's server", lake_format),
+        )  # fmt: skip
     gates(lake, result.snapshot_id)
 
 
@@ -127,9 +128,7 @@ def cold_analysis(lake: str, driver_memory: str) -> None:
     command = [str(BIN / "spark-submit"), "--master", "local[2]", "--driver-memory", driver_memory, "--jars", jars,
                "--conf", "spark.ui.enabled=false", str(REPO / "spark_jobs" / "cluster_health.py"),
                "--lake", lake, "--cluster", CLUSTER, "--lake-format", "delta"]  # fmt: skip
-    # not pyspark's process-wide Spark Connect switch, which the warm runs set in this process
-    env = {k: v for k, v in os.environ.items() if k not in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False, timeout=3600)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(f"cluster_health.py exited {done.returncode}:\n{done.stderr[-3000:]}")
     row = open_lake(lake, "delta").latest_commit(CLUSTER, COMMIT_TABLE)

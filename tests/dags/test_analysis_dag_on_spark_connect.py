@@ -2,12 +2,13 @@
 Delta's connector) instead of one spark-submit per job.
 
 A Spark Connect session switches pyspark's functions to Connect for the whole process
-(`SPARK_CONNECT_MODE_ENABLED`): each test here removes the switch when it ends, so the run's local
-Spark sessions in this worker keep working."""
+(`SPARK_CONNECT_MODE_ENABLED`): the DAG's tasks leave it as they found it (`connect_mode_restored`), and
+each test here removes it when it ends, so the run's local Spark sessions in this worker keep working."""
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from airflow.dag_processing.dagbag import DagBag
 
 from kafka_ops.airflow.connect_analysis import analyse_on_connect
-from kafka_ops.analysis.connect import connect_session
+from kafka_ops.analysis.connect import CONNECT_SWITCHES, connect_session
 from kafka_ops.analysis.connect_server import local_server
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
@@ -41,10 +42,12 @@ def connect_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(autouse=True)
-def classic_spark_after(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pyspark's process-wide Connect switch, unset again when the test ends."""
-    for name in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE"):
-        monkeypatch.delenv(name, raising=False)
+def classic_spark_after() -> Iterator[None]:
+    """pyspark's process-wide Connect switches, unset again when the test ends (a session a test opens
+    itself sets them)."""
+    yield
+    for name in CONNECT_SWITCHES:
+        os.environ.pop(name, None)
 
 
 def test_the_analysis_dag_runs_its_jobs_on_the_spark_connect_server(
@@ -72,6 +75,7 @@ def test_the_analysis_dag_runs_its_jobs_on_the_spark_connect_server(
     run = dag.test()
 
     assert run.state == "success"
+    assert not any(name in os.environ for name in CONNECT_SWITCHES), "the tasks left pyspark switched to Connect"
     runs = lake.read("analysis_runs", "default").to_pylist()
     assert sorted((r["source"], r["snapshot_id"]) for r in runs) == [("group_snapshots", "g1"), ("snapshots", "s1")]
     health = {(r["topic"], r["partition"]): r["status"] for r in lake.read("isr_health", "default").to_pylist()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kafka_ops.analysis.connect import connect_session
+from kafka_ops.analysis.connect import connect_mode_restored, connect_session
 from kafka_ops.analysis.job import analyse_job
 from kafka_ops.detectors.registry import DETECTORS, GROUP_DETECTORS
 from kafka_ops.errors import ConfigError
@@ -33,8 +33,9 @@ def analyse_on_connect(conn_id: str, job: str, arguments: Sequence[str]) -> dict
         url = SparkConnectHook(conn_id).get_connection_url()
     except AirflowNotFoundException:
         raise ConfigError(f"{where} (KAFKA_OPS_SPARK_CONNECT_CONN_ID) is not defined") from None
-    result = analyse_job(
-        list(arguments), job, f"kafka-ops {job} on Spark Connect", JOBS[job],
-        session=lambda _app, lake_format, _root: connect_session(url, where, lake_format),
-    )  # fmt: skip
+    with connect_mode_restored():
+        result = analyse_job(
+            list(arguments), job, f"kafka-ops {job} on Spark Connect", JOBS[job],
+            session=lambda _app, lake_format, _root: connect_session(url, where, lake_format),
+        )  # fmt: skip
     return result.summary()

@@ -14,7 +14,10 @@ token) and the setting, and never a fallback to a slower or older analysis.
 
 from __future__ import annotations
 
+import os
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -39,6 +42,27 @@ CONNECT_TIMEOUT_S = 5.0
 RETRIES = 4
 """Retries of a request the server refused as unavailable (50 ms to 3.2 s apart, about 4 s in all);
 Spark Connect's own default waits up to 10 minutes for a server that is down."""
+
+
+CONNECT_SWITCHES = ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")
+"""The environment variables by which a Spark Connect session switches every `pyspark.sql.functions` call of
+its process to Connect's columns (and a classic session's frames then refuse them)."""
+
+
+@contextmanager
+def connect_mode_restored() -> Iterator[None]:
+    """Run a block that opens Spark Connect sessions and leave pyspark's process-wide Connect switches as they
+    were before it: a process that analyses on a server and then on a local Spark (a `dags test`, a benchmark)
+    keeps both working."""
+    before = {name: os.environ.get(name) for name in CONNECT_SWITCHES}
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def server_address(url: str) -> tuple[str, int]:
