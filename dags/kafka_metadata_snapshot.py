@@ -79,6 +79,12 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
 
 A failed `list_clusters` means the settings file could not be read or is invalid.
 
+**Pages straight from the snapshot.** `page_from_snapshot` checks each committed snapshot by itself,
+in seconds and without Spark: partitions offline or under min ISR, and brokers that hold replicas but
+are down (not registered; fenced on KRaft). It opens, reminds or resolves those incidents through
+the cluster's notifiers at once; the analysis DAG judges the same partitions again minutes later with
+the day's history (since when, which broker lags), and the newer snapshot's word wins.
+
 **Blind spots page.** Every attempt of each collection is recorded in the lake
 (`_alerting/<cluster>.pipeline-*.json`); `report_blind_spots` pages "cannot see cluster X" through
 the cluster's notifiers while a collection keeps failing, and the analysis DAG resolves that page
@@ -177,6 +183,17 @@ def kafka_metadata_snapshot() -> None:
         outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         return info
 
+    @task(map_index_template="{{ task.op_kwargs['snapshot']['cluster'] }}")
+    def page_from_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
+        """Page (or resolve) what the snapshot shows by itself: offline and under-min-ISR partitions,
+        brokers down. Seconds after the snapshot, minutes before the analysis."""
+        from kafka_ops.airflow.health_tasks import page_from_snapshot
+
+        run_id = get_current_context()["run_id"]
+        return page_from_snapshot(
+            snapshot["cluster"], snapshot["snapshot_id"], datetime.now(UTC), "kafka_metadata_snapshot", run_id
+        )
+
     @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def report_blind_spots(cluster: dict[str, Any]) -> dict[str, Any]:
         """Page "cannot see cluster X" while a collection keeps failing (its other incidents are held,
@@ -192,7 +209,9 @@ def kafka_metadata_snapshot() -> None:
         return paged
 
     clusters = list_clusters()
-    collected = [snapshot_cluster.expand(cluster=clusters), collect_groups.expand(cluster=clusters)]
+    snapshots = snapshot_cluster.expand(cluster=clusters)
+    page_from_snapshot.expand(snapshot=snapshots)
+    collected = [snapshots, collect_groups.expand(cluster=clusters)]
     collected >> report_blind_spots.expand(cluster=clusters)
 
 

@@ -28,6 +28,8 @@ INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 TOPIC_NAME_MAX = 249
 NO_LEADER = -1
+KAFKA_DEFAULT_MIN_ISR = 1
+"""Kafka's default `min.insync.replicas` (server.properties without the key)."""
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 MAX_DEPTH = 64
 """Deepest nesting a document may have: kafka-ops writes at most 4 levels."""

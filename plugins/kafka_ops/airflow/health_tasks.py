@@ -21,13 +21,15 @@ from airflow.configuration import conf
 from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
-from kafka_ops.alerting.firing import firing_alerts
+from kafka_ops.alerting.firing import analysis_judgement, firing_alerts
+from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
+from kafka_ops.validation import snapshot_checks
 from kafka_ops.validation.pipeline import (
     gate_report_from_dict,
     gate_report_to_dict,
@@ -100,8 +102,30 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
         notifiers=notifiers,
         reminder=cluster.alert_reminder,
         run_links=links,
+        judgement=analysis_judgement(lake, cluster.name, gate_report),
     )
     return sent.to_dict()
+
+
+def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
+    """Page, remind or resolve what snapshot `snapshot_id` shows by itself (offline and under-min-ISR
+    partitions, brokers down: `validation.snapshot_checks`), without waiting for the analysis."""
+    settings = load_settings()
+    cluster = settings.cluster(cluster_name)
+    lake = lake_of(settings)
+    look = snapshot_checks.look(lake, cluster.name, snapshot_id, cluster.min_insync_replicas_default)
+    links = Links(airflow_run=_run_link(dag_id, run_id))
+    sent = dispatch(
+        cluster.name,
+        snapshot_alerts(cluster.name, look, links),
+        at,
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+        judgement=snapshot_judgement(look),
+    )
+    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
 
 
 def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str | None:

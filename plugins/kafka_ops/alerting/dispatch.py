@@ -7,8 +7,9 @@ every delivery that did happen and repeats only the others.
 
 The call must carry *every* alert of the cluster for this run, findings and pipeline failures
 alike: a key that is absent is taken as cleared and resolved (unless a `blind` alert fires).
-Runs for one cluster must not overlap (one document per cluster, last writer wins): wire one
-alerting task per cluster, in a DAG with `max_active_runs=1`.
+Runs for one cluster take turns (`IncidentStore.exclusive`, from loading the state to saving it), and
+each says which keys it judges, on how recent evidence (`incidents.Judgement`): the snapshot DAG pages
+a few keys from each snapshot as it lands, the analysis DAG judges the rest (and those again) later.
 
 A notifier that is unavailable (network error, or still 429/5xx after its retries) is skipped
 for the rest of the run, so a dead Slack costs one timeout, not one per incident; its pending
@@ -24,7 +25,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kafka_ops.alerting.alert import Alert, Links, check_aware
-from kafka_ops.alerting.incidents import Action, ClusterState, Notification, Outcome, decide, record
+from kafka_ops.alerting.incidents import (
+    EVERYTHING,
+    Action,
+    ClusterState,
+    Judgement,
+    Notification,
+    Outcome,
+    decide,
+    record,
+)
 from kafka_ops.alerting.notifier import Notifier
 from kafka_ops.alerting.state_store import IncidentStore
 from kafka_ops.errors import AlertDeliveryFailed, AlertError
@@ -85,9 +95,11 @@ def dispatch(
     notifiers: Sequence[Notifier],
     reminder: timedelta,
     run_links: Links | None = None,
+    judgement: Judgement = EVERYTHING,
 ) -> DispatchReport:
     """Send what is due for `cluster` at `now` (the run's time, not the wall clock) and return
-    what was done. `run_links` go on resolve messages (the run that saw the problem clear).
+    what was done. `run_links` go on resolve messages (the run that saw the problem clear);
+    `judgement` says which keys this run judges, on how recent evidence (`incidents.Judgement`).
 
     Raises `AlertDeliveryFailed` (carrying the report as `.report`) after saving the state when a
     notification that was due reached no notifier at all: the task fails, so Airflow's own
@@ -100,18 +112,19 @@ def dispatch(
     if len(set(names)) != len(names):
         raise AlertError(f"cluster {cluster!r}: notifier names must be unique, got {names}")
     store = IncidentStore(lake_root)
-    state, reset = store.load(cluster)
     sinks = {n.name: n.min_severity for n in notifiers}
-    due = decide(alerts, state, now, reminder=reminder, sinks=sinks, run_links=run_links)
     outcomes: list[Outcome] = []
-    try:
-        _deliver(due, {n.name: n for n in notifiers}, outcomes)
-    finally:
-        after = store.save(
-            record(alerts, state, now, outcomes=outcomes, sinks=sinks),
-            # another run saved meanwhile (S3 only): this run's deliveries, recorded on its state
-            merge=lambda latest: record(alerts, latest, now, outcomes=outcomes, sinks=sinks),
-        )
+    with store.exclusive(cluster):
+        state, reset = store.load(cluster)
+        due = decide(alerts, state, now, reminder=reminder, sinks=sinks, run_links=run_links, judgement=judgement)
+        try:
+            _deliver(due, {n.name: n for n in notifiers}, outcomes)
+        finally:
+            after = store.save(
+                record(alerts, state, now, outcomes=outcomes, sinks=sinks, judgement=judgement),
+                # another run saved meanwhile (a lock object's lease ran out): this run's deliveries, on the latest
+                merge=lambda latest: record(alerts, latest, now, outcomes=outcomes, sinks=sinks, judgement=judgement),
+            )
     report = _report(cluster=cluster, now=now, alerts=alerts, before=state, after=after, outcomes=outcomes, reset=reset)
     log.info(
         "alerts for %s: opened %s, escalated %s, reminded %s, resolved %s, failed %d, silent %s, held %s",

@@ -9,6 +9,8 @@ import pyarrow.fs as pafs
 
 from kafka_ops.alerting.alert import Alert, Links
 from kafka_ops.alerting.from_findings import gate_alerts, untrusted_alert
+from kafka_ops.alerting.from_snapshot import SNAPSHOT_ONLY
+from kafka_ops.alerting.incidents import Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
@@ -36,6 +38,22 @@ def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Lin
             alerts += gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
     alerts += PipelineStatus(lake.root).blind_alerts(cluster, links)
     return alerts
+
+
+def analysis_judgement(lake: Lake, cluster: str, gates: GateReport | None) -> Judgement:
+    """What the analysis' alerting judges: every key but those only a snapshot pages
+    (`from_snapshot.SNAPSHOT_ONLY`), its metadata gates on the analysed snapshot's capture time (the
+    snapshot DAG may have judged them on a newer one meanwhile)."""
+    latest = latest_analysed(lake, cluster, COMMIT_TABLE) if gates is not None else None
+    if gates is None or latest is None:
+        return Judgement(scope=lambda key: key not in SNAPSHOT_ONLY)
+    captured_at = latest[1]
+    metadata = frozenset(r.name for r in gates.results if r.snapshot_id == gates.snapshot_id)
+    return Judgement(
+        scope=lambda key: key not in SNAPSHOT_ONLY,
+        evidence=lambda key: captured_at if key in metadata else None,
+        named=metadata,
+    )
 
 
 def _time_behind(lake: Lake, cluster: str, gates: GateReport) -> dict[str, dict[str, Any]]:

@@ -67,7 +67,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
         severity=gate.severity,
         title=gate.title or FALLBACK_TITLE.format(n=gate.count, gate=gate.name),
         since=gate.since or seen_at,
-        affected=tuple(_affected(row) for row in gate.rows[:10]),
+        affected=tuple(affected_item(row) for row in gate.rows[:10]),
         affected_total=gate.count,
         cause=gate.cause or gate.meaning,
         action=gate.action or "",
@@ -104,7 +104,7 @@ def _group_alert(
         severity=gate.severity,
         title=title,
         since=since,
-        affected=(_affected(row),),
+        affected=(affected_item(row),),
         cause=cause,
         action=action or gate.action or f"check consumer group {group}",
         links=links,
@@ -112,7 +112,8 @@ def _group_alert(
     )
 
 
-def _affected(row: Mapping[str, Any]) -> Affected:
+def affected_item(row: Mapping[str, Any]) -> Affected:
+    """A findings row as the affected item an alert lists (a group, a partition, a broker, a controller)."""
     kind: AffectedKind
     if row.get("group_id") is not None:
         kind, name = "group", str(row["group_id"])

@@ -17,6 +17,15 @@ While a `blind` alert fires (the run could not look at the cluster, `alert.canno
 incidents that are not firing are held: neither reminded nor resolved, since "not seen" is not
 "cleared".
 
+Two paths judge some keys: the snapshot DAG pages from each snapshot as it lands
+(`validation.snapshot_checks`), and the analysis DAG judges the same keys later, from the findings of
+a snapshot that may be older by then. A run says what it judged (`Judgement`): the keys in its scope
+(incidents outside it are held, as while blind) and, per key, the capture time of the batch it judged
+the key on. The newest evidence wins: a run whose evidence for a key is older than evidence another
+run already judged it on neither opens, reminds nor resolves it (the state keeps each key's newest
+evidence time for a day, `EVIDENCE_KEPT`, resolved or not), so an analysis finishing late never
+re-pages a broker the newer snapshot saw back, nor resolves one the newer snapshot saw die.
+
 A sink counts as notified only once its delivery succeeded (`record`); a failed delivery is
 recorded with its error and decided again on the next run, so a failing notifier delays a
 message but never loses it. An incident is forgotten once every sink that heard it opened has
@@ -26,7 +35,7 @@ heard it resolved; one whose open never reached any sink is forgotten silently w
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
@@ -38,6 +47,8 @@ Action = Literal["open", "remind", "resolve"]
 DEDUP_PREFIX = "kafka-ops"
 MAX_DEDUP_CHARS = 255  # PagerDuty's limit on dedup_key
 MAX_ERROR_CHARS = 500
+EVIDENCE_KEPT = timedelta(days=1)
+"""How long a key's newest evidence time is kept after its last judgement (far longer than an analysis lags)."""
 
 
 def dedup_key(cluster: str, key: str) -> str:
@@ -86,6 +97,30 @@ class ClusterState:
 
     cluster: str
     incidents: Mapping[str, Incident] = field(default_factory=dict)
+    evidence: Mapping[str, datetime] = field(default_factory=dict)
+    """Per key, the capture time of the newest batch a run judged it on (firing or clear)."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one run looked at: the keys it judges (`scope`, None: every key), and per key the capture
+    time of the batch it judged the key on (`evidence`, None: now, never older than another run's);
+    `named` are keys it judged by name, firing or clear, whose evidence time the state keeps even
+    when no incident is open (a later run on older evidence then cannot open them)."""
+
+    scope: Callable[[str], bool] | None = None
+    evidence: Callable[[str], datetime | None] = field(default=lambda _key: None)
+    named: frozenset[str] = frozenset()
+
+    def judges(self, key: str, state: ClusterState) -> bool:
+        """In scope, and not on older evidence than the state already holds for `key`."""
+        if self.scope is not None and not self.scope(key):
+            return False
+        seen, newest = self.evidence(key), state.evidence.get(key)
+        return seen is None or newest is None or seen >= newest
+
+
+EVERYTHING = Judgement()
 
 
 @dataclass(frozen=True)
@@ -137,13 +172,16 @@ def decide(
     reminder: timedelta,
     sinks: Mapping[str, Severity],
     run_links: Links | None = None,
+    judgement: Judgement = EVERYTHING,
 ) -> list[Notification]:
     """The notifications due at `now` (see the module docstring for the rules).
 
     `sinks` maps each configured notifier's name to the lowest severity it takes. Order: opens
-    (critical first), reminders, then resolves, each by key.
+    (critical first), reminders, then resolves, each by key. Only keys the `judgement` judges are
+    opened, reminded or resolved.
     """
     _check_inputs(firing, state, now, reminder)
+    firing = [a for a in firing if judgement.judges(a.key, state)]
     firing_keys = {a.key for a in firing}
     blind = any(a.blind for a in firing)
     due: list[Notification] = []
@@ -163,7 +201,7 @@ def decide(
     if blind:
         return _ordered(due)
     for key, incident in sorted(state.incidents.items()):
-        if key in firing_keys:
+        if key in firing_keys or not judgement.judges(key, state):
             continue
         cleared = _as_alert(state.cluster, incident, run_links or Links())
         for sink, heard in sorted(incident.sinks.items()):
@@ -179,14 +217,19 @@ def record(
     *,
     outcomes: Iterable[Outcome],
     sinks: Iterable[str],
+    judgement: Judgement = EVERYTHING,
 ) -> ClusterState:
     """The state after this run's deliveries: `state` plus the firing alerts plus `outcomes`.
 
     Only delivered notifications mark a sink as notified (or resolved); a failed one is recorded
     with its error so `decide` repeats it next run. A notification that was decided but never
     attempted (the run crashed first) is simply absent from `outcomes` and is decided again.
-    Sinks that are no longer configured are dropped: nothing can be sent to them.
+    Sinks that are no longer configured are dropped: nothing can be sent to them. Keys the `judgement`
+    does not judge stay as they were; those it judges keep its evidence time when newer.
     """
+    candidates = set(state.incidents) | {a.key for a in firing} | judgement.named
+    judged = {key for key in candidates if judgement.judges(key, state)}
+    firing = [a for a in firing if a.key in judged]
     configured = set(sinks)
     by_key: dict[str, list[Outcome]] = {}
     for outcome in outcomes:
@@ -205,16 +248,26 @@ def record(
         alert = firing_by_key.get(key)
         if alert is not None:
             incidents[key] = _firing(alert, old, heard, now)
-        elif old is not None and blind:
+        elif old is not None and (blind or key not in judged):
             incidents[key] = replace(old, sinks=heard)
         elif old is not None:
             pending = {s: h for s, h in heard.items() if h.notified_at is not None}
             if pending:  # some resolves have not been delivered yet: keep them due
                 incidents[key] = replace(old, cleared_at=old.cleared_at or now, sinks=pending)
-    return ClusterState(state.cluster, incidents)
+    return ClusterState(state.cluster, incidents, _evidence(state, judged, judgement, now))
 
 
 # -- helpers ---------------------------------------------------------------------------------------
+
+
+def _evidence(state: ClusterState, judged: set[str], judgement: Judgement, now: datetime) -> dict[str, datetime]:
+    """Each key's newest evidence time: this run's for the keys it judged on dated evidence, kept a day."""
+    evidence = {k: at for k, at in state.evidence.items() if now - at <= EVIDENCE_KEPT or k in state.incidents}
+    for key in judged:
+        seen = judgement.evidence(key)
+        if seen is not None and (key not in evidence or seen > evidence[key]):
+            evidence[key] = seen
+    return evidence
 
 
 def _check_inputs(firing: Sequence[Alert], state: ClusterState, now: datetime, reminder: timedelta) -> None:

@@ -13,6 +13,11 @@ cluster at once cannot overwrite each other's deliveries (which would page again
 resolve): the one that loses re-reads the document and re-applies its changes (`save`'s `merge`),
 or fails with `AlertError` when it has no merge.
 
+Runs that alert for one cluster at once (the snapshot DAG paging from a snapshot while the analysis
+DAG alerts from findings) take turns: `exclusive` holds the cluster's lock (`<cluster>.json.lock`: a
+lock object on S3, an `fcntl` lock on a local disk) from `load` to `save`, so neither decides on a
+state the other is about to change (two runs deciding the same open would page twice).
+
 A document that cannot be parsed (edited by hand, a different tool) is moved aside to
 `<cluster>.json.corrupt-<time>` and the cluster starts from no incidents: every firing alert is
 sent again (PagerDuty folds it into the open incident by its dedup key), which is noisy but never
@@ -24,7 +29,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,13 +40,15 @@ from kafka_ops.alerting.alert import SEVERITIES, Severity, check_aware, check_ke
 from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
 from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.object_store import conditional_store
+from kafka_ops.lake.object_store import conditional_store, exclusive
 from kafka_ops.lake.store import lake_filesystem
 
 log = logging.getLogger(__name__)
 
 FORMAT = 1
 DIRECTORY = "_alerting"
+LOCK_TIMEOUT_S = 300.0
+"""How long a run waits for another run's alerting of the same cluster (its deliveries time out sooner)."""
 SAVE_ATTEMPTS = 8
 """Conditional saves tried (re-reading and merging after each lost race) before `save` fails."""
 
@@ -61,6 +69,13 @@ class IncidentStore:
 
     def path(self, cluster: str) -> str:
         return f"{self.directory}/{check_name('cluster name', cluster)}.json"
+
+    @contextmanager
+    def exclusive(self, cluster: str, timeout_s: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+        """Hold the cluster's alerting lock for the body of the `with` (module docstring); `LakeError`
+        naming it after `timeout_s`."""
+        with exclusive(self.fs, self.root, f"{self.path(cluster)}.lock", f"alerting of cluster {cluster}", timeout_s):
+            yield
 
     def load(self, cluster: str) -> tuple[ClusterState, str | None]:
         """The cluster's state (empty if never saved) and, if the document was unreadable and set
@@ -167,6 +182,7 @@ def _encode(state: ClusterState) -> dict[str, Any]:
             }
             for _, i in sorted(state.incidents.items())
         ],
+        "evidence": {key: at.isoformat() for key, at in sorted(state.evidence.items())},
     }
 
 
@@ -188,7 +204,11 @@ def _decode(cluster: str, raw: bytes) -> ClusterState:
         incidents = [_incident(entry) for entry in doc["incidents"]]
     except (KeyError, TypeError, ValueError, AlertError) as e:
         raise _Unreadable(f"bad incident: {type(e).__name__}: {e}") from None
-    return ClusterState(cluster, {i.key: i for i in incidents})
+    try:  # absent from documents of before the snapshot's own pages: no evidence yet
+        evidence = {check_key(k, "stored evidence"): _time(at) for k, at in dict(doc.get("evidence") or {}).items()}
+    except (TypeError, ValueError, AlertError) as e:
+        raise _Unreadable(f"bad evidence: {type(e).__name__}: {e}") from None
+    return ClusterState(cluster, {i.key: i for i in incidents}, evidence)
 
 
 def _incident(entry: Mapping[str, Any]) -> Incident:

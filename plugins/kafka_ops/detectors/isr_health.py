@@ -42,9 +42,7 @@ from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
 from kafka_ops.detectors.topic_deletions import without_pending_deletions
-
-KAFKA_DEFAULT_MIN_ISR = 1
-"""Kafka's default `min.insync.replicas` (server.properties without the key)."""
+from kafka_ops.kafka_types import KAFKA_DEFAULT_MIN_ISR
 
 MIN_ISR_SOURCES = ("topic", "broker", "broker_default", "static")
 """Where a partition's min ISR comes from, the first that is set (Kafka's order for a topic's config):

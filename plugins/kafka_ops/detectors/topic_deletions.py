@@ -27,8 +27,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
-
-DELETE_TOPIC = "delete_topic"
+from kafka_ops.lake.schema import DELETE_TOPIC
 
 
 def pending_deletions(admin_requests: DataFrame) -> DataFrame:

@@ -304,6 +304,45 @@ def _lease(content: bytes) -> tuple[str, bool]:
         return "an unreadable lock", True
 
 
+@contextmanager
+def exclusive(fs: pafs.FileSystem, root: str, path: str, what: str, timeout_s: float) -> Iterator[None]:
+    """Hold the lock `path` beside a lake at `root` for the body of the `with` (`what` names it in
+    errors; `LakeError` after `timeout_s`): on S3 a lock object (`held`), on a local disk an exclusive
+    `fcntl` lock on the file; on another filesystem (HDFS) nothing is held."""
+    import fcntl  # noqa: PLC0415
+
+    import pyarrow.fs as pafs  # noqa: PLC0415
+
+    store = conditional_store(fs, root)
+    if store is not None:
+        with held(store, path, what, timeout_s):
+            yield
+        return
+    if not isinstance(fs, pafs.LocalFileSystem):
+        yield
+        return
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LakeError(
+                        f"{what}: the lock {path} was held by another run for {timeout_s:g}s; is it stuck?"
+                    ) from None
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
 def conditional_store(fs: pafs.FileSystem, root: str) -> ConditionalStore | None:
     """The conditional writes of a lake on S3; None for any other filesystem (a local disk locks)."""
     import pyarrow.fs as pafs  # noqa: PLC0415

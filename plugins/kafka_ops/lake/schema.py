@@ -273,6 +273,8 @@ METADATA_TABLES: dict[str, pa.Schema] = {
 }
 
 COMMIT_TABLE = "snapshots"
+DELETE_TOPIC = "delete_topic"
+"""The `admin_requests` request of a topic pending deletion (`/admin/delete_topics/<t>`)."""
 GROUP_COMMIT_TABLE = "group_snapshots"
 
 TOPIC_PARTITION = pa.struct([pa.field("topic", pa.string()), pa.field("partition", pa.int32())])

@@ -1,8 +1,10 @@
 """Partitions at risk (`isr_health`, `isr_under_replicated`) and the brokers to blame for them
 (`broker_attribution`).
 
-Gates: `no_offline_partitions`, `no_under_min_isr_partitions`. Report only: under-replicated
-partitions (a warning no gate pages for) and one problem per broker that is down or out of sync.
+Gates: `no_offline_partitions`, `no_under_min_isr_partitions`; `no_broker_down`, paged from each
+snapshot as it lands (`validation.snapshot_checks`: a dead broker whose partitions keep min ISR is
+still a page). Report only: under-replicated partitions (a warning no gate pages for) and one problem
+per broker that is down or out of sync.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from kafka_ops.problems.words import examples, ids, partition, plural, worst_bro
 
 OFFLINE = "no_offline_partitions"
 UNDER_MIN_ISR = "no_under_min_isr_partitions"
+BROKER_DOWN = "no_broker_down"
 UNDER_REPLICATED = "under_replicated_partitions"
 BROKERS = "brokers_to_blame"
 FAILS: dict[str, Callable[[Row], bool]] = {
@@ -73,6 +76,25 @@ def under_min_isr(rows: list[Row], findings: FindingsRows, params: Mapping[str, 
         since(_under_replicated_since(findings, rows), findings),
         "isr_health",
         UNDER_MIN_ISR,
+        tuple(rows),
+    )
+
+
+def brokers_down(rows: list[Row], findings: FindingsRows, params: Mapping[str, float] | None = None) -> Problem:
+    """Brokers that hold replicas but are not registered (or are fenced): their `broker_attribution` rows."""
+    rows = sorted(rows, key=lambda r: r["broker_id"])
+    down = [r["broker_id"] for r in rows]
+    starts = _under_replicated_since_by_broker(findings)
+    title = f"Broker {down[0]} is down" if len(down) == 1 else f"{len(down)} brokers are down: {ids(down)}"
+    return Problem(
+        "critical",
+        title,
+        "; ".join(str(r["cause"]) for r in rows),
+        f"bring broker {ids(down)} back (restart it, or replace it keeping its broker id); until then its "
+        "partitions run on fewer replicas, and one more loss takes those at min ISR below it",
+        since([starts.get(b) for b in down], findings),
+        "broker_attribution",
+        BROKER_DOWN,
         tuple(rows),
     )
 

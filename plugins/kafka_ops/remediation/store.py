@@ -22,12 +22,9 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import secrets
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,7 +37,7 @@ import pyarrow.fs as pafs
 
 from kafka_ops.errors import LakeError, PlanFormatError, ProgressFormatError
 from kafka_ops.kafka_types import parse_json, shown
-from kafka_ops.lake.object_store import conditional_store, held
+from kafka_ops.lake.object_store import exclusive
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.plan_files import (
     ELECTION_FILE,
@@ -219,35 +216,9 @@ def progress_lock(lake: Lake, cluster: str, plan_id: str, timeout_s: float = PRO
     lock is an object taken with conditional writes (`lake.object_store.held`); on another filesystem
     that is not local disk (HDFS) it holds nothing."""
     path = progress_path(lake, cluster, plan_id) + ".lock"
-    store = conditional_store(lake.fs, lake.root)
-    if store is not None:
-        with held(store, path, f"plan {plan_id} of cluster {cluster}", timeout_s):
-            yield
-        return
-    if not isinstance(lake.fs, pafs.LocalFileSystem):
+    what = f"plan {plan_id} of cluster {cluster} (is an execution stuck in a write to the cluster?)"
+    with exclusive(lake.fs, lake.root, path, what, timeout_s):
         yield
-        return
-    lake.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LakeError(
-                        f"{path}: another run of plan {plan_id} held the progress lock for {timeout_s:g}s; "
-                        "is an execution stuck in a write to the cluster?"
-                    ) from None
-                time.sleep(0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
 
 
 def write_atomically(fs: pafs.FileSystem, path: str, content: bytes) -> None:

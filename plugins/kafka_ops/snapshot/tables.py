@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from kafka_ops import __version__
 from kafka_ops.capacities import Capacities
-from kafka_ops.lake.schema import SNAPSHOT_TABLES
+from kafka_ops.lake.schema import DELETE_TOPIC, SNAPSHOT_TABLES
 from kafka_ops.lake.store import Batch
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sources.migration import migration_status
@@ -229,7 +229,7 @@ def _reassignments(s: ClusterSnapshot) -> dict[str, list[Any]]:
 
 def _admin_requests(s: ClusterSnapshot) -> dict[str, list[Any]]:
     rows: list[tuple[Any, ...]] = [("preferred_replica_election", t, p) for t, p in s.preferred_election_requests]
-    rows += [("delete_topic", t, None) for t in s.pending_topic_deletions]
+    rows += [(DELETE_TOPIC, t, None) for t in s.pending_topic_deletions]
     return _rows(["request", "topic", "partition"], rows)
 
 

@@ -10,6 +10,7 @@ import pytest
 from kafka_ops.alerting.alert import Alert, Severity, cannot_see_cluster
 from kafka_ops.alerting.incidents import (
     ClusterState,
+    Judgement,
     Notification,
     Outcome,
     SinkState,
@@ -204,3 +205,62 @@ def test_dedup_key_is_stable_and_bounded() -> None:
     long_a, long_b = dedup_key(cluster, "g:" + "a" * 198), dedup_key(cluster, "g:" + "a" * 197 + "b")
     assert len(long_a) == len(long_b) == 255
     assert long_a != long_b and long_a == dedup_key(cluster, "g:" + "a" * 198)
+
+
+def judged_run(
+    firing: Sequence[Alert], state: ClusterState, minutes: float, judgement: Judgement
+) -> tuple[list[tuple[str, str, str]], ClusterState]:
+    now = T0 + timedelta(minutes=minutes)
+    due = decide(firing, state, now, reminder=HOUR, sinks=ONE_SINK, run_links=LINKS, judgement=judgement)
+    return [(n.action, n.key, n.sink) for n in due], record(
+        firing, state, now, outcomes=[Outcome(n) for n in due], sinks=ONE_SINK, judgement=judgement
+    )
+
+
+def on(captured_minutes: float, keys: Collection[str] = ("under_replicated",), only: bool = True) -> Judgement:
+    """A run that judged `keys` on a batch captured at T0 + `captured_minutes` (only them, when `only`)."""
+    at = T0 + timedelta(minutes=captured_minutes)
+    return Judgement(
+        scope=(lambda key: key in keys) if only else None,
+        evidence=lambda key: at if key in keys else None,
+        named=frozenset(keys),
+    )
+
+
+def test_a_late_run_on_older_evidence_neither_repages_nor_resolves() -> None:
+    """The snapshot path sees the broker die (capture 10) and come back (capture 12); the analysis of the
+    capture-10 snapshot, finishing after both, must not page again; and the other way round, an
+    analysis of a capture from before the death must not resolve what a newer snapshot paged."""
+    alert = broker_down()
+    sent, state = judged_run([alert], empty(), 10, on(10))
+    assert sent == [("open", "under_replicated", "log")]
+    sent, state = judged_run([], state, 12, on(12))
+    assert sent == [("resolve", "under_replicated", "log")]
+    sent, state = judged_run([alert], state, 15, on(10, only=False))  # the late analysis
+    assert (sent, state.incidents) == ([], {})
+    assert state.evidence["under_replicated"] == T0 + timedelta(minutes=12)
+
+    sent, state = judged_run([alert], empty(), 20, on(20))
+    sent, state = judged_run([], state, 22, on(18, only=False))  # an analysis of an older, healthy capture
+    assert sent == [] and "under_replicated" in state.incidents
+    sent, state = judged_run([], state, 25, on(21, only=False))  # newer evidence: resolved
+    assert sent == [("resolve", "under_replicated", "log")]
+
+
+def test_keys_outside_a_runs_scope_are_held() -> None:
+    """A run that judges only its own keys leaves every other incident open, unreminded."""
+    sent, state = run([broker_down(), lagging_group()], empty(), 0)
+    assert len(sent) == 2
+    sent, state = judged_run([], state, 120, on(119))  # judges under_replicated only
+    assert sent == [("resolve", "under_replicated", "log")]
+    assert list(state.incidents) == [lagging_group().key]
+
+
+def test_a_named_key_keeps_its_evidence_without_an_incident_for_a_day() -> None:
+    """A key judged clear is remembered (so a late run cannot open it on older evidence), then forgotten."""
+    _, state = judged_run([], empty(), 10, on(10))
+    assert state.evidence == {"under_replicated": T0 + timedelta(minutes=10)}
+    sent, state = judged_run([broker_down()], state, 11, on(9, only=False))
+    assert sent == [] and state.incidents == {}
+    _, state = judged_run([], state, 10 + 60 * 24 + 1, on(1000, keys=("other",)))
+    assert "under_replicated" not in state.evidence

@@ -13,7 +13,7 @@ import pytest
 
 from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
 from kafka_ops.alerting.state_store import IncidentStore
-from kafka_ops.errors import AlertError
+from kafka_ops.errors import AlertError, LakeError
 from tests.unit.alerting.alerts import T0
 
 
@@ -30,7 +30,7 @@ def state(title: str = "40 partitions under-replicated") -> ClusterState:
             "pagerduty": SinkState(failures=2, last_error="pagerduty notifier 'pd': HTTP 500"),
         },
     )
-    return ClusterState("payments", {incident.key: incident})
+    return ClusterState("payments", {incident.key: incident}, {"no_broker_down": T0 - timedelta(minutes=3)})
 
 
 def test_round_trip_and_location(tmp_path: Path) -> None:
@@ -118,3 +118,32 @@ def test_newer_format_is_refused_not_overwritten(tmp_path: Path) -> None:
     with pytest.raises(AlertError, match="format 2, newer than this code"):
         IncidentStore(tmp_path).load("payments")
     assert (tmp_path / "_alerting" / "payments.json").exists()
+
+
+def test_a_second_alerting_run_waits_for_the_first(tmp_path: Path) -> None:
+    """The cluster's alerting lock: held by one run (here another process), a second one waits, then
+    fails naming the lock after its timeout; another cluster's lock is free."""
+    store = IncidentStore(tmp_path / "lake")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import sys, time
+            from kafka_ops.alerting.state_store import IncidentStore
+            with IncidentStore({str(tmp_path / "lake")!r}).exclusive("payments"):
+                print("held", flush=True)
+                time.sleep(30)
+        """)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(LakeError, match=r"alerting of cluster payments: the lock .*payments\.json\.lock"):
+            with store.exclusive("payments", timeout_s=0.5):
+                pass
+        with store.exclusive("billing", timeout_s=0.5):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    with store.exclusive("payments", timeout_s=5):  # released with its holder
+        pass

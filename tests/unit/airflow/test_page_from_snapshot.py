@@ -1,0 +1,101 @@
+"""Pages straight from a snapshot (the snapshot DAG's `page_from_snapshot`), and the analysis DAG's
+alerting of the same keys later: one incident per problem, and the newest snapshot's word wins."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kafka_ops.airflow import health_tasks
+from kafka_ops.lake.open import open_lake
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.validation.pipeline import validate_batches
+from tests.unit.snapshots import AT, broker, small_snapshot, state
+from tests.unit.validation.findings import healthy_zk, isr, publish_analysis
+
+TARGET = {"cluster": "c1", "zookeeper": True, "snapshot_id": None, "groups": False, "group_snapshot_id": None}
+
+
+@pytest.fixture
+def lake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    settings = tmp_path / "kafka-ops.toml"
+    settings.write_text(f'lake_root = "{tmp_path / "lake"}"\nlake_format = "parquet"\n[[clusters]]\nname = "c1"\n')
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+    monkeypatch.delenv("KAFKA_OPS_LAKE_FORMAT", raising=False)
+    return tmp_path / "lake"
+
+
+def publish(root: Path, snapshot_id: str, minutes: float, *, broker_3_up: bool) -> datetime:
+    """`small_snapshot` (broker 3 down: `solo-0` offline, `orders` under-replicated) captured at AT +
+    `minutes`, or the same cluster healthy again."""
+    snap = small_snapshot(snapshot_id, cluster="c1")
+    snap.captured_at = AT + timedelta(minutes=minutes)
+    if broker_3_up:
+        snap.brokers[3] = broker(3, "rack-c")
+        snap.partition_states[("orders", 0)] = state("orders", 0, 1, (1, 2, 3))
+        snap.partition_states[("orders", 2)] = state("orders", 2, 1, (1, 2, 3))
+        snap.partition_states[("solo", 0)] = state("solo", 0, 3, (3,))
+    open_lake(root, "parquet").publish(snapshot_batch(snap))
+    return snap.captured_at
+
+
+def page(snapshot_id: str, minutes: float) -> dict[str, Any]:
+    at = AT + timedelta(minutes=minutes)
+    return health_tasks.page_from_snapshot("c1", snapshot_id, at, "kafka_metadata_snapshot", "run")
+
+
+def sent(root: Path) -> list[tuple[str, str]]:
+    lines = (root / "_alerting" / "c1.alerts.jsonl").read_text().splitlines()
+    return [(a["event"], a["key"]) for a in map(json.loads, lines)]
+
+
+def test_a_snapshot_pages_the_dead_broker_and_its_offline_partition_then_resolves_them(lake_root: Path) -> None:
+    publish(lake_root, "s1", 0, broker_3_up=False)
+    first = page("s1", 0.5)
+    assert first["problems"] == {"no_offline_partitions": 1, "no_broker_down": 1}
+    assert sorted(first["alerts"]["opened"]) == ["no_broker_down", "no_offline_partitions"]
+    lines = (lake_root / "_alerting" / "c1.alerts.jsonl").read_text().splitlines()
+    alert = next(a for a in map(json.loads, lines) if a["key"] == "no_offline_partitions")
+    assert alert["title"] == "1 partition offline (no leader): produce and consume fail on them"
+    assert "bring broker 3 back" in alert["action"]
+
+    assert not page("s1", 1)["alerts"]["opened"]  # the same snapshot again: one incident each, silent
+    publish(lake_root, "s2", 2, broker_3_up=True)
+    assert sorted(page("s2", 2.5)["alerts"]["resolved"]) == ["no_broker_down", "no_offline_partitions"]
+    assert sent(lake_root) == [
+        ("open", "no_broker_down"), ("open", "no_offline_partitions"),
+        ("resolve", "no_broker_down"), ("resolve", "no_offline_partitions"),
+    ]  # fmt: skip
+
+
+def test_an_analysis_finishing_after_a_newer_snapshot_neither_repages_nor_resolves(lake_root: Path) -> None:
+    """The analysis of s1 (broker 3 dead, `solo-0` offline) ends after s2 (healthy) was paged from: it
+    must not open the offline partition again; nor may it resolve `no_broker_down`, which no gate of
+    the analysis judges."""
+    lake = open_lake(lake_root, "parquet")
+    captured = publish(lake_root, "s1", 0, broker_3_up=False)
+    page("s1", 0.5)
+    validate_batches(lake, "c1", AT + timedelta(minutes=1), snapshot_id="s1")
+    findings = healthy_zk()
+    findings["isr_health"] = [*findings["isr_health"], isr("solo", 0, [3], [], -1)]
+    publish_analysis(lake, "s1", findings, captured_at=captured)
+
+    run = AT + timedelta(minutes=3)
+    analysis = health_tasks.alerts(health_tasks.gates(TARGET, run), run, "kafka_health_analysis", "a1")
+    assert not analysis["opened"] and not analysis["resolved"]  # s1's pages are open already
+    assert "no_broker_down" in analysis["open_incidents"]  # outside the analysis' judgement: kept
+
+    publish(lake_root, "s2", 4, broker_3_up=True)
+    page("s2", 4.5)  # the newer snapshot: both resolved
+    run = AT + timedelta(minutes=6)
+    late = health_tasks.alerts(health_tasks.gates(TARGET, run), run, "kafka_health_analysis", "a2")
+    assert not late["opened"] and not late["open_incidents"]
+    assert [e for e in sent(lake_root) if e[0] == "open"] == [
+        ("open", "no_broker_down"), ("open", "no_offline_partitions"),
+    ]  # fmt: skip
+    assert datetime.fromisoformat(late["at"]).tzinfo == UTC
