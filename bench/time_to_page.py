@@ -4,19 +4,23 @@ a Prometheus baseline, in the same run.
 Starts both sandbox clusters (ZooKeeper + Kafka 3.9, KRaft + Kafka 4.4) with the Prometheus JMX
 exporter on every broker and --topics topics of --partitions partitions on each (replication factor 3:
 what a broker's death leaves under-replicated), brings the stack up on them (`python -m stack up`: Airflow
-on Celery and PostgreSQL, Spark standalone and its Spark Connect server, which runs the analysis unless
---analysis-spark submit says one spark-submit per job, the webhook receiver; the snapshot DAG's cron
-every 5 minutes unless --schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
+on Celery and PostgreSQL, Spark standalone running the analysis by one spark-submit per job, or on a
+Spark Connect server with --analysis-spark connect, the webhook receiver; the snapshot DAG's cron every 5
+minutes unless --schedule says otherwise, its change watchers on), and starts the baseline (`stack.baseline`: a
 Prometheus scraping the brokers' agents every 30 s, the under-replicated count `> 0 for: 1m`, an
 Alertmanager with its default 30 s group wait), both sending to the same webhook receiver. Once the
 first scheduled snapshot and analysis ran, it kills brokers with SIGKILL, --kills on each cluster,
 taking turns, one at a time; for each it measures, from the kill:
 - **floor**: when the cluster's controller dropped the broker (its `/brokers/ids` znode gone; fenced or
   gone in DescribeCluster), polled every 0.25 s: Kafka itself cannot know sooner;
-- **page**: when kafka-ops' first page about that cluster reached the receiver;
+- **page**: when kafka-ops' first page about that cluster reached the receiver (from the snapshot DAG's
+  `page_from_snapshot`, or from the analysis: `snapshot_done_s` and `paging_analysis_*_s` say which);
 - **baseline**: when the Alertmanager notification of the baseline's alert for that cluster did;
 then starts the broker again and measures, from the restart, when kafka-ops resolved that page
 (`resolve`). The next fault waits until the cluster is healthy and the baseline's alert resolved.
+Then an event storm on each cluster (`--storm`, on by default): every broker restarted in turn, as a
+rolling upgrade does; the snapshot runs it caused are counted (`storms`: `snapshot_runs` against its
+`bound`, one run per 5 s of storm), since each watcher event may start one.
 
 A page or resolve that never comes within --page-timeout-s counts as that timeout and is listed in
 `missed`. Last line: one JSON object: `p50_s`, `p95_s`, `max_s` (time to page, every fault),
@@ -49,7 +53,7 @@ from stack import baseline, paging  # noqa: E402
 from stack.airflow import ADMIN, AirflowApi  # noqa: E402
 from stack.processes import poll  # noqa: E402
 from stack.soak import wait_for_first_snapshot  # noqa: E402
-from stack.time_to_page import NAMES, TimedKills, analysed  # noqa: E402
+from stack.time_to_page import NAMES, TimedKills, analysed, rolling_restart  # noqa: E402
 from stack.topology import ANALYSIS_SPARK, Topology  # noqa: E402
 
 
@@ -71,9 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
     parser.add_argument("--schedule", default="*/5 * * * *", help="the snapshot DAG's cron heartbeat")
     parser.add_argument("--page-timeout-s", type=float, default=900, help="how long a page or resolve may take")
-    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="connect",
-                        help="the analysis on the stack's Spark Connect server (default) or one spark-submit "
-                        "per job")  # fmt: skip
+    parser.add_argument("--analysis-spark", choices=ANALYSIS_SPARK, default="submit",
+                        help="the analysis by one spark-submit per job (default), or on the stack's Spark "
+                        "Connect server")  # fmt: skip
+    parser.add_argument("--storm", action=argparse.BooleanOptionalAction, default=True,
+                        help="end with a rolling restart of each cluster's brokers, counting the runs")  # fmt: skip
     parser.add_argument("--root", type=Path, default=None, help="working folder (default: var/bench-time-to-page)")
     args = parser.parse_args(argv)
     if args.kills < 1:
@@ -105,6 +111,11 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("no analysis run succeeded within 15 minutes of the first snapshot")
         kills = TimedKills(state, zk, kraft, timeout_s=args.page_timeout_s, with_baseline=True, api=api)
         faults = [kills.kill(mode) for _ in range(args.kills) for mode in ("zk", "kraft")]
+        storms = (
+            [rolling_restart(api, cluster, mode) for mode, cluster in (("zk", zk), ("kraft", kraft))]
+            if args.storm
+            else []
+        )
     finally:
         if watch is not None:
             watch.stop()
@@ -118,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         "kills_per_kind": args.kills,
         **paging.summary(faults, args.page_timeout_s),
         "faults": faults,
+        "storms": storms,
         "minutes": round((time.monotonic() - began) / 60, 1),
     }
     result["targets"] = paging.targets(result)

@@ -108,6 +108,33 @@ class TimedKills:
         return fault
 
 
+def rolling_restart(api: AirflowApi, sandbox: SandboxCluster | KRaftSandbox, mode: str) -> dict[str, Any]:
+    """An event storm: every broker of the `mode` cluster restarted in turn (controlled shutdown, start,
+    healthy again), as an upgrade does; the snapshot runs it caused (coalesced by the watchers' 5 s gap and
+    the DAG's one run at a time) counted until the runs settle. `bound`: one run per watcher event at
+    most, (storm seconds / 5) + 1."""
+    start = datetime.now(UTC)
+    log.info("event storm: rolling restart of every broker of %s", NAMES[mode])
+    for broker in sandbox.broker_ids():
+        sandbox.restart_broker(broker)
+        sandbox.wait_healthy(300)
+    storm_s = (datetime.now(UTC) - start).total_seconds()
+
+    def settled() -> list[dict[str, Any]] | None:
+        found = api.get(f"dags/{SNAPSHOT}/dagRuns", start_date_gte=start.isoformat(), limit=100)["dag_runs"]
+        return None if any(not r.get("end_date") for r in found) else found
+
+    runs = poll(settled, 600, 5) or []
+    return {
+        "cluster": NAMES[mode],
+        "brokers": len(sandbox.broker_ids()),
+        "storm_s": round(storm_s, 1),
+        "snapshot_runs": len(runs),
+        "failed_runs": sum(r["state"] == "failed" for r in runs),
+        "bound": int(storm_s // 5) + 1,
+    }
+
+
 def _unfenced(kraft: KRaftSandbox) -> set[int]:
     with kraft.admin() as admin:
         return {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
