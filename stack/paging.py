@@ -10,13 +10,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from stack.soak_report import OPEN, RESOLVED
+from stack.soak_report import OPEN, RESOLVED, problem_key
 
 
 @dataclass(frozen=True)
 class Page:
     at: datetime
     title: str
+    key: str | None = None
+    """The incident's key (None from a body without one): its resolve is matched on it."""
 
 
 def _received(record: dict[str, Any], after: datetime) -> datetime | None:
@@ -32,18 +34,21 @@ def first_page(records: list[dict[str, Any]], cluster: str, after: datetime) -> 
             continue
         opened = OPEN.match(str(body.get("text", "")))
         if opened and opened["cluster"] == cluster and not opened["reminder"]:
-            return Page(at, opened["title"])
+            return Page(at, opened["title"], problem_key(body))
     return None
 
 
-def first_resolve(records: list[dict[str, Any]], cluster: str, title: str, after: datetime) -> datetime | None:
-    """When kafka-ops resolved the incident (`cluster`, `title`) after `after`."""
+def first_resolve(records: list[dict[str, Any]], cluster: str, page: Page, after: datetime) -> datetime | None:
+    """When kafka-ops resolved the incident `page` opened on `cluster` (by its key; by its title for a page
+    without one) after `after`."""
     for record in records:
         at, body = _received(record, after), record.get("body")
         if at is None or not isinstance(body, dict):
             continue
         resolved = RESOLVED.match(str(body.get("text", "")))
-        if resolved and (resolved["cluster"], resolved["title"]) == (cluster, title):
+        if resolved is None or resolved["cluster"] != cluster:
+            continue
+        if (problem_key(body) == page.key) if page.key is not None else resolved["title"] == page.title:
             return at
     return None
 

@@ -3,7 +3,8 @@ and resolves from the webhook receiver's records, torn batches from the lake's c
 against the rows they commit, and the lake's size from its filesystem.
 
 Pages: a kafka-ops notification (path `/chat`, the Slack-style body: `render.headline` is its `text`)
-opens, escalates, reminds or resolves an incident named by (cluster, title); an Alertmanager
+opens, escalates, reminds or resolves an incident named by (cluster, problem key: the body's "Problem"
+field; its title in bodies without one), whatever its title says by then; an Alertmanager
 notification (`/alertmanager/<receiver>`) fires or resolves each alert it lists, named by its
 fingerprint (the hash of its labels). A *duplicate page* is an open (not a reminder, not an
 escalation, not Alertmanager's repeat) of an incident that is already open. An incident is
@@ -93,12 +94,22 @@ def _notifications(record: dict[str, Any]) -> list[tuple[str, str]]:
     text = str(body.get("text", ""))
     resolved = RESOLVED.match(text)
     if resolved:
-        return [(f"{resolved['cluster']}: {resolved['title']}", "resolve")]
+        return [(f"{resolved['cluster']}: {problem_key(body) or resolved['title']}", "resolve")]
     opened = OPEN.match(text)
     if opened is None:
         return []
-    name = f"{opened['cluster']}: {opened['title']}"
+    name = f"{opened['cluster']}: {problem_key(body) or opened['title']}"
     return [(name, "remind" if opened["reminder"] else "escalate" if opened["escalated"] else "open")]
+
+
+def problem_key(body: dict[str, Any]) -> str | None:
+    """The incident's key in a kafka-ops Slack-style body (its "Problem" field), None when it has none."""
+    for block in body.get("blocks") or []:
+        for field_ in block.get("fields") or [] if isinstance(block, dict) else []:
+            label, _, value = str(field_.get("text", "")).partition("\n")
+            if label == "*Problem*":
+                return value.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return None
 
 
 def read_runs(api: AirflowApi, since: datetime) -> tuple[Counter[str], list[dict[str, str]]]:

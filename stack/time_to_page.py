@@ -1,7 +1,7 @@
 """Broker kills on the running topology, each timed from the kill to Kafka's own knowledge of it (the
 floor), to kafka-ops' first page about the cluster and to the Prometheus baseline's (`stack.baseline`)
-notification, then from the broker's restart to kafka-ops' resolve of that page. `bench/time_to_page.py`
-runs it on a stack of its own; the stack test runs one kill on its stack."""
+notification, then from the broker's restart to kafka-ops' resolve of that page; and an event storm (a
+rolling restart) counted in snapshot runs. `bench/time_to_page.py` runs them on a stack of its own."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class TimedKills:
         sandbox.start_broker(victim)
         resolved = None
         if page is not None:
-            resolved = poll(lambda: paging.first_resolve(self.records(), name, page.title, restarted), self.timeout_s)
+            resolved = poll(lambda: paging.first_resolve(self.records(), name, page, restarted), self.timeout_s)
         sandbox.wait_healthy(300)
         cleared = poll(lambda: self.baseline_alert(name, "resolved", restarted), baseline_s)
         fault = {

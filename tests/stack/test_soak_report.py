@@ -17,7 +17,7 @@ from stack.soak_report import read_pages
 pytestmark = pytest.mark.stack
 
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
-BROKER_DOWN = Alert("sandbox-zk", "offline", "critical", "2 partitions offline", T0)
+BROKER_DOWN = Alert("sandbox-zk", "no_offline_partitions", "critical", "2 partitions offline", T0)
 
 
 def received(minute: int, action: str, alert: Alert = BROKER_DOWN, **kwargs: Any) -> dict[str, Any]:
@@ -29,16 +29,16 @@ def received(minute: int, action: str, alert: Alert = BROKER_DOWN, **kwargs: Any
 def test_an_incident_paged_once_and_resolved_is_one_page_and_nothing_unresolved() -> None:
     pages = read_pages([received(1, "open"), received(5, "remind"), received(9, "resolve")], T0)
     assert (pages.pages, pages.reminders, pages.resolves) == (1, 1, 1)
-    assert pages.opened == ["sandbox-zk: 2 partitions offline"]
+    assert pages.opened == ["sandbox-zk: no_offline_partitions"]
     assert pages.duplicates == [] and pages.unresolved == []
 
 
 def test_a_second_open_of_an_open_incident_is_a_duplicate_and_one_never_resolved_is_unresolved() -> None:
-    escalated = Alert("sandbox-zk", "offline", "critical", "2 partitions offline", T0)
+    escalated = Alert("sandbox-zk", "no_offline_partitions", "critical", "2 partitions offline", T0)
     records = [received(1, "open"), received(2, "open", escalated, escalated_from="warning"), received(3, "open")]
     pages = read_pages(records, T0)
     assert len(pages.duplicates) == 1, "an escalation is not a duplicate, the third open is"
-    assert pages.unresolved == ["sandbox-zk: 2 partitions offline"]
+    assert pages.unresolved == ["sandbox-zk: no_offline_partitions"]
 
 
 def test_incidents_open_before_the_soak_are_standing_not_unresolved_and_alertmanager_resolves_count() -> None:
@@ -50,5 +50,12 @@ def test_incidents_open_before_the_soak_are_standing_not_unresolved_and_alertman
         {"received_at": (T0 + timedelta(minutes=4)).isoformat(), "path": "/alertmanager/default", "body": resolved},
     ]
     pages = read_pages(records, T0 + timedelta(minutes=1))
-    assert pages.standing == ["sandbox-zk: 2 partitions offline"]
+    assert pages.standing == ["sandbox-zk: no_offline_partitions"]
     assert pages.unresolved == [] and pages.resolves == 1
+
+
+def test_an_incident_is_named_by_its_key_whatever_its_title_became() -> None:
+    """The count in a title moves while the incident stays open: its resolve still closes it."""
+    grown = Alert("sandbox-zk", "no_offline_partitions", "critical", "5 partitions offline", T0)
+    pages = read_pages([received(1, "open"), received(9, "resolve", grown)], T0)
+    assert (pages.pages, pages.resolves, pages.unresolved, pages.duplicates) == (1, 1, [], [])

@@ -109,6 +109,8 @@ def blocks(n: Notification) -> list[dict[str, Any]]:
     ]
     if n.action == "resolve":
         out.append(_section(f"{icon} *Cleared* at {render.when(n.at)} after {render.duration(n.at - a.since)}"))
+        # the incident's identity, as its open carried it: its title may have changed since
+        out.append({"type": "section", "fields": [_field("Cluster", a.cluster), _field("Problem", a.key)]})
     else:
         out.append(
             {
