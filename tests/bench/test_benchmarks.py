@@ -112,6 +112,11 @@ NO_TOY = {
         "in 250-odd small Spark jobs (docs/known-limits.md). The warm path it times is tested in "
         "tests/dags/test_analysis_dag_on_spark_connect.py"
     ),
+    "fleet": (
+        "one cycle's analysis is a spark-submit of every detector (half a minute at the smallest size, minutes on "
+        "a loaded machine). Its stages are the product's own functions, each tested: the snapshot and its pages "
+        "(tests/unit/airflow/test_page_from_snapshot.py), the analysis job (tests/dags/test_analysis_dag_run.py)"
+    ),
     "time_to_page": (
         "it brings up the whole running topology (sandboxes, Airflow on Celery and PostgreSQL, Spark, "
         "Prometheus) and waits for real pages: minutes at any size. Its readings and the baseline's configs "
