@@ -305,10 +305,12 @@ def _lease(content: bytes) -> tuple[str, bool]:
 
 
 @contextmanager
-def exclusive(fs: pafs.FileSystem, root: str, path: str, what: str, timeout_s: float) -> Iterator[None]:
+def exclusive(
+    fs: pafs.FileSystem, root: str, path: str, what: str, timeout_s: float, *, hint: str = "is it stuck?"
+) -> Iterator[None]:
     """Hold the lock `path` beside a lake at `root` for the body of the `with` (`what` names it in
-    errors; `LakeError` after `timeout_s`): on S3 a lock object (`held`), on a local disk an exclusive
-    `fcntl` lock on the file; on another filesystem (HDFS) nothing is held."""
+    errors, `hint` says what to look at; `LakeError` after `timeout_s`): on S3 a lock object (`held`), on
+    a local disk an exclusive `fcntl` lock on the file; on another filesystem (HDFS) nothing is held."""
     import fcntl  # noqa: PLC0415
 
     import pyarrow.fs as pafs  # noqa: PLC0415
@@ -332,7 +334,7 @@ def exclusive(fs: pafs.FileSystem, root: str, path: str, what: str, timeout_s: f
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise LakeError(
-                        f"{what}: the lock {path} was held by another run for {timeout_s:g}s; is it stuck?"
+                        f"{what}: the lock {path} was held by another run for {timeout_s:g}s; {hint}"
                     ) from None
                 time.sleep(0.05)
         try:

@@ -216,8 +216,8 @@ def progress_lock(lake: Lake, cluster: str, plan_id: str, timeout_s: float = PRO
     lock is an object taken with conditional writes (`lake.object_store.held`); on another filesystem
     that is not local disk (HDFS) it holds nothing."""
     path = progress_path(lake, cluster, plan_id) + ".lock"
-    what = f"plan {plan_id} of cluster {cluster} (is an execution stuck in a write to the cluster?)"
-    with exclusive(lake.fs, lake.root, path, what, timeout_s):
+    stuck = "is an execution stuck in a write to the cluster?"
+    with exclusive(lake.fs, lake.root, path, f"plan {plan_id} of cluster {cluster}", timeout_s, hint=stuck):
         yield
 
 
