@@ -21,6 +21,11 @@ SPARK_JOBS = os.environ.get(
     os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "spark_jobs"),
 )
 
+SPARK_QUEUE = os.environ.get("KAFKA_OPS_SPARK_QUEUE", "")
+"""The executor queue of the Spark jobs (Celery: a worker must serve it). A spark-submit holds its worker slot for
+minutes: on a queue of their own, served by some of the workers only, they never take every slot the snapshot
+DAG pages from. Empty: the default queue."""
+
 SPARK_CONNECT_CONN_ID = os.environ.get("KAFKA_OPS_SPARK_CONNECT_CONN_ID", "")
 """An Airflow connection of type `spark_connect`: the jobs run on that warm Spark Connect server, inside
 the task, instead of one spark-submit (a new JVM) each. Empty: spark-submit on `spark_default`."""
@@ -45,7 +50,9 @@ cluster that just got one (a manual run analyses every configured cluster with b
 Each job reads the last day of its batches from the lake and writes one findings table per
 detector output, atomically (commit log `analysis_runs`).
 
-**Spark.** `SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
+**Spark.** The two jobs go to the executor queue `$KAFKA_OPS_SPARK_QUEUE` when set (on Celery, serve it
+with some workers only, so a long analysis never takes the slots the snapshot DAG pages from).
+`SparkSubmitOperator` on the `spark_default` connection (`local[*]` by default;
 point it at a standalone, YARN or Kubernetes master to run on a cluster). With
 `KAFKA_OPS_SPARK_CONNECT_CONN_ID` set (a `spark_connect` connection), the same jobs run inside the
 task on that long-lived Spark Connect server instead: no JVM to start per run (the server holds
@@ -214,6 +221,7 @@ def kafka_health_analysis() -> None:
 def _analysis(task_id: str, job: str, arguments: Any) -> Any:
     """The mapped analysis task running `spark_jobs/<job>` once per argument list: on the Spark Connect
     server of `SPARK_CONNECT_CONN_ID` when set, else through spark-submit."""
+    queue: dict[str, Any] = {"queue": SPARK_QUEUE} if SPARK_QUEUE else {}
     if not SPARK_CONNECT_CONN_ID:
         return SparkSubmitOperator.partial(
             task_id=task_id,
@@ -221,9 +229,10 @@ def _analysis(task_id: str, job: str, arguments: Any) -> Any:
             conn_id="spark_default",
             name=f"kafka-ops-{job.removesuffix('.py').replace('_', '-')}",
             jars=JARS,
+            **queue,
         ).expand(application_args=arguments)
 
-    @task(task_id=task_id)
+    @task(task_id=task_id, **queue)
     def analyse_on_spark_connect(application_args: list[str]) -> dict[str, Any]:
         from kafka_ops.airflow.connect_analysis import analyse_on_connect
 

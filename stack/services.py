@@ -27,8 +27,12 @@ SERVICES: tuple[Service, ...] = (
     Service("airflow-scheduler", "Airflow's scheduler (CeleryExecutor)"),
     Service("airflow-dag-processor", "parses dags/"),
     Service("airflow-triggerer", "runs deferred tasks' triggers"),
-    Service("airflow-worker-1", "Celery worker: runs tasks, in its own working directory and TMPDIR"),
-    Service("airflow-worker-2", "Celery worker: runs tasks, in its own working directory and TMPDIR"),
+    Service(
+        "airflow-worker-1", "Celery worker: runs every task but the Spark jobs, in its own working directory and TMPDIR"
+    ),
+    Service(
+        "airflow-worker-2", "Celery worker: runs tasks and the Spark jobs, in its own working directory and TMPDIR"
+    ),
     Service("prometheus-token", "keeps the read-only user's Airflow JWT fresh for Prometheus"),
     Service("alertmanager", "routes Prometheus' alerts to the webhook receiver"),
     Service("prometheus", "scrapes /kafka-ops/metrics with the read-only user's token"),
@@ -37,3 +41,11 @@ SERVICE_NAMES: tuple[str, ...] = tuple(s.name for s in SERVICES)
 AIRFLOW_WORKERS: tuple[str, ...] = tuple(n for n in SERVICE_NAMES if n.startswith("airflow-worker-"))
 SPARK_WORKERS: tuple[str, ...] = tuple(n for n in SERVICE_NAMES if n.startswith("spark-worker-"))
 EXECUTOR = "CeleryExecutor"
+SPARK_QUEUE = "spark"
+"""The Celery queue of the analysis DAG's Spark jobs (`KAFKA_OPS_SPARK_QUEUE`): a spark-submit holds its worker
+slot for minutes, so only the last worker serves this queue, and the others are always free for the snapshots
+and their pages."""
+WORKER_QUEUES: dict[str, str] = {
+    name: "default" if name != AIRFLOW_WORKERS[-1] else f"default,{SPARK_QUEUE}" for name in AIRFLOW_WORKERS
+}
+"""Each Celery worker's `--queues`."""

@@ -21,7 +21,7 @@ from stack import fleet, monitoring
 from stack.airflow import ADMIN, VIEWER, AirflowApi, airflow_environment
 from stack.postgres import Postgres
 from stack.processes import MARKER, Recipe, StackError, launch, run, save_recipe, stack_pids, stop, tail, wait_until
-from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_WORKERS
+from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_QUEUE, SPARK_WORKERS, WORKER_QUEUES
 from stack.state import Sandbox, State
 
 REPO = Path(__file__).resolve().parents[1]
@@ -232,6 +232,7 @@ class Topology:
             "SPARK_CONF_DIR": str(self.root / "spark" / "conf"),
             **fleet.connections(state.sandboxes, ports["webhook"], ports["spark-master"], ports["spark-connect"]),
             "KAFKA_OPS_SPARK_CONNECT_CONN_ID": fleet.SPARK_CONNECT_CONN if self.analysis_spark == "connect" else "",
+            "KAFKA_OPS_SPARK_QUEUE": SPARK_QUEUE,
         }
         return env
 
@@ -251,7 +252,8 @@ class Topology:
             work = self.root / "workers" / name
             (work / "tmp").mkdir(parents=True, exist_ok=True)
             self._service(state, name, [str(BIN / "python"), "-m", "airflow", "celery", "worker", "--celery-hostname",
-                          f"{name}@%h", "--concurrency", CELERY_CONCURRENCY, "--skip-serve-logs"],
+                          f"{name}@%h", "--concurrency", CELERY_CONCURRENCY, "--queues", WORKER_QUEUES[name],
+                          "--skip-serve-logs"],
                           {**env, "TMPDIR": str(work / "tmp")}, work)  # fmt: skip
         url = f"http://127.0.0.1:{state.ports['airflow-api-server']}"
         state.urls["airflow"] = url

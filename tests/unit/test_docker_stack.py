@@ -29,7 +29,7 @@ from kafka_ops.alerting.registry import notifier_for
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
 from stack import fleet
-from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_WORKERS
+from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_QUEUE, SPARK_WORKERS, WORKER_QUEUES
 from stack.topology import SPARK_WORKER_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -326,6 +326,10 @@ def test_the_kafka_ops_environment_points_into_the_image(services: dict[str, Any
         command = command_of(services[name])
         assert command[:3] == ["airflow", "celery", "worker"], name
         assert command[command.index("--celery-hostname") + 1] == f"{name}@%h"
+        # the Spark jobs' queue, as the native stack serves it: some workers stay free for the pages
+        assert command[command.index("--queues") + 1] == WORKER_QUEUES[name], name
+    assert env["KAFKA_OPS_SPARK_QUEUE"] == SPARK_QUEUE
+    assert [n for n in AIRFLOW_WORKERS if SPARK_QUEUE not in WORKER_QUEUES[n].split(",")], "no worker is kept free"
 
 
 def test_airflow_reads_the_env_file(services: dict[str, Any]) -> None:
