@@ -19,6 +19,8 @@ from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.airflow.cluster_watch import cluster_changes_asset
 from kafka_ops.settings import load_settings, snapshot_schedule
 
+DAG_ID = "kafka_metadata_snapshot"
+
 DOC_MD = """
 ### Kafka metadata snapshot
 
@@ -79,8 +81,9 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
 
 A failed `list_clusters` means the settings file could not be read or is invalid.
 
-**Pages straight from the snapshot.** `page_from_snapshot` checks each committed snapshot by itself,
-in seconds and without Spark: partitions offline or under min ISR, and brokers that hold replicas but
+**Pages straight from the snapshot.** `snapshot_cluster` checks each snapshot it committed by itself,
+in seconds and without Spark, before it ends (`page_from_snapshot` then repeats what it could not
+deliver, and fails when a page is lost): partitions offline or under min ISR, and brokers that hold replicas but
 are down (not registered; fenced on KRaft). It opens, reminds or resolves those incidents through
 the cluster's notifiers at once; the analysis DAG judges the same partitions again minutes later with
 the day's history (since when, which broker lags), and the newer snapshot's word wins.
@@ -99,13 +102,41 @@ def _record_attempt(lake_root: str, cluster: str, stage: str, conn_id: str, erro
     PipelineStatus(lake_root).record(cluster, stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
 
 
+def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """One cluster's snapshot published to the lake, and its summary; each attempt recorded for
+    `report_blind_spots`. A setting a retry cannot fix fails the task at once."""
+    # imported here, not at parse time: kazoo, kafka-python, pyarrow
+    from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
+    from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
+    from kafka_ops.lake.open import lake_of
+
+    settings = load_settings()
+    lake_root = settings.lake_root
+    source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
+    try:
+        snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, lake_of(settings))
+    except Exception as e:
+        _record_attempt(lake_root, cluster["name"], source, conn_id, e)
+        if isinstance(e, NOT_RETRYABLE):
+            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
+        raise
+    _record_attempt(lake_root, cluster["name"], source, conn_id, None)
+    return snap, info
+
+
+def _page_at_once(cluster: str, snapshot_id: str) -> dict[str, Any]:
+    from kafka_ops.airflow.health_tasks import page_at_once
+
+    return page_at_once(cluster, snapshot_id, DAG_ID, get_current_context()["run_id"])
+
+
 def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, str]:
     """What an asset event tells its consumers: exactly which batch was committed, and where."""
     return {"cluster": cluster, "snapshot_id": snapshot_id, "lake_root": lake_root}
 
 
 @dag(
-    dag_id="kafka_metadata_snapshot",
+    dag_id=DAG_ID,
     schedule=AssetOrTimeSchedule(
         timetable=CronTriggerTimetable(snapshot_schedule(), timezone="UTC"),
         assets=cluster_changes_asset(),
@@ -140,24 +171,11 @@ def kafka_metadata_snapshot() -> None:
 
     @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
-        """Snapshot one cluster into the lake; returns only its summary. Raises if nothing was published."""
-        # imported here, not at parse time: kazoo, kafka-python, pyarrow
-        from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
-        from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
-        from kafka_ops.lake.open import lake_of
-
-        settings = load_settings()
-        lake_root = settings.lake_root
-        source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
-        try:
-            snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, lake_of(settings))
-        except Exception as e:
-            _record_attempt(lake_root, cluster["name"], source, conn_id, e)
-            if isinstance(e, NOT_RETRYABLE):
-                raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
-            raise
-        _record_attempt(lake_root, cluster["name"], source, conn_id, None)
-        outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
+        """Snapshot one cluster into the lake and page what it shows; returns only its summary. Raises if
+        nothing was published."""
+        snap, info = _snapshot(cluster)
+        outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, load_settings().lake_root)
+        info["paged"] = _page_at_once(snap.cluster, snap.snapshot_id)
         return info
 
     @task(outlets=[GROUP_SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
@@ -186,13 +204,12 @@ def kafka_metadata_snapshot() -> None:
     @task(map_index_template="{{ task.op_kwargs['snapshot']['cluster'] }}")
     def page_from_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
         """Page (or resolve) what the snapshot shows by itself: offline and under-min-ISR partitions,
-        brokers down. Seconds after the snapshot, minutes before the analysis."""
+        brokers down. `snapshot_cluster` already did, at once; this repeats what it could not deliver
+        (nothing, usually: the same snapshot judged again is silent) and fails visibly when a page is lost."""
         from kafka_ops.airflow.health_tasks import page_from_snapshot
 
         run_id = get_current_context()["run_id"]
-        return page_from_snapshot(
-            snapshot["cluster"], snapshot["snapshot_id"], datetime.now(UTC), "kafka_metadata_snapshot", run_id
-        )
+        return page_from_snapshot(snapshot["cluster"], snapshot["snapshot_id"], datetime.now(UTC), DAG_ID, run_id)
 
     @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def report_blind_spots(cluster: dict[str, Any]) -> dict[str, Any]:
@@ -201,7 +218,7 @@ def kafka_metadata_snapshot() -> None:
         DAG resolves the page)."""
         from kafka_ops.airflow.health_tasks import page_blind_spots
 
-        paged = page_blind_spots(cluster["name"], "kafka_metadata_snapshot", get_current_context()["run_id"])
+        paged = page_blind_spots(cluster["name"], DAG_ID, get_current_context()["run_id"])
         if paged["blind"]:  # the run must fail (a failed collection is a pipeline error): this is its last task
             raise AirflowFailException(
                 f"cannot see cluster {cluster['name']}: {paged['causes']}; paged: {paged['opened']}"

@@ -128,6 +128,20 @@ def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id
     return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
 
 
+def page_at_once(cluster_name: str, snapshot_id: str, dag_id: str, run_id: str) -> dict[str, Any]:
+    """`page_from_snapshot` from inside the task that took the snapshot, saving a task hop (on a busy
+    Celery deployment, 10-20 s of queueing and start-up); what it opened and resolved, or its error. It
+    never fails that task (the snapshot is published): the `page_from_snapshot` task runs next, repeats
+    what this could not deliver, and fails visibly."""
+    try:
+        paged = page_from_snapshot(cluster_name, snapshot_id, datetime.now(UTC), dag_id, run_id)
+    except Exception as e:  # the page_from_snapshot task repeats it and fails on it
+        log.warning("cluster %s: paging from snapshot %s failed, left to page_from_snapshot: %s", cluster_name,
+                    snapshot_id, e)  # fmt: skip
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+    return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
+
+
 def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str | None:
     """The cluster's health report for the snapshot the gates judged; None before any analysis."""
     page = _report_id(gated)
