@@ -90,8 +90,8 @@ the day's history (since when, which broker lags), and the newer snapshot's word
 
 **Blind spots page.** Every attempt of each collection is recorded in the lake
 (`_alerting/<cluster>.pipeline-*.json`); `report_blind_spots` pages "cannot see cluster X" through
-the cluster's notifiers while a collection keeps failing, and the analysis DAG resolves that page
-once a snapshot works again.
+the cluster's notifiers while a collection keeps failing, and resolves that page as soon as both
+collections work again (the analysis DAG would too, minutes later).
 """
 
 
@@ -214,8 +214,7 @@ def kafka_metadata_snapshot() -> None:
     @task(trigger_rule=TriggerRule.ALL_DONE, map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def report_blind_spots(cluster: dict[str, Any]) -> dict[str, Any]:
         """Page "cannot see cluster X" while a collection keeps failing (its other incidents are held,
-        not resolved), then fail so the run does; silent when both collections worked (the analysis
-        DAG resolves the page)."""
+        not resolved), then fail so the run does; when both collections worked, resolve that page."""
         from kafka_ops.airflow.health_tasks import page_blind_spots
 
         paged = page_blind_spots(cluster["name"], DAG_ID, get_current_context()["run_id"])

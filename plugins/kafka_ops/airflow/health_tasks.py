@@ -19,10 +19,11 @@ from urllib.parse import quote
 from airflow.configuration import conf
 
 from kafka_ops.airflow.analysis_arguments import Target, as_of_time
-from kafka_ops.alerting.alert import Links
+from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
 from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.firing import analysis_judgement, firing_alerts
 from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
+from kafka_ops.alerting.incidents import Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
@@ -185,13 +186,24 @@ def _run_link(dag_id: str, run_id: str) -> str:
 
 def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, Any]:
     """Page "cannot see cluster X" for each collection stage whose latest attempt failed (the
-    cluster's other incidents are held, not resolved, while it fires); nothing when none failed."""
+    cluster's other incidents are held, not resolved, while it fires); when none failed, resolve such
+    pages at once (only those: the analysis judges the rest)."""
     settings = load_settings()
     cluster = settings.cluster(cluster_name)
     links = Links(airflow_run=_run_link(dag_id, run_id))
     blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
     if not blind:
-        return {"cluster": cluster.name, "blind": [], "opened": [], "causes": ""}
+        seen = dispatch(
+            cluster.name,
+            [],
+            datetime.now(UTC),
+            lake_root=settings.lake_root,
+            notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+            reminder=cluster.alert_reminder,
+            run_links=links,
+            judgement=Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX)),
+        )
+        return {"cluster": cluster.name, "blind": [], "opened": [], "resolved": list(seen.resolved), "causes": ""}
     sent = dispatch(
         cluster.name,
         blind,

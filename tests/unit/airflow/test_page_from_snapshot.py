@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 
 from kafka_ops.airflow import health_tasks
+from kafka_ops.alerting.pipeline_status import PipelineStatus
+from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.lake.open import open_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation.pipeline import validate_batches
@@ -99,3 +101,18 @@ def test_an_analysis_finishing_after_a_newer_snapshot_neither_repages_nor_resolv
         ("open", "no_broker_down"), ("open", "no_offline_partitions"),
     ]  # fmt: skip
     assert datetime.fromisoformat(late["at"]).tzinfo == UTC
+
+
+def test_the_snapshot_dag_resolves_its_blind_spot_page_once_both_collections_work(lake_root: Path) -> None:
+    """ "cannot see cluster" resolves from the snapshot run that sees again, not minutes later from the
+    analysis; the cluster's other incidents are left to their own judges."""
+    publish(lake_root, "s1", 0, broker_3_up=False)
+    page("s1", 0.5)  # no_broker_down and no_offline_partitions open
+    status = PipelineStatus(str(lake_root))
+    status.record("c1", "Kafka", AT + timedelta(minutes=1), KafkaUnreachable("no broker answered"), "kafka_default")
+    blind = health_tasks.page_blind_spots("c1", "kafka_metadata_snapshot", "r1")
+    assert blind["opened"] == ["cannot_see:kafka"]
+    status.record("c1", "Kafka", AT + timedelta(minutes=2), None, "kafka_default")
+    seeing = health_tasks.page_blind_spots("c1", "kafka_metadata_snapshot", "r2")
+    assert seeing["resolved"] == ["cannot_see:kafka"]
+    assert ("resolve", "no_broker_down") not in sent(lake_root)
