@@ -102,9 +102,9 @@ def _record_attempt(lake_root: str, cluster: str, stage: str, conn_id: str, erro
     PipelineStatus(lake_root).record(cluster, stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
 
 
-def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """One cluster's snapshot published to the lake, and its summary; each attempt recorded for
-    `report_blind_spots`. A setting a retry cannot fix fails the task at once."""
+def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any], str]:
+    """One cluster's snapshot published to the lake, its summary and the lake's root; each attempt
+    recorded for `report_blind_spots`. A setting a retry cannot fix fails the task at once."""
     # imported here, not at parse time: kazoo, kafka-python, pyarrow
     from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
     from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
@@ -121,7 +121,7 @@ def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
             raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
         raise
     _record_attempt(lake_root, cluster["name"], source, conn_id, None)
-    return snap, info
+    return snap, info, lake_root
 
 
 def _page_at_once(cluster: str, snapshot_id: str) -> dict[str, Any]:
@@ -173,8 +173,8 @@ def kafka_metadata_snapshot() -> None:
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Snapshot one cluster into the lake and page what it shows; returns only its summary. Raises if
         nothing was published."""
-        snap, info = _snapshot(cluster)
-        outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, load_settings().lake_root)
+        snap, info, lake_root = _snapshot(cluster)
+        outlet_events[SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         info["paged"] = _page_at_once(snap.cluster, snap.snapshot_id)
         return info
 

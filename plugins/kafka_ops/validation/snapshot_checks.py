@@ -25,7 +25,7 @@ rather than died) the analysis adds when it runs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -37,6 +37,9 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.problems import partitions
 from kafka_ops.problems.problem import Problem, Row
 from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_batch_table
+
+MinIsr = Callable[[str, int], int]
+"""(topic, leader) → the configured min.insync.replicas."""
 
 CHECKS = (partitions.OFFLINE, partitions.UNDER_MIN_ISR, partitions.BROKER_DOWN)
 """The problems (gate names, alert keys) a snapshot pages by itself."""
@@ -61,10 +64,6 @@ class SnapshotLook:
 
     findings: SnapshotFindings
     problems: tuple[Problem, ...]
-
-    @property
-    def cluster_ok(self) -> bool:
-        return not self.problems
 
     def summary(self) -> dict[str, Any]:
         """The XCom payload: which checks failed (`problems`: key → rows affected)."""
@@ -122,7 +121,7 @@ def _rows(lake: Lake, batch: CommittedBatch, table: str) -> list[Row]:
     return [] if data is None else data.to_pylist()
 
 
-def _isr_row(r: Row, live: set[int], min_isr: Any) -> Row:
+def _isr_row(r: Row, live: set[int], min_isr: MinIsr) -> Row:
     adding = set(r["adding_replicas"] or ())
     replicas = [b for b in r["replicas"] or () if b not in adding]
     isr = list(r["isr"] or ())
@@ -142,7 +141,7 @@ def _isr_row(r: Row, live: set[int], min_isr: Any) -> Row:
     }  # fmt: skip
 
 
-def _min_isr(configs: Iterable[Row], static: int) -> Any:
+def _min_isr(configs: Iterable[Row], static: int) -> MinIsr:
     """(topic, leader) → the configured min ISR, in Kafka's order: the topic's, the leader's, the
     cluster default, else `static`. Values that are not whole numbers are skipped, as the analysis
     skips them (`try_cast`); several values of one entity: the largest, as it takes the max."""
