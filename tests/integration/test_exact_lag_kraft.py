@@ -1,8 +1,10 @@
-"""The error of lag in seconds on the Kafka 4.4 sandbox: a producer that writes in short bursts and
-pauses between them, a consumer exactly `DELAY_S` behind it, a collection every cycle. The exact
-method (the first unconsumed record's timestamp) must be within max(1 s, 5 %) at p95; the
-end-offset interpolation, which assumes the producer wrote steadily between two collections, is
-measurably wrong here, and the test shows where."""
+"""The error of lag in seconds on the Kafka 4.4 sandbox: a producer that pauses, then writes a short
+burst just before each collection, and a consumer that has read half of that burst. The exact method
+(the first unconsumed record's timestamp) must be within max(1 s, 5 %) at p95; the end-offset
+interpolation, which assumes the producer wrote steadily between two collections, puts the unread
+records half-way between them, seconds too early, and the test shows where. The burst comes right
+before the collection, so however long a collection takes on a loaded machine, the interpolation's
+error only grows."""
 
 from __future__ import annotations
 
@@ -31,10 +33,9 @@ from tests.integration.java_groups import FAST
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
-CYCLE_S = 4.0  # a collection every cycle
-BURST_S = 0.5  # the producer writes for this long after each collection, then pauses
-BURST = 40
-DELAY_S = 3.75  # the consumer has read everything produced up to this long ago: half the last burst
+PAUSE_S = 4.5  # the producer pauses this long, then writes a burst; then a collection
+BURST_S = 0.5
+BURST = 40  # records a burst writes to each topic; the consumer commits half of them before the collection
 CYCLES = 7
 OLD_MS = 1_600_000_000_000  # CreateTime sent to the LogAppendTime topic: the broker must ignore it
 
@@ -68,17 +69,8 @@ def test_exact_lag_error_against_a_pausing_producer(
     try:
         consumer.assign([TopicPartition(t, 0) for t in stamps])
         for _ in range(CYCLES):
-            start = time.monotonic()
-            read_up_to = time.time() * 1000 - DELAY_S * 1000
-            position = {t: sum(1 for ts in s if ts <= read_up_to) for t, s in stamps.items()}
-            if any(position.values()):
-                consumer.commit({TopicPartition(t, 0): OffsetAndMetadata(o, "", -1) for t, o in position.items()})
-            snap, _ = groups_to_lake("sandbox-kraft", target, lake, include=group)
-            for t, o in position.items():
-                if o < len(stamps[t]):
-                    behind = snap.captured_at.timestamp() - stamps[t][o] / 1000
-                    truth.append((snap.snapshot_id, snap.captured_at, t, behind))
-            futures = []
+            time.sleep(PAUSE_S)
+            start, futures = time.monotonic(), []
             for i in range(BURST):
                 now_ms = int(time.time() * 1000)
                 futures.append((created, producer.send(created, b"c", partition=0, timestamp_ms=now_ms)))
@@ -89,7 +81,13 @@ def test_exact_lag_error_against_a_pausing_producer(
                 metadata = future.get(30)
                 assert metadata.offset == len(stamps[t])
                 stamps[t].append(metadata.timestamp)  # LogAppendTime: the broker's, returned in the answer
-            time.sleep(max(start + CYCLE_S - time.monotonic(), 0))
+            position = {t: len(s) - BURST // 2 for t, s in stamps.items()}
+            consumer.commit({TopicPartition(t, 0): OffsetAndMetadata(o, "", -1) for t, o in position.items()})
+            snap, _ = groups_to_lake("sandbox-kraft", target, lake, include=group)
+            for t, o in position.items():
+                truth.append(
+                    (snap.snapshot_id, snap.captured_at, t, snap.captured_at.timestamp() - stamps[t][o] / 1000)
+                )
     finally:
         consumer.close()
         producer.close()
@@ -114,7 +112,7 @@ def test_exact_lag_error_against_a_pausing_producer(
             found[name] = (row["method"], row["lag_seconds"])
         rows.append((topic, behind, found["exact"], found["fallback"]))
 
-    assert len(rows) == 2 * (CYCLES - 1)
+    assert len(rows) == 2 * CYCLES
     allowed = [max(1.0, 0.05 * behind) for _, behind, _, _ in rows]
     exact_errors = [abs(seconds - behind) for (_, behind, (_, seconds), _) in rows]
     assert {method for _, _, (method, _), _ in rows} == {"exact"}, rows

@@ -148,7 +148,17 @@ def _reason(error: BaseException) -> str:
         err = response.get("Error", {})
         code, message = err.get("Code", ""), err.get("Message", "")
         return store_hint(f"{code}: {message}".strip(": "))
-    return store_hint(" ".join(str(error).split())[:300] or type(error).__name__)
+    return store_hint(error_line(error)[:300])
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_CHAIN = re.compile(r"\s*\n\s*↳\s*")
+
+
+def error_line(error: BaseException) -> str:
+    """`error` on one line: delta-rs' coloured chain of causes ("a\\n ↳ b\\n ↳ c") reads "a: b: c"."""
+    text = _CHAIN.sub(": ", _ANSI.sub("", str(error)))
+    return " ".join(text.split()) or type(error).__name__
 
 
 _HINTS = (

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
-from kafka_ops.lake.object_store import is_s3, s3_filesystem, s3_location, store_error
+from kafka_ops.lake.object_store import error_line, is_s3, s3_filesystem, s3_location, store_error
 from kafka_ops.lake.schema import COMMIT_TABLE, COMMIT_TABLES, TABLES, commit_table_of
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ class Lake:
         tail = f"; {consequence}" if consequence else ""
         if is_s3(self.root):
             return LakeError(f"{store_error(s3_location(self.root), action, error)}{tail}")
-        return LakeError(f"cannot {action}: {error}{tail}")
+        return LakeError(f"cannot {action}: {error_line(error)}{tail}")
 
     # -- writing ----------------------------------------------------------------------------------
 
