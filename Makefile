@@ -72,8 +72,8 @@ $(AIRFLOW_HOME)/airflow.db: $(STAMP)
 	$(BIN)/airflow db migrate > $(AIRFLOW_HOME)/db-migrate.log 2>&1 || (tail -50 $(AIRFLOW_HOME)/db-migrate.log; exit 1)
 
 lint: $(STAMP)
-	$(BIN)/ruff check dags plugins spark_jobs tests bench stack
-	$(BIN)/ruff format --check dags plugins spark_jobs tests bench stack
+	$(BIN)/ruff check dags plugins sandbox spark_jobs tests bench stack
+	$(BIN)/ruff format --check dags plugins sandbox spark_jobs tests bench stack
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
@@ -97,21 +97,21 @@ test-scale: jars
 # the ZooKeeper sandbox (3.9), then the KRaft one (4.4), one after the other: faults, snapshot and
 # analysis DAGs, findings, alerts, dry-run plans; nothing is left running
 demo: jars airflow-db
-	$(BIN)/python -m kafka_ops.demo.findings
+	$(BIN)/python -m sandbox.demo.findings
 
 # writes to the sandbox (never to another cluster): the reassignment and election DAGs, dry run then
 # execute, raise tp_re_02 to replication factor 2 and restore preferred leaders; prints before/after
 demo-remediate: jars airflow-db
-	$(BIN)/python -m kafka_ops.demo.remediate
+	$(BIN)/python -m sandbox.demo.remediate
 
 bench: jars
 	@for b in bench/*.py; do case $$b in */synthetic_*|*/_*) continue;; esac; echo "== $$b"; $(BIN)/python $$b || exit 1; done
 
 sandbox-up: jars
-	$(BIN)/python -m kafka_ops.sandbox up
+	$(BIN)/python -m sandbox up
 
 sandbox-down: $(STAMP)
-	$(BIN)/python -m kafka_ops.sandbox down
+	$(BIN)/python -m sandbox down
 
 # kafka-ops as a running service on loopback (docs/operations.md, "The running topology"): PostgreSQL,
 # Redis, Airflow on Celery (2 workers), Spark standalone (master + 2 workers), an S3-compatible store,

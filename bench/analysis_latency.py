@@ -47,8 +47,8 @@ from kafka_ops.detectors.registry import DETECTORS  # noqa: E402
 from kafka_ops.jars.fetch import ensure_delta_spark_jars  # noqa: E402
 from kafka_ops.lake.open import open_lake  # noqa: E402
 from kafka_ops.lake.schema import COMMIT_TABLE  # noqa: E402
-from kafka_ops.sandbox.cluster import free_port  # noqa: E402
 from kafka_ops.validation.gates import run_gates  # noqa: E402
+from sandbox.cluster import free_port  # noqa: E402
 
 CLUSTER = "synth"
 BIN = Path(sys.executable).parent

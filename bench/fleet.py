@@ -48,12 +48,12 @@ from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
 from kafka_ops.alerting.log_sink import LogNotifier  # noqa: E402
 from kafka_ops.lake.open import open_lake  # noqa: E402
 from kafka_ops.lake.schema import COMMIT_TABLE  # noqa: E402
-from kafka_ops.sandbox import SandboxCluster  # noqa: E402
 from kafka_ops.snapshot.tables import snapshot_batch  # noqa: E402
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget  # noqa: E402
 from kafka_ops.validation import snapshot_checks  # noqa: E402
 from kafka_ops.validation.gates import run_gates  # noqa: E402
 from kafka_ops.validation.pipeline import validate_batches  # noqa: E402
+from sandbox import SandboxCluster  # noqa: E402
 
 CHROOT = "/fleet"
 CYCLE_S = 300.0

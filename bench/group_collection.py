@@ -33,14 +33,14 @@ from kafka.errors import CoordinatorNotAvailableError, NoError
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from kafka_ops.model.groups import GroupSnapshot
-from kafka_ops.sandbox import KRaftSandbox, ensure_kafka4_jars
-from kafka_ops.sandbox.java_consumer import JavaConsumer
-from kafka_ops.sandbox.share_consumer import JavaShareConsumer
-from kafka_ops.sandbox.streams_app import JavaStreamsApp
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.record_times import first_record_times
 from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.types import DESCRIBERS, group_type_of
+from sandbox import KRaftSandbox, ensure_kafka4_jars
+from sandbox.java_consumer import JavaConsumer
+from sandbox.share_consumer import JavaShareConsumer
+from sandbox.streams_app import JavaStreamsApp
 
 TOPICS = 25
 PARTITIONS = 20

@@ -42,10 +42,10 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import DEFAULT_PAGE_SIZE, KRaftCollector
+from sandbox import KRaftSandbox
 
 CLUSTER = "bench"
 TOPICS_PER_CREATE = 100

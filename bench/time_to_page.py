@@ -48,7 +48,7 @@ from kafka import KafkaAdminClient  # noqa: E402
 from kafka.admin import NewTopic  # noqa: E402
 
 from kafka_ops.jars.fetch import var_dir  # noqa: E402
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
+from sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 from stack import baseline, paging  # noqa: E402
 from stack.airflow import ADMIN, AirflowApi  # noqa: E402
 from stack.processes import poll  # noqa: E402

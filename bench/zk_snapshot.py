@@ -22,9 +22,9 @@ from kazoo.client import KazooClient
 from synthetic_zk import seed
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from sandbox import SandboxCluster
 
 CHROOT = "/bench"
 

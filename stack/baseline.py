@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 
 from kafka_ops.child_process import die_with_parent
-from kafka_ops.sandbox.cluster import free_port
-from kafka_ops.sandbox.metrics_agent import URP_GAUGE
+from sandbox.cluster import free_port
+from sandbox.metrics_agent import URP_GAUGE
 from stack.monitoring import alertmanager_argv, prometheus_argv, write_json_yaml
 from stack.processes import wait_until
 

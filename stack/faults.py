@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster, var_dir
-from kafka_ops.sandbox.cluster import attach
-from kafka_ops.sandbox.kraft import attach_kraft
+from sandbox import KRaftSandbox, SandboxCluster, var_dir
+from sandbox.cluster import attach
+from sandbox.kraft import attach_kraft
 from stack.processes import Recipe, StackError, launch, load_recipe, start_time, stop, wait_until
 from stack.state import State
 

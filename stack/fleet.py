@@ -20,6 +20,8 @@ from kafka_ops.child_process import die_with_parent
 from stack.processes import StackError
 from stack.state import Sandbox
 
+REPO = Path(__file__).resolve().parents[1]  # `sandbox` is a package beside `kafka_ops` in the checkout
+
 SNAPSHOT_SCHEDULE = "* * * * *"
 """Every minute, so a scheduled run is seen within a minute or two of `up`."""
 BUCKET = "kafka-ops-lake"
@@ -92,12 +94,12 @@ def _running(status: Mapping[str, Any]) -> bool:
 
 
 def _sandbox(verb: str, mode: str, where: list[str], env: Mapping[str, str], log: Path) -> dict[str, Any] | None:
-    """`python -m kafka_ops.sandbox VERB --mode MODE`: its JSON answer, or None when it failed."""
-    argv = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--mode", mode, *where]
+    """`python -m sandbox VERB --mode MODE`: its JSON answer, or None when it failed."""
+    argv = [sys.executable, "-m", "sandbox", verb, "--mode", mode, *where]
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n")
         done = subprocess.run(
-            argv, env=dict(env), capture_output=True, text=True, timeout=600, check=False,
+            argv, env=dict(env), cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
             preexec_fn=die_with_parent,
         )  # fmt: skip
         out.write(done.stdout + done.stderr)

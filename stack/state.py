@@ -22,7 +22,7 @@ def stack_root() -> Path:
 @dataclass
 class Sandbox:
     mode: str
-    """`zk` or `kraft` (`python -m kafka_ops.sandbox --mode`)."""
+    """`zk` or `kraft` (`python -m sandbox --mode`)."""
     root: str
     started: bool
     """True when `up` started it, so `down` stops it; False when `up` found it running and only attached."""

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
+from sandbox import KRaftSandbox, SandboxCluster
 from stack import baseline, paging
 from stack.airflow import AirflowApi
 from stack.fleet import CLUSTERS

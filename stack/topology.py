@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from kafka_ops.jars.fetch import var_dir
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 from stack import fleet, monitoring
 from stack.airflow import ADMIN, VIEWER, AirflowApi, airflow_environment
 from stack.postgres import Postgres

@@ -52,7 +52,7 @@ if lanes.worker() is not None:
 from kafka_ops.child_process import kill_when_gone  # noqa: E402 - after the Airflow environment
 from kafka_ops.lake.open import open_lake  # noqa: E402
 from kafka_ops.lake.store import Lake  # noqa: E402
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
+from sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 
 _EXIT_STATUS = {"status": 0}
 

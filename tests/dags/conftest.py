@@ -18,7 +18,7 @@ import pytest
 from airflow.dag_processing.dagbag import DagBag
 from airflow.utils.db import check_migrations
 
-from kafka_ops.sandbox import SandboxCluster
+from sandbox import SandboxCluster
 
 DAGS_FOLDER = Path(os.environ["AIRFLOW__CORE__DAGS_FOLDER"])
 CLUSTER = "sandbox"  # the cluster name the DAG tests give the sandbox in their settings

@@ -21,9 +21,9 @@ from kafka_ops.analysis.connect import CONNECT_SWITCHES, connect_session
 from kafka_ops.analysis.connect_server import local_server
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
+from sandbox.cluster import free_port
 from tests.unit.snapshots import group_snapshot, small_snapshot
 
 pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]

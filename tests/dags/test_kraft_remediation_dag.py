@@ -17,10 +17,10 @@ from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.lake.open import open_lake
 from kafka_ops.planning.request import FORMS
 from kafka_ops.remediation import load_plan
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.validation.integrity import is_trusted
+from sandbox import KRaftSandbox
 
 pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 

@@ -26,9 +26,9 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.store import Lake
 from kafka_ops.remediation import AdminApiBackend
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
 from tests.dags.conftest import CLUSTER, Configure
 from tests.dags.test_remediation_dags import ELECTION, REASSIGNMENT, states, trigger, xcom
 from tests.dags.test_snapshot_dag_run import run_snapshot_dag

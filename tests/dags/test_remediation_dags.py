@@ -39,11 +39,11 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation import reassignment as reassignment_module
 from kafka_ops.remediation.backends import BROKER_THROTTLES
 from kafka_ops.remediation.store import write_progress
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.validation.integrity import is_trusted
+from sandbox import SandboxCluster
 from tests.dags.conftest import CLUSTER, Configure
 from tests.integration.background import Background
 from tests.integration.kafka_data import (

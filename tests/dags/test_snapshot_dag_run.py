@@ -18,7 +18,7 @@ from kafka_ops.airflow.assets import SNAPSHOT_ASSET
 from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
+from sandbox import KRaftSandbox, SandboxCluster
 
 pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 

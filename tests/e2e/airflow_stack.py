@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import httpx
 
 from kafka_ops.child_process import die_with_parent
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 from stack.airflow import ADMIN, VIEWER, airflow_environment
 
 T = TypeVar("T")

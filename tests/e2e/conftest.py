@@ -24,7 +24,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from kafka_ops.planning.request import ELECTION_FORM
-from kafka_ops.sandbox import SandboxCluster, var_dir
+from sandbox import SandboxCluster, var_dir
 from tests.e2e.airflow_stack import USER, VIEWER, AirflowStack, AirflowUI
 
 # Playwright's assertions wait 5 s by default: on a loaded 2-core machine (the other make test worker

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from kafka_ops.child_process import die_with_parent
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 from tests.e2e.airflow_stack import wait_until
 
 BINARY = os.environ.get("KAFKA_OPS_PROMETHEUS") or shutil.which("prometheus")

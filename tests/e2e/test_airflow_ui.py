@@ -28,8 +28,8 @@ from playwright.sync_api import Locator, Page, expect
 from kafka_ops.lake.open import open_lake
 from kafka_ops.planning.request import ELECTION_FORM
 from kafka_ops.report.publish import write_report
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
+from sandbox import SandboxCluster
 from tests.e2e.airflow_stack import USER, AirflowUI
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]

@@ -25,10 +25,10 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import GROUP_DETECTORS
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
 from tests.e2e.airflow_stack import REQUEST_TIMEOUT_S, AirflowUI, wait_until
 from tests.e2e.prometheus import PrometheusServer, ScrapeJob
 from tests.integration.java_groups import FAST, make_topics, produce

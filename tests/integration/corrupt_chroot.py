@@ -11,7 +11,7 @@ import json
 
 from kazoo.client import KazooClient
 
-from kafka_ops.sandbox import SandboxCluster
+from sandbox import SandboxCluster
 
 
 def copy_tree(zk: KazooClient, source: str, target: str) -> None:

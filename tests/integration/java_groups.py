@@ -12,9 +12,9 @@ from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient, NewTopic
 
 from kafka_ops.model.groups import ConsumerGroup, GroupSnapshot
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
+from sandbox import KRaftSandbox, SandboxCluster
+from sandbox.java_consumer import JavaConsumer
 
 FAST = {"request_timeout_ms": 10_000}
 

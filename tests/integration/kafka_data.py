@@ -9,7 +9,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient, NewTopic
 
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import SandboxCluster
+from sandbox import SandboxCluster
 
 THROTTLE_KEYS = {
     "leader.replication.throttled.rate",

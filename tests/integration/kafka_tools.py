@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.sandbox import ensure_kafka4_jars
+from sandbox import ensure_kafka4_jars
 
 
 def kafka_tool(jars: Path, main_class: str, *args: str) -> str:

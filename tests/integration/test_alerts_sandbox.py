@@ -27,11 +27,11 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import ZooKeeperUnreachable
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.cluster import attach
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.pipeline import health_gates, validate_batches
+from sandbox import SandboxCluster
+from sandbox.cluster import attach
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -21,8 +21,8 @@ import pytest
 from kazoo.client import KazooClient
 
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.sources.watch_status import WatchStatusStore
+from sandbox import KRaftSandbox, SandboxCluster
 
 pytestmark = pytest.mark.integration
 

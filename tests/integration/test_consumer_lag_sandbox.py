@@ -22,11 +22,11 @@ from kafka_ops.detectors import lag_time
 from kafka_ops.detectors.registry import GROUP_DETECTORS
 from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
-from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
+from sandbox.java_consumer import JavaConsumer
 from tests.integration.java_groups import FAST, make_topics, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

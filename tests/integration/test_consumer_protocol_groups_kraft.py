@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.model.groups import ConsumerGroup, GroupSnapshot
-from kafka_ops.sandbox import KRaftSandbox, ensure_kafka4_jars
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.tables import group_summary
+from sandbox import KRaftSandbox, ensure_kafka4_jars
+from sandbox.java_consumer import JavaConsumer
 from tests.integration.java_groups import collect, java_group, make_topics, produce
 from tests.integration.kafka_tools import group_lags, group_members, group_state
 

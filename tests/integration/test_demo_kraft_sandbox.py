@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.demo.kraft import KRAFT_CLUSTER, STOPPED_BROKER, kraft_demo
 from kafka_ops.lake.store import Lake
+from sandbox.demo.kraft import KRAFT_CLUSTER, STOPPED_BROKER, kraft_demo
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -11,10 +11,10 @@ import pytest
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation import frames
 from kafka_ops.validation.integrity import validate_snapshot
+from sandbox import SandboxCluster
 from tests.integration.kafka_data import admin_for, create_topic
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

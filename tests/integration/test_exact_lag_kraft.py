@@ -25,10 +25,10 @@ from kafka_ops.analysis.detector import Context
 from kafka_ops.analysis.runner import read_history
 from kafka_ops.detectors import lag_time
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import KRaftSandbox
 from tests.integration.java_groups import FAST
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

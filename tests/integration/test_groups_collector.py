@@ -16,10 +16,10 @@ from kafka.structs import OffsetAndMetadata
 from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.groups import GroupOffset, GroupSnapshot
-from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
+from sandbox import SandboxCluster
+from sandbox.cluster import free_port
 
 pytestmark = pytest.mark.integration
 

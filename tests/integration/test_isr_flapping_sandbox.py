@@ -14,9 +14,9 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors import isr_events
 from kafka_ops.lake.open import open_lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ import pytest
 from kafka_ops.assignors import AssignorBridge
 from kafka_ops.assignors.whatif import Verdict, group_today, layout_of, what_if
 from kafka_ops.model.groups import ConsumerGroup
-from kafka_ops.sandbox import SandboxCluster
+from sandbox import SandboxCluster
 from tests.integration.java_groups import collect, java_group, make_topics
 
 pytestmark = pytest.mark.integration

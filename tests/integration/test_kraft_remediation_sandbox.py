@@ -21,11 +21,11 @@ from kafka_ops.remediation.backends import BROKER_THROTTLES, backend_for
 from kafka_ops.remediation.live import KRaftLiveReader
 from kafka_ops.remediation.progress import Progress
 from kafka_ops.remediation.store import save_plan, write_progress
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from sandbox import KRaftSandbox
 from tests.integration.kafka_data import consume_all, produce, throttles_settled
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -13,9 +13,9 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
-from kafka_ops.sandbox import KRaftSandbox
-from kafka_ops.sandbox.kraft import KAFKA_VERSION, attach_kraft
-from kafka_ops.sandbox.metrics_agent import URP_GAUGE
+from sandbox import KRaftSandbox
+from sandbox.kraft import KAFKA_VERSION, attach_kraft
+from sandbox.metrics_agent import URP_GAUGE
 from tests.integration.kafka_tools import jmx_gauge_total
 
 pytestmark = pytest.mark.integration
@@ -159,7 +159,7 @@ def test_cli_up_status_down_in_kraft_mode(tmp_path: Path) -> None:
     root = tmp_path / "cli-kraft"
 
     def cli(verb: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--mode", "kraft", "--root", str(root)]
+        command = [sys.executable, "-m", "sandbox", verb, "--mode", "kraft", "--root", str(root)]
         return subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
 
     started = time.monotonic()
@@ -188,7 +188,7 @@ def test_kraft_jvms_die_with_a_killed_owner(tmp_path: Path) -> None:
     script = (
         "import json, time\n"
         "from pathlib import Path\n"
-        "from kafka_ops.sandbox import KRaftSandbox\n"
+        "from sandbox import KRaftSandbox\n"
         f"cluster = KRaftSandbox(root=Path({str(tmp_path)!r})).start()\n"
         "nodes = [*cluster._controller_nodes.values(), *cluster._nodes.values()]\n"
         "print(json.dumps([n.pid for n in nodes]), flush=True)\n"

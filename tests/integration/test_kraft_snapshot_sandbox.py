@@ -19,13 +19,13 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.remediation import AdminApiBackend
 from kafka_ops.remediation.backends import BROKER_THROTTLES
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
+from sandbox import KRaftSandbox, SandboxCluster
 from tests.integration.kafka_data import produce
 from tests.integration.kafka_tools import kafka4_tool, quorum_replication, quorum_status, topics_described
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import SandboxCluster
+from sandbox import SandboxCluster
 
 pytestmark = pytest.mark.integration
 

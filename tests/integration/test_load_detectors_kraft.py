@@ -13,9 +13,9 @@ from kafka_ops.capacities import Capacities
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
+from sandbox import KRaftSandbox
 from tests.integration.test_kraft_remediation_sandbox import CLUSTER, create, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

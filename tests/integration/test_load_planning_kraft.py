@@ -14,7 +14,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_replica_balance
 from kafka_ops.planning.load import DISK_SPREAD, cluster_load
-from kafka_ops.sandbox import KRaftSandbox
+from sandbox import KRaftSandbox
 from tests.integration.test_kraft_remediation_sandbox import base, create, run, snapshot
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]

@@ -37,12 +37,12 @@ from kafka_ops.remediation import (
 from kafka_ops.remediation.backends import ALTER_LOG_DIRS_THROTTLE
 from kafka_ops.remediation.log_dir_moves import execute_dir_moves
 from kafka_ops.remediation.store import read_progress, write_progress
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.publish import collect_metadata
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from sandbox import SandboxCluster
 from tests.integration.background import Background
 from tests.integration.kafka_data import admin_for
 from tests.integration.kafka_tools import LogDirsView, log_dirs_described

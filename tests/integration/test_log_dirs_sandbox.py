@@ -24,9 +24,9 @@ from kafka_ops.airflow.metadata_source import brokers_beside_zookeeper
 from kafka_ops.airflow.zookeeper_hook import ZooKeeperHook
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
+from sandbox import KRaftSandbox, SandboxCluster
 from tests.integration.kafka_data import admin_for
 from tests.integration.kafka_tools import LogDirsView, log_dirs_described
 

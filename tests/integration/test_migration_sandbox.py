@@ -21,7 +21,6 @@ from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import NotZooKeeper
 from kafka_ops.lake.open import open_lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox.migration import MigrationSandbox
 from kafka_ops.snapshot.publish import collect_metadata, snapshot_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources import migration
@@ -31,6 +30,7 @@ from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperT
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
 from kafka_ops.validation.integrity import validate_snapshot
+from sandbox.migration import MigrationSandbox
 from tests.integration.kafka_tools import quorum_status
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -166,11 +166,11 @@ def _wait_status(cluster: MigrationSandbox, check: object, controllers: bool = T
 
 
 def test_cli_up_status_down_in_migration_mode(tmp_path: Path) -> None:
-    """`python -m kafka_ops.sandbox up --mode migration` leaves a cluster in dual-write, for a person to watch."""
+    """`python -m sandbox up --mode migration` leaves a cluster in dual-write, for a person to watch."""
     root = tmp_path / "cli"
 
     def cli(verb: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--mode", "migration", "--root", str(root)]
+        command = [sys.executable, "-m", "sandbox", verb, "--mode", "migration", "--root", str(root)]
         return subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
 
     up = cli("up")

@@ -17,9 +17,9 @@ from pyspark.sql import SparkSession
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -18,12 +18,12 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import GROUP_DETECTORS
 from kafka_ops.jars.fetch import ensure_jars
 from kafka_ops.lake.open import open_lake
-from kafka_ops.sandbox import SandboxCluster
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import SandboxCluster
+from sandbox.java_consumer import JavaConsumer
 from tests.integration.java_groups import FAST, make_topics
 from tests.integration.kafka_tools import kafka_tool as run_kafka_tool
 

@@ -13,8 +13,8 @@ from kafka.admin import KafkaAdminClient, NewTopic, OffsetSpec
 from kafka.structs import TopicPartition
 
 from kafka_ops.model.groups import RecordTime
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.sources.groups.record_times import CREATE_TIME, LOG_APPEND_TIME, first_record_times
+from sandbox import KRaftSandbox
 from tests.integration.java_groups import FAST
 
 pytestmark = pytest.mark.integration

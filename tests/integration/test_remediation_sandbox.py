@@ -50,13 +50,13 @@ from kafka_ops.remediation import (
     save_plan,
 )
 from kafka_ops.remediation import reassignment as reassignment_module
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.integrity import validate_snapshot
+from sandbox import SandboxCluster
 from tests.integration.background import Background
 from tests.integration.kafka_data import (
     admin_for,

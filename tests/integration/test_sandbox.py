@@ -32,7 +32,7 @@ def test_jvms_die_with_a_killed_owner(tmp_path: Path) -> None:
         f"""
         import sys, time
         from pathlib import Path
-        from kafka_ops.sandbox import SandboxCluster
+        from sandbox import SandboxCluster
         cluster = SandboxCluster(root=Path({str(tmp_path)!r}), brokers=0).start()
         print(cluster._zk.pid, flush=True)
         time.sleep(600)
@@ -54,7 +54,7 @@ def test_cli_up_status_down(tmp_path: Path) -> None:
     root = tmp_path / "cli"
 
     def cli(verb: str) -> subprocess.CompletedProcess[str]:
-        command = [sys.executable, "-m", "kafka_ops.sandbox", verb, "--root", str(root)]
+        command = [sys.executable, "-m", "sandbox", verb, "--root", str(root)]
         return subprocess.run(command, capture_output=True, text=True, check=False)
 
     up = cli("up")

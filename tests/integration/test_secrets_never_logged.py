@@ -24,10 +24,10 @@ from kafka_ops.airflow.kafka_hook import target_from_connection
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.redaction import MASK
 from kafka_ops.remediation.backends import _kazoo_client
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from sandbox import KRaftSandbox, SandboxCluster
 
 pytestmark = pytest.mark.integration
 

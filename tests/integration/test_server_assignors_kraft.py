@@ -15,10 +15,10 @@ import pytest
 from kafka_ops.assignors import AssignorBridge, ConsumerGroupInput, ConsumerMember
 from kafka_ops.assignors.whatif import layout_of, topic_ids_of
 from kafka_ops.model.groups import TopicPartition
-from kafka_ops.sandbox import KRaftSandbox, ensure_kafka4_jars
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from sandbox import KRaftSandbox, ensure_kafka4_jars
+from sandbox.java_consumer import JavaConsumer
 from tests.integration.java_groups import described, make_topics, partitions_of, wait_settled
 
 pytestmark = pytest.mark.integration

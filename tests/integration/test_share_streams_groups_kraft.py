@@ -14,11 +14,11 @@ from kafka import KafkaProducer
 from kafka.admin import NewTopic
 
 from kafka_ops.model.groups import ConsumerGroup, GroupSnapshot
-from kafka_ops.sandbox import KRaftSandbox
-from kafka_ops.sandbox.share_consumer import JavaShareConsumer
-from kafka_ops.sandbox.streams_app import JavaStreamsApp
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.tables import group_batch
+from sandbox import KRaftSandbox
+from sandbox.share_consumer import JavaShareConsumer
+from sandbox.streams_app import JavaStreamsApp
 from tests.integration.kafka_tools import kafka4_tool
 
 pytestmark = pytest.mark.integration

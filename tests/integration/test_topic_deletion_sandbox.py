@@ -13,10 +13,10 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import run_gates
+from sandbox import SandboxCluster
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -24,10 +24,10 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors import transactions
 from kafka_ops.lake.open import open_lake
 from kafka_ops.report.digest import render_findings
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from sandbox import KRaftSandbox
 from tests.integration.java_groups import FAST
 from tests.integration.kafka_tools import kafka4_tool
 

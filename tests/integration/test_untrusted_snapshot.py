@@ -13,8 +13,8 @@ from kafka_ops.airflow.remediation_tasks import make_plan
 from kafka_ops.errors import SnapshotUntrusted
 from kafka_ops.lake.open import open_lake
 from kafka_ops.planning.request import RemediationRequest
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.settings import load_settings
+from sandbox import SandboxCluster
 from tests.integration.corrupt_chroot import corrupted_copy
 
 pytestmark = pytest.mark.integration

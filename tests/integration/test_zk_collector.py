@@ -13,8 +13,8 @@ from kazoo.security import make_digest_acl
 
 from kafka_ops.errors import NotAKafkaChroot, ZooKeeperAuthFailed, ZooKeeperUnreachable
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from sandbox import SandboxCluster
 
 pytestmark = pytest.mark.integration
 

@@ -20,9 +20,9 @@ from kazoo.security import OPEN_ACL_UNSAFE, make_digest_acl
 from kafka_ops.errors import ZooKeeperAuthFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox import SandboxCluster
 from kafka_ops.snapshot.publish import snapshot_to_lake
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from sandbox import SandboxCluster
 from tests.integration.corrupt_chroot import copy_tree
 
 pytestmark = pytest.mark.integration

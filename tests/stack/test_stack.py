@@ -34,7 +34,7 @@ import pytest
 
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
-from kafka_ops.sandbox import KRaftSandbox, SandboxCluster, var_dir
+from sandbox import KRaftSandbox, SandboxCluster, var_dir
 from stack.airflow import ADMIN, AirflowApi
 from stack.faults import Clusters
 from stack.fleet import CLUSTERS

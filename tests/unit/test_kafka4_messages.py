@@ -7,9 +7,9 @@ from importlib import resources
 
 import pytest
 
-from kafka_ops.sandbox import ensure_kafka4_jars
 from kafka_ops.sources import messages
 from kafka_ops.sources.messages import groups
+from sandbox import ensure_kafka4_jars
 
 SCHEMAS = sorted(p.name for p in resources.files(messages).iterdir() if p.name.endswith(".json"))
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.errors import SandboxError
-from kafka_ops.sandbox.cluster import attach
-from kafka_ops.sandbox.kraft import attach_kraft
-from kafka_ops.sandbox.migration import attach_migration
+from sandbox.cluster import attach
+from sandbox.kraft import attach_kraft
+from sandbox.migration import attach_migration
 
 
 def test_no_state_names_the_file_and_the_kind_of_sandbox(tmp_path: Path) -> None:

@@ -21,12 +21,12 @@ from kafka_ops.airflow.change_sources import ZooKeeperChanges
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger, cluster_changes_asset
 from kafka_ops.errors import ConfigError, KafkaUnreachable
 from kafka_ops.model.cluster import CollectionIssue, ZnodeStat
-from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.sources.change_digest import UNKNOWN
 from kafka_ops.sources.watch_status import WatchStatusStore
 from kafka_ops.sources.zookeeper.change_watch import ZnodeChange
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+from sandbox.cluster import free_port
 
 KWARGS: dict[str, Any] = {
     "cluster": "payments",

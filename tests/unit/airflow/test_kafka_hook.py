@@ -10,7 +10,7 @@ from airflow.sdk import Connection
 
 from kafka_ops.airflow.kafka_hook import ALLOWED_EXTRAS, KafkaAdminHook, target_from_connection
 from kafka_ops.errors import ConfigError
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 
 SECRET = "s3cr3t-Pa55"
 SASL_PLAIN = {"security_protocol": "SASL_PLAINTEXT", "sasl_mechanism": "PLAIN"}

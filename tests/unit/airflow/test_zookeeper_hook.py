@@ -10,9 +10,9 @@ from airflow.sdk import Connection
 
 from kafka_ops.airflow.zookeeper_hook import ALLOWED_EXTRAS, ZooKeeperHook, target_from_connection
 from kafka_ops.errors import ConfigError
-from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import TlsOptions
+from sandbox.cluster import free_port
 
 SECRET = "s3cr3t-Pa55"
 

@@ -15,7 +15,7 @@ from kafka_ops.alerting import mail
 from kafka_ops.alerting.mail import EmailNotifier
 from kafka_ops.alerting.registry import notifier_for
 from kafka_ops.errors import AlertDeliveryFailed, ConfigError
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 from tests.unit.alerting.alerts import lagging_group
 from tests.unit.alerting.notifications import notification
 from tests.unit.alerting.servers import RecordingSmtpServer

@@ -14,7 +14,7 @@ from kafka_ops.alerting import slack
 from kafka_ops.alerting.slack import SlackNotifier
 from kafka_ops.alerting.webhook import HttpPolicy
 from kafka_ops.errors import AlertDeliveryFailed, ConfigError
-from kafka_ops.sandbox.cluster import free_port
+from sandbox.cluster import free_port
 from tests.unit.alerting.alerts import lagging_group
 from tests.unit.alerting.notifications import notification
 from tests.unit.alerting.schemas import check_slack_message

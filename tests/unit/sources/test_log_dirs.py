@@ -12,10 +12,10 @@ from kafka.protocol.admin import DescribeLogDirsResponse
 
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.model.cluster import ClusterSnapshot, CollectionIssue, LogDir, ReplicaSize
-from kafka_ops.sandbox.cluster import free_port
 from kafka_ops.snapshot.tables import render_summary, snapshot_batch, summary
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.groups.collector import KafkaTarget
+from sandbox.cluster import free_port
 from tests.unit.snapshots import AT, broker
 
 Result = DescribeLogDirsResponse.DescribeLogDirsResult

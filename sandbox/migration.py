@@ -28,8 +28,8 @@ from pathlib import Path
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError, ZooKeeperUnreachable
 from kafka_ops.jars.fetch import ensure_jars
-from kafka_ops.sandbox.cluster import SandboxCluster, _Node, free_port, read_state
 from kafka_ops.sources.zookeeper.session import ZkReadSession
+from sandbox.cluster import SandboxCluster, _Node, free_port, read_state
 
 log = logging.getLogger(__name__)
 

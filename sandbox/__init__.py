@@ -2,8 +2,8 @@
 (`SandboxCluster`), and real KRaft controllers + Kafka 4 brokers (`KRaftSandbox`)."""
 
 from kafka_ops.jars.fetch import ensure_jars, ensure_kafka4_jars, var_dir
-from kafka_ops.sandbox.cluster import SandboxCluster, attach
-from kafka_ops.sandbox.kraft import KRaftSandbox, attach_kraft
+from sandbox.cluster import SandboxCluster, attach
+from sandbox.kraft import KRaftSandbox, attach_kraft
 
 __all__ = [
     "KRaftSandbox",

@@ -25,9 +25,9 @@ from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
 from kafka_ops.jars.fetch import ensure_jars, var_dir
 from kafka_ops.model.cluster import ClusterSnapshot
-from kafka_ops.sandbox.metrics_agent import agent_options
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
+from sandbox.metrics_agent import agent_options
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kafka_ops.jars.fetch import ensure_kafka4_jars
-from kafka_ops.sandbox.java_client import JavaClient
+from sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxShareConsumer.java")
 TopicPartition = tuple[str, int]

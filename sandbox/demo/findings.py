@@ -12,7 +12,7 @@ its findings (ISRs, leaders, lag statuses, time lag, assignor skew and the what-
 restarts the broker, snapshots and analyses again (ISR expansion, leaders fixable by a preferred
 election), prints a dry-run plan for each remediation action (planners called directly, nothing
 written), and tears everything down. Then, with that sandbox stopped (both at once would crowd a
-2-core machine), the KRaft cluster `sandbox-kraft` (`kafka_ops.demo.kraft`): Kafka 4.4, a fenced
+2-core machine), the KRaft cluster `sandbox-kraft` (`sandbox.demo.kraft`): Kafka 4.4, a fenced
 broker and a killed active controller, the same two DAGs, findings, alerts and a dry-run plan.
 `make demo-remediate` runs the remediation DAGs and applies two plans.
 """
@@ -33,17 +33,6 @@ from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.consumer import KafkaConsumer
 from kafka.producer import KafkaProducer
 
-from kafka_ops.demo.common import (
-    SPARK_LOCAL,
-    airflow_dags_test,
-    close_producer,
-    print_alerts,
-    print_lake,
-    print_pointers,
-    produce,
-    say,
-)
-from kafka_ops.demo.kraft import KRAFT_CLUSTER, kraft_demo
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
@@ -53,12 +42,23 @@ from kafka_ops.planning.review import render_plan
 from kafka_ops.remediation import stored_plan
 from kafka_ops.remediation.pacing import pacing_of
 from kafka_ops.report.digest import render_findings
-from kafka_ops.sandbox import SandboxCluster, var_dir
-from kafka_ops.sandbox.java_consumer import JavaConsumer
 from kafka_ops.settings import Settings
 from kafka_ops.snapshot.publish import groups_to_lake, snapshot_to_lake
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from sandbox import SandboxCluster, var_dir
+from sandbox.demo.common import (
+    SPARK_LOCAL,
+    airflow_dags_test,
+    close_producer,
+    print_alerts,
+    print_lake,
+    print_pointers,
+    produce,
+    say,
+)
+from sandbox.demo.kraft import KRAFT_CLUSTER, kraft_demo
+from sandbox.java_consumer import JavaConsumer
 
 TOPICS = [
     NewTopic("tp_re_02", 3, 1),

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from kafka.admin import NewTopic
 
-from kafka_ops.demo.common import SPARK_LOCAL, airflow_dags_test, print_alerts, print_lake, produce, say
 from kafka_ops.lake.open import lake_at
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
@@ -30,12 +29,13 @@ from kafka_ops.planning.review import render_plan
 from kafka_ops.remediation import stored_plan
 from kafka_ops.remediation.pacing import pacing_of
 from kafka_ops.report.digest import render_findings
-from kafka_ops.sandbox import KRaftSandbox
 from kafka_ops.settings import Settings, load_settings
 from kafka_ops.snapshot.publish import snapshot_to_lake
 from kafka_ops.snapshot.tables import render_summary
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.sources.kraft.collector import KRaftCollector
+from sandbox import KRaftSandbox
+from sandbox.demo.common import SPARK_LOCAL, airflow_dags_test, print_alerts, print_lake, produce, say
 
 KRAFT_CLUSTER = "sandbox-kraft"
 KAFKA_CONN_ID = "kafka_sandbox_kraft"

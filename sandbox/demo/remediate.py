@@ -31,7 +31,6 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
-from kafka_ops.demo.common import close_producer
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.plan_files import PLAN_FILES
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
@@ -41,9 +40,10 @@ from kafka_ops.planning.request import ELECTION_FORM, REASSIGNMENT_FORM, Request
 from kafka_ops.planning.review import render_plan
 from kafka_ops.remediation import load_plan, plan_dir, read_audit, read_progress, stored_plan
 from kafka_ops.remediation.pacing import pacing_of
-from kafka_ops.sandbox import SandboxCluster, var_dir
 from kafka_ops.settings import load_settings
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
+from sandbox import SandboxCluster, var_dir
+from sandbox.demo.common import close_producer
 
 CLUSTER = "default"
 TOPIC = "tp_re_02"

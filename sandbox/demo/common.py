@@ -16,7 +16,7 @@ from kafka.errors import KafkaError
 from kafka.producer import KafkaProducer
 
 from kafka_ops.lake.store import Lake
-from kafka_ops.sandbox import var_dir
+from sandbox import var_dir
 
 SPARK_LOCAL = {"conn_type": "spark", "host": "local[2]"}
 

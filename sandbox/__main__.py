@@ -1,4 +1,4 @@
-"""`python -m kafka_ops.sandbox up|down|status [--mode zk|kraft|migration]`: a sandbox cluster that outlives
+"""`python -m sandbox up|down|status [--mode zk|kraft|migration]`: a sandbox cluster that outlives
 the command.
 
 `--mode zk` (the default) is ZooKeeper + 3 Kafka 3.9 brokers; `--mode kraft` is 3 KRaft controllers
@@ -18,14 +18,14 @@ from pathlib import Path
 
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.jars.fetch import var_dir
-from kafka_ops.sandbox.cluster import SandboxCluster, attach
-from kafka_ops.sandbox.kraft import KRaftSandbox, attach_kraft
-from kafka_ops.sandbox.migration import MigrationSandbox, attach_migration
+from sandbox.cluster import SandboxCluster, attach
+from sandbox.kraft import KRaftSandbox, attach_kraft
+from sandbox.migration import MigrationSandbox, attach_migration
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m kafka_ops.sandbox",
+        prog="python -m sandbox",
         description="Start, inspect or stop a local ZooKeeper + 3 Kafka 3.9 brokers (racks a/b/c), "
         "or with --mode kraft 3 KRaft controllers + 3 Kafka 4 brokers (racks a/b/c).",
     )

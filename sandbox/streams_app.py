@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
-from kafka_ops.sandbox.java_client import JavaClient
+from sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxStreamsApp.java")
 RUNNING = "RUNNING"

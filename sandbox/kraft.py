@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
-from kafka_ops.sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
-from kafka_ops.sandbox.metrics_agent import agent_options
+from sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
+from sandbox.metrics_agent import agent_options
 
 if TYPE_CHECKING:
     from kafka import KafkaAdminClient

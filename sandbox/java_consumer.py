@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kafka_ops.errors import SandboxError
-from kafka_ops.sandbox.java_client import JavaClient
+from sandbox.java_client import JavaClient
 
 SOURCE = Path(__file__).with_name("SandboxConsumer.java")
 TopicPartition = tuple[str, int]
