@@ -195,10 +195,11 @@ class ScriptedAdmin:
     def __init__(self, described: dict[str, dict[str, object]], refused: str) -> None:
         self.described, self.refused = described, refused
         self.offset_calls: list[list[str]] = []
-        # no record to fetch: every first-unconsumed-record read finds nothing
-        self._manager = SimpleNamespace(run=lambda *args: None)
+        # one broker, coordinating every group; no record to fetch: every first-unconsumed-record read finds nothing
+        cluster = SimpleNamespace(brokers=lambda: [SimpleNamespace(node_id=1)], get_coordinator=lambda *args: 1)
+        self._manager = SimpleNamespace(run=lambda *args: None, cluster=cluster)
 
-    def list_groups(self) -> list[dict[str, str]]:
+    def list_groups(self, broker_ids: list[int] | None = None) -> list[dict[str, str]]:
         return [{"group_id": g} for g in [*self.described, self.refused]]
 
     def describe_groups(self, ids: list[str]) -> dict[str, dict[str, object]]:
@@ -219,7 +220,7 @@ class ScriptedAdmin:
     ) -> dict[TopicPartition, OffsetAndTimestamp]:
         return {tp: OffsetAndTimestamp(10 * (tp.partition + 1), -1, 0) for tp in specs}
 
-    def list_transactions(self) -> dict[int, list[object]]:
+    def list_transactions(self, broker_ids: list[int] | None = None) -> dict[int, list[object]]:
         return {1: []}
 
     def describe_producers(self, partitions: list[TopicPartition]) -> dict[TopicPartition, object]:
@@ -272,7 +273,7 @@ class LoadingCoordinator(ScriptedAdmin):
         super().__init__({"a-stable": raw_group("Stable")}, refused="d-secret")
         self.loading = loading
 
-    def list_groups(self) -> list[dict[str, str]]:
+    def list_groups(self, broker_ids: list[int] | None = None) -> list[dict[str, str]]:
         if self.loading:
             self.loading -= 1
             raise CoordinatorLoadInProgressError("ListGroupsRequest failed")

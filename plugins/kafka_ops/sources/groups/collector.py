@@ -12,8 +12,13 @@ leader. Then exact lag and transactions: one small Fetch per leader per round (a
 unconsumed record of every lagging partition (`record_times`); one read_committed ListOffsets per leader,
 one ListTransactions per broker, one DescribeTransactions per coordinator with open transactions and one
 DescribeProducers per leader (`transactions`). A batch that fails
-is retried group by group so one bad group becomes a `GroupIssue`, not a crash; a cluster
-that cannot be reached at all raises `KafkaUnreachable`.
+is retried group by group so one bad group becomes a `GroupIssue`, not a crash.
+
+One broker down is not the cluster down: between a broker's death and its fencing (a session
+timeout, longer for a broker that hangs) it is still in the metadata, a coordinator and a leader. Its
+ListGroups, its groups' describes and offsets, and its partitions' end offsets then become issues that
+name it, and the rest of the cluster is collected; only when no broker lists groups, or no listed group
+can be described because no coordinator answers, does the collection raise `KafkaUnreachable`.
 """
 
 from __future__ import annotations
@@ -24,10 +29,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, TypeVar
 
 from kafka.admin import KafkaAdminClient, OffsetSpec
-from kafka.errors import KafkaError, UnknownTopicOrPartitionError
+from kafka.errors import KafkaConnectionError, KafkaError, UnknownTopicOrPartitionError
+from kafka.protocol.metadata import CoordinatorType
 from kafka.structs import TopicPartition as KafkaTopicPartition
 
 from kafka_ops import redaction
@@ -186,6 +193,8 @@ class _Run:
         self.admin = admin
         self.where = where
         self.issues: list[GroupIssue] = []
+        self.brokers: list[int] = []  # in the metadata (a broker dead but not yet fenced is)
+        self.lost: set[int] = set()  # brokers that did not answer this collection: asked no more
 
     def collect(self) -> GroupSnapshot:
         captured_at = datetime.now(UTC)
@@ -207,6 +216,8 @@ class _Run:
             others = [g for ids in by_type.values() for g in ids]
             if others:
                 committed.update(self._batched("offsets", others, self._offsets))
+        if group_ids and not described and self.lost:
+            raise KafkaConnectionError(f"no coordinator of the {len(group_ids)} listed groups answered")
         groups = tuple(described[g] for g in group_ids if g in described)
         referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
         referenced |= {tp for s in shared.values() for tp in s}
@@ -221,7 +232,7 @@ class _Run:
             offsets += offset_rows(group_id, committed.get(group_id, {}), assigned, existing, end_offsets)
         lagging = [(o.topic, o.partition, o.position) for o in offsets if o.lag and o.position is not None]
         times = first_record_times(self.admin, lagging)
-        transactions = read_transactions(self.admin, end_offsets)
+        transactions = read_transactions(self.admin, end_offsets, [b for b in self.brokers if b not in self.lost])
         problems = [("record_times", p) for p in times.problems] + [("transactions", p) for p in transactions.problems]
         self.issues += [GroupIssue(None, kind, problem) for kind, problem in problems]
         cluster = self.collector.cluster
@@ -243,14 +254,36 @@ class _Run:
     # -- groups -----------------------------------------------------------------------------
 
     def _list_groups(self) -> dict[str, str]:
-        """Each selected group's type (`classic` on brokers without ListGroups v5)."""
-        try:
-            listed = _retrying(self.admin.list_groups)
-        except UNREACHABLE:
-            raise
-        except KafkaError as e:
-            raise CollectionFailed(f"cannot list the consumer groups of Kafka at {self.where}: {e!r}") from e
+        """Each selected group's type (`classic` on brokers without ListGroups v5), every broker asked
+        on its own: one that does not answer is an issue naming it, unless none answers."""
+        self.brokers = brokers = sorted(b.node_id for b in self.admin._manager.cluster.brokers())
+        listed: list[dict[str, Any]] = []
+        failed: dict[int, Exception] = {}
+        for broker in brokers:
+            try:
+                listed += _retrying(partial(self.admin.list_groups, broker_ids=[broker]))
+            except (KafkaError, *UNREACHABLE) as e:
+                failed[broker] = e
+        if brokers and len(failed) == len(brokers):
+            error = next(iter(failed.values()))
+            if isinstance(error, UNREACHABLE):
+                raise error
+            raise CollectionFailed(f"cannot list the consumer groups of Kafka at {self.where}: {error!r}") from error
+        for broker, error in failed.items():
+            self._lose(broker, error)
+            problem = f"broker {broker} did not list its groups ({type(error).__name__}: {error})"
+            self.issues.append(GroupIssue(None, "list_groups", f"{problem}: the groups it coordinates are missing"))
         return {g["group_id"]: group_type_of(g) for g in listed if self.collector.selected(g["group_id"])}
+
+    def _lose(self, broker: int | None, error: Exception) -> None:
+        if broker is not None and isinstance(error, UNREACHABLE):
+            self.lost.add(broker)
+            log.warning("broker %s of %s did not answer (%r): collecting without it", broker, self.where, error)
+
+    def _coordinator(self, group_id: str) -> int | None:
+        """The broker the client found coordinating `group_id` (FindCoordinator, cached), if asked yet."""
+        node: int | None = self.admin._manager.cluster.get_coordinator(group_id, CoordinatorType.GROUP)
+        return node
 
     def _describer(self, group_type: str) -> Callable[[list[str]], dict[str, ConsumerGroup]]:
         """The batch describer of `group_type`'s own API, its issues recorded; for a type without
@@ -271,14 +304,18 @@ class _Run:
     def _batched(
         self, kind: str, batch: list[str], fetch: Callable[[list[str]], dict[str, T]]
     ) -> Iterator[tuple[str, T]]:
-        """`fetch(batch)`; if the batch fails, each group alone, failures becoming issues."""
+        """`fetch(batch)`; if the batch fails, each group alone, failures becoming issues (a group whose
+        coordinator did not answer is not asked again)."""
+        if len(batch) == 1 and self._coordinator(batch[0]) in self.lost:
+            problem = f"its coordinator, broker {self._coordinator(batch[0])}, did not answer"
+            self.issues.append(GroupIssue(batch[0], kind, problem))
+            return
         try:
             yield from _retrying(lambda: fetch(batch)).items()
             return
-        except UNREACHABLE:
-            raise
-        except KafkaError as e:
+        except (KafkaError, *UNREACHABLE) as e:
             if len(batch) == 1:
+                self._lose(self._coordinator(batch[0]), e)
                 self.issues.append(GroupIssue(batch[0], kind, f"{type(e).__name__}: {e}"))
                 return
             log.warning("%s of %s groups failed (%r); retrying them one by one", kind, len(batch), e)
@@ -300,33 +337,44 @@ class _Run:
     # -- end offsets ------------------------------------------------------------------------
 
     def _end_offsets(self, topics: set[str]) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int]]:
-        """Partitions that still exist among `topics`, and the end offsets of those with a
-        leader (one ListOffsets per leader for all of them)."""
+        """Partitions that still exist among `topics`, and the end offsets of those with a leader (one
+        ListOffsets per leader; a leader that does not answer leaves its partitions without one)."""
         problem = ""
         for _ in range(2):  # a topic deleted between the Metadata and ListOffsets reads: read both again
-            existing, led = self._partitions(topics)
-            if not led:
-                return existing, {}
-            specs = {KafkaTopicPartition(t, p): OffsetSpec.LATEST for t, p in sorted(led)}
+            existing, leaders = self._partitions(topics)
+            by_leader: dict[int, list[TopicPartition]] = {}
+            for tp, leader in sorted(leaders.items()):
+                by_leader.setdefault(leader, []).append(tp)
             try:
-                answered = self.admin.list_partition_offsets(specs)
-            except UNREACHABLE:
-                raise
+                return existing, {tp: o for leader, tps in by_leader.items() for tp, o in self._ends(leader, tps)}
             except UnknownTopicOrPartitionError as e:
                 problem = f"{type(e).__name__}: {e}"
                 continue
             except KafkaError as e:
                 problem = f"{type(e).__name__}: {e}"
                 break
-            return existing, {(tp.topic, tp.partition): o.offset for tp, o in answered.items()}
         self.issues.append(GroupIssue(None, "end_offsets", f"no end offsets this time: {problem}"))
         return existing, {}
 
-    def _partitions(self, topics: set[str]) -> tuple[frozenset[TopicPartition], set[TopicPartition]]:
-        """(every existing partition of `topics`, those with a leader)."""
+    def _ends(self, leader: int, partitions: list[TopicPartition]) -> list[tuple[TopicPartition, int]]:
+        """The end offsets of `partitions`, all led by `leader`; none when it does not answer (an issue)."""
+        if leader not in self.lost:
+            specs = {KafkaTopicPartition(t, p): OffsetSpec.LATEST for t, p in partitions}
+            try:
+                answered = self.admin.list_partition_offsets(specs)
+            except UNREACHABLE as e:
+                self._lose(leader, e)
+            else:
+                return [((tp.topic, tp.partition), o.offset) for tp, o in answered.items()]
+        problem = f"leader {leader} did not answer: no end offset for its {len(partitions)} partitions this time"
+        self.issues.append(GroupIssue(None, "end_offsets", problem))
+        return []
+
+    def _partitions(self, topics: set[str]) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int]]:
+        """(every existing partition of `topics`, the leader of each that has one)."""
         if not topics:
-            return frozenset(), set()
-        existing, led = set(), set()
+            return frozenset(), {}
+        existing, leaders = set(), {}
         for topic in self.admin.describe_topics(sorted(topics)):
             name, error = topic["name"], topic["error_code"]
             if error == UNKNOWN_TOPIC:
@@ -337,8 +385,8 @@ class _Run:
                 tp = (name, p["partition_index"])
                 existing.add(tp)
                 if p["leader_id"] >= 0:
-                    led.add(tp)
+                    leaders[tp] = p["leader_id"]
                 else:
                     problem = f"{name}-{tp[1]}: no leader, end offset unknown"
                     self.issues.append(GroupIssue(None, "end_offsets", problem))
-        return frozenset(existing), led
+        return frozenset(existing), leaders

@@ -47,9 +47,11 @@ class Transactions:
     problems: list[str] = field(default_factory=list)
 
 
-def read_transactions(admin: KafkaAdminClient, end_offsets: Mapping[TopicPartition, int]) -> Transactions:
+def read_transactions(
+    admin: KafkaAdminClient, end_offsets: Mapping[TopicPartition, int], brokers: list[int] | None = None
+) -> Transactions:
     """The LSO of each partition of `end_offsets` (partition -> high watermark; each must have a
-    leader) and every open transaction of the cluster, with its start offset on each of its
+    leader) and every open transaction `brokers` (default: all) coordinate, with its start offset on each of its
     partitions. The leaders of the partitions an open transaction pins (LSO below the high
     watermark, or LSO unknown) are also asked for transactions no coordinator knows (hanging): a
     partition whose LSO is its high watermark has no transaction with records open on it."""
@@ -61,7 +63,7 @@ def read_transactions(admin: KafkaAdminClient, end_offsets: Mapping[TopicPartiti
     # the leaders first: a transaction they hold open began before the coordinators are asked, so a
     # coordinator that does not list it as ongoing is not merely late to hear of a new one
     producers = _producers(admin, pinned, found.problems)
-    described, listed = _open_transactions(admin, found.problems)
+    described, listed = _open_transactions(admin, brokers, found.problems)
     in_transactions = {(tp.topic, tp.partition) for d in described.values() for tp in d.topic_partitions}
     producers |= _producers(admin, sorted(in_transactions - set(pinned)), found.problems)
     covered: set[tuple[int, TopicPartition]] = set()
@@ -98,24 +100,20 @@ def _stable_offsets(
     specs = {KafkaTopicPartition(t, p): OffsetSpec.LATEST for t, p in asked}
     try:
         answered = admin.list_partition_offsets(specs, isolation_level=IsolationLevel.READ_COMMITTED)
-    except UNREACHABLE:
-        raise
-    except KafkaError as e:
+    except (KafkaError, *UNREACHABLE) as e:
         problems.append(f"no last stable offsets this time: {type(e).__name__}: {e}")
         return {}
     return {(tp.topic, tp.partition): o.offset for tp, o in answered.items()}
 
 
 def _open_transactions(
-    admin: KafkaAdminClient, problems: list[str]
+    admin: KafkaAdminClient, brokers: list[int] | None, problems: list[str]
 ) -> tuple[dict[str, TransactionDescription], dict[int, tuple[str, str]]]:
     """(open transactions by id, as their coordinators describe them; every listed transaction
     by producer id: (transactional id, state))."""
     try:
-        by_broker = admin.list_transactions()
-    except UNREACHABLE:
-        raise
-    except KafkaError as e:
+        by_broker = admin.list_transactions(broker_ids=brokers)
+    except (KafkaError, *UNREACHABLE) as e:
         problems.append(f"cannot list transactions: {type(e).__name__}: {e}")
         return {}, {}
     listings = [t for listed in by_broker.values() for t in listed]
@@ -125,8 +123,8 @@ def _open_transactions(
     if open_ids:
         try:
             described.update(admin.describe_transactions(open_ids))
-        except UNREACHABLE:
-            raise
+        except UNREACHABLE as e:  # its coordinator is down: the ids stay listed, not described
+            problems.append(f"cannot describe {len(open_ids)} open transactions: {type(e).__name__}: {e}")
         except KafkaError:  # one id gone since the listing fails the request: ask one by one
             for txn_id in open_ids:
                 try:
@@ -144,9 +142,7 @@ def _producers(
         return {}
     try:
         states = admin.describe_producers([KafkaTopicPartition(t, p) for t, p in partitions])
-    except UNREACHABLE:
-        raise
-    except KafkaError as e:
+    except (KafkaError, *UNREACHABLE) as e:
         problems.append(f"cannot describe the producers of {len(partitions)} partitions: {type(e).__name__}: {e}")
         return {}
     return {
