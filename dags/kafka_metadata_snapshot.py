@@ -3,7 +3,8 @@ seconds of a change its controller notices.
 
 Declares and wires only: the work lives in `kafka_ops` (hook, collector, lake), imported inside the
 tasks, so parsing this file opens no connection. Parsing reads the settings (file and environment) for
-the clusters to watch, one asset watcher each; their triggers connect only in the triggerer.
+the clusters to snapshot, one mapped task instance and one asset watcher each (their triggers connect
+only in the triggerer): a run starts on its snapshots at once, with no task hop to list them first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
 from kafka_ops.airflow.cluster_watch import cluster_changes_asset
-from kafka_ops.settings import load_settings, snapshot_schedule
+from kafka_ops.errors import ConfigError
+from kafka_ops.settings import ClusterConfig, Settings, load_settings, snapshot_schedule
 
 DAG_ID = "kafka_metadata_snapshot"
 
@@ -79,7 +81,10 @@ the previous snapshot. It is never a sign the cluster itself is unhealthy. Read 
 * `KafkaUnreachable` (KRaft): no broker answered, or the quorum has no leader; retried like
   ZooKeeper. A broker API the cluster does not serve is a collection issue, not a failure.
 
-A failed `list_clusters` means the settings file could not be read or is invalid.
+The clusters are the settings' when this file was last parsed (the dag-processor parses it again
+within its `min_file_process_interval` of a change). Settings that cannot be read leave one task,
+`read_settings`, which fails each run with their error: fix the file, and the next parse brings the
+clusters back.
 
 **Pages straight from the snapshot.** `snapshot_cluster` checks each snapshot it committed by itself,
 in seconds and without Spark, before it ends (`page_from_snapshot` then repeats what it could not
@@ -125,9 +130,34 @@ def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any], str]:
 
 
 def _page_at_once(cluster: str, snapshot_id: str) -> dict[str, Any]:
-    from kafka_ops.airflow.health_tasks import page_at_once
+    from kafka_ops.airflow.snapshot_paging import page_at_once
 
     return page_at_once(cluster, snapshot_id, DAG_ID, get_current_context()["run_id"])
+
+
+def _task_args(cluster: ClusterConfig) -> dict[str, str | None]:
+    """What a cluster's mapped task instances need of its settings (JSON: they are the DAG's)."""
+    return {
+        "name": cluster.name,
+        "zookeeper_conn_id": cluster.zookeeper_conn_id,
+        "kafka_conn_id": cluster.kafka_conn_id,
+        "metadata_source": cluster.metadata_source,
+        "controller_bootstrap_servers": cluster.controller_bootstrap_servers,
+        "groups_include": cluster.groups_include,
+        "groups_exclude": cluster.groups_exclude,
+    }
+
+
+def _parse_settings() -> tuple[Settings | None, str]:
+    """The settings as this parse reads them, or why they cannot be read."""
+    try:
+        return load_settings(), ""
+    except ConfigError as e:
+        return None, str(e)
+
+
+SETTINGS, SETTINGS_ERROR = _parse_settings()
+CLUSTERS = [_task_args(c) for c in SETTINGS.clusters] if SETTINGS is not None else []
 
 
 def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, str]:
@@ -139,7 +169,7 @@ def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, st
     dag_id=DAG_ID,
     schedule=AssetOrTimeSchedule(
         timetable=CronTriggerTimetable(snapshot_schedule(), timezone="UTC"),
-        assets=cluster_changes_asset(),
+        assets=cluster_changes_asset(SETTINGS),
     ),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
@@ -153,21 +183,19 @@ def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, st
     },
 )
 def kafka_metadata_snapshot() -> None:
-    @task
-    def list_clusters() -> list[dict[str, str | None]]:
-        """The clusters to snapshot, from the settings read at run time."""
-        return [
-            {
-                "name": c.name,
-                "zookeeper_conn_id": c.zookeeper_conn_id,
-                "kafka_conn_id": c.kafka_conn_id,
-                "metadata_source": c.metadata_source,
-                "controller_bootstrap_servers": c.controller_bootstrap_servers,
-                "groups_include": c.groups_include,
-                "groups_exclude": c.groups_exclude,
-            }
-            for c in load_settings().clusters
-        ]
+    if SETTINGS is None:
+
+        @task
+        def read_settings() -> None:
+            """Fail with the settings' error: nothing is snapshotted while they cannot be read."""
+            load_settings()  # raises the error as it stands now
+            raise AirflowFailException(
+                f"the settings could not be read when this DAG was parsed ({SETTINGS_ERROR}); they read now: "
+                "the next parse snapshots their clusters"
+            )
+
+        read_settings()
+        return
 
     @task(outlets=[SNAPSHOT_ASSET], map_index_template="{{ task.op_kwargs['cluster']['name'] }}")
     def snapshot_cluster(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
@@ -206,7 +234,7 @@ def kafka_metadata_snapshot() -> None:
         """Page (or resolve) what the snapshot shows by itself: offline and under-min-ISR partitions,
         brokers down. `snapshot_cluster` already did, at once; this repeats what it could not deliver
         (nothing, usually: the same snapshot judged again is silent) and fails visibly when a page is lost."""
-        from kafka_ops.airflow.health_tasks import page_from_snapshot
+        from kafka_ops.airflow.snapshot_paging import page_from_snapshot
 
         run_id = get_current_context()["run_id"]
         return page_from_snapshot(snapshot["cluster"], snapshot["snapshot_id"], datetime.now(UTC), DAG_ID, run_id)
@@ -215,7 +243,7 @@ def kafka_metadata_snapshot() -> None:
     def report_blind_spots(cluster: dict[str, Any]) -> dict[str, Any]:
         """Page "cannot see cluster X" while a collection keeps failing (its other incidents are held,
         not resolved), then fail so the run does; when both collections worked, resolve that page."""
-        from kafka_ops.airflow.health_tasks import page_blind_spots
+        from kafka_ops.airflow.snapshot_paging import page_blind_spots
 
         paged = page_blind_spots(cluster["name"], DAG_ID, get_current_context()["run_id"])
         if paged["blind"]:  # the run must fail (a failed collection is a pipeline error): this is its last task
@@ -224,11 +252,10 @@ def kafka_metadata_snapshot() -> None:
             )
         return paged
 
-    clusters = list_clusters()
-    snapshots = snapshot_cluster.expand(cluster=clusters)
+    snapshots = snapshot_cluster.expand(cluster=CLUSTERS)
     page_from_snapshot.expand(snapshot=snapshots)
-    collected = [snapshots, collect_groups.expand(cluster=clusters)]
-    collected >> report_blind_spots.expand(cluster=clusters)
+    collected = [snapshots, collect_groups.expand(cluster=CLUSTERS)]
+    collected >> report_blind_spots.expand(cluster=CLUSTERS)
 
 
 kafka_metadata_snapshot()

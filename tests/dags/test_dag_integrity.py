@@ -34,13 +34,18 @@ def test_every_dag_file_defines_a_dag(dag_bag: DagBag) -> None:
 
 
 def test_a_missing_settings_file_does_not_break_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tasks read the settings at run time; parsing reads them only for the snapshot DAG's watchers (one per
-    cluster), and settings it cannot read leave the DAG parsed, on its cron heartbeat, without watchers."""
+    """Tasks read the settings at run time; parsing reads them only for the snapshot DAG's clusters (a
+    mapped task instance and a watcher each). Settings it cannot read leave the DAG parsed, on its cron
+    heartbeat, without watchers, and with one task that fails each run naming the settings' error."""
     monkeypatch.setenv("KAFKA_OPS_CONFIG", "/nonexistent/kafka-ops.toml")
     bag = DagBag(dag_folder=str(DAGS_FOLDER))
     assert not bag.import_errors
-    schedule = bag.dags["kafka_metadata_snapshot"].timetable
+    dag = bag.dags["kafka_metadata_snapshot"]
+    schedule = dag.timetable
     assert isinstance(schedule, AssetOrTimeSchedule) and schedule.asset_condition.watchers == []
+    assert dag.task_ids == ["read_settings"]
+    run = dag.test()
+    assert run.state == "failed"
 
 
 def test_parsing_opens_no_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -63,6 +68,8 @@ def test_parsing_opens_no_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert not bag.import_errors
     watchers = bag.dags["kafka_metadata_snapshot"].timetable.asset_condition.watchers
     assert [w.trigger.serialize()[1]["cluster"] for w in watchers] == ["zk", "kr", "mixed"]
+    snapshot = bag.dags["kafka_metadata_snapshot"].get_task("snapshot_cluster")
+    assert [c["name"] for c in snapshot._get_specified_expand_input().value["cluster"]] == ["zk", "kr", "mixed"]
 
 
 def test_tags(dag_bag: DagBag, dag_id: str) -> None:
@@ -104,9 +111,9 @@ def test_snapshot_dag_shape(dag_bag: DagBag) -> None:
     watchers = schedule.asset_condition.watchers
     assert [w.name for w in watchers] == ["kafka_ops_watch_default"]  # one per cluster; no settings file here
     assert watchers[0].trigger.serialize()[0] == CLASSPATH
-    listing, snapshot = dag.get_task("list_clusters"), dag.get_task("snapshot_cluster")
-    assert snapshot.upstream_task_ids == {"list_clusters"}
-    assert listing.retries == snapshot.retries == 2
+    snapshot = dag.get_task("snapshot_cluster")
+    assert snapshot.upstream_task_ids == set()  # mapped over the parsed settings' clusters: no task hop first
+    assert snapshot.retries == 2
     assert snapshot.retry_delay == timedelta(seconds=30)
     assert isinstance(snapshot, MappedOperator)
     assert snapshot.outlets == [SNAPSHOT_ASSET]

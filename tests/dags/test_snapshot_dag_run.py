@@ -23,6 +23,7 @@ from sandbox import KRaftSandbox, SandboxCluster
 pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.usefixtures("airflow_db")]
 
 DAG_ID = "kafka_metadata_snapshot"
+DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / f"{DAG_ID}.py"
 TOPIC = "orders"
 
 
@@ -44,7 +45,6 @@ def cluster_with_topic(dag_sandbox: SandboxCluster) -> SandboxCluster:
 
 
 def run_snapshot_dag(
-    dag_bag: DagBag,
     monkeypatch: pytest.MonkeyPatch,
     lake_root: Path,
     connection: dict[str, Any],
@@ -57,7 +57,12 @@ def run_snapshot_dag(
     monkeypatch.setenv("AIRFLOW_CONN_ZOOKEEPER_DEFAULT", json.dumps(connection))
     kafka = {"conn_type": "kafka", "host": bootstrap_servers}
     monkeypatch.setenv("AIRFLOW_CONN_KAFKA_DEFAULT", json.dumps(kafka))
-    return dag_bag.dags[DAG_ID].test()
+    return parsed_dag().test()
+
+
+def parsed_dag() -> Any:
+    """The snapshot DAG parsed under this test's settings: its clusters are those of the parse."""
+    return DagBag(dag_folder=str(DAG_FILE)).dags[DAG_ID]
 
 
 def snapshot_task(run: DagRun, task_id: str = "snapshot_cluster") -> Any:
@@ -80,7 +85,6 @@ def asset_events(run: DagRun, task_id: str = "snapshot_cluster") -> list[dict[st
 @pytest.mark.parametrize("lake_format", ["parquet", "delta"])
 def test_snapshot_dag_publishes_a_snapshot(
     cluster_with_topic: SandboxCluster,
-    dag_bag: DagBag,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     lake_format: str,
@@ -91,7 +95,7 @@ def test_snapshot_dag_publishes_a_snapshot(
         "extra": {"chroot": cluster_with_topic.chroot},
     }
     servers = cluster_with_topic.bootstrap_servers
-    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, servers, lake_format)
+    run = run_snapshot_dag(monkeypatch, tmp_path / "lake", connection, servers, lake_format)
 
     assert run.state == "success"
     lake = open_lake(tmp_path / "lake", lake_format)
@@ -134,7 +138,6 @@ def test_snapshot_dag_publishes_a_snapshot(
 
 def test_wrong_chroot_fails_the_task_and_publishes_nothing(
     dag_sandbox: SandboxCluster,
-    dag_bag: DagBag,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     capfd: pytest.CaptureFixture[str],
@@ -144,7 +147,7 @@ def test_wrong_chroot_fails_the_task_and_publishes_nothing(
         "host": dag_sandbox.zookeeper_hosts,
         "extra": {"chroot": "/wrong"},
     }
-    run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "lake", connection, dag_sandbox.bootstrap_servers)
+    run = run_snapshot_dag(monkeypatch, tmp_path / "lake", connection, dag_sandbox.bootstrap_servers)
 
     assert run.state == "failed"
     ti = snapshot_task(run)
@@ -179,7 +182,6 @@ def test_hook_test_connection_against_the_sandbox(dag_sandbox: SandboxCluster, m
 def test_one_dag_snapshots_a_mixed_fleet(
     dag_sandbox: SandboxCluster,
     healthy_kraft_sandbox: KRaftSandbox,
-    dag_bag: DagBag,
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
@@ -200,7 +202,7 @@ def test_one_dag_snapshots_a_mixed_fleet(
     kraft = {"conn_type": "kafka", "host": healthy_kraft_sandbox.bootstrap_servers}
     monkeypatch.setenv("AIRFLOW_CONN_KAFKA_K4", json.dumps(kraft))  # and no zk_k4 connection at all
 
-    run = dag_bag.dags[DAG_ID].test()
+    run = parsed_dag().test()
 
     assert run.state == "success"
     commits = {s["cluster"]: s for s in Lake(tmp_path / "lake").snapshots().to_pylist()}

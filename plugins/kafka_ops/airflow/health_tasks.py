@@ -12,25 +12,19 @@ past (no alert opened, reminded or resolved; no automatic election).
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
-from urllib.parse import quote
-
-from airflow.configuration import conf
 
 from kafka_ops.airflow.analysis_arguments import Target, as_of_time
-from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
+from kafka_ops.airflow.snapshot_paging import run_link
+from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.firing import analysis_judgement, firing_alerts
-from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
-from kafka_ops.alerting.incidents import Judgement
-from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
-from kafka_ops.validation import snapshot_checks
 from kafka_ops.validation.pipeline import (
     gate_report_from_dict,
     gate_report_to_dict,
@@ -40,10 +34,6 @@ from kafka_ops.validation.pipeline import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def run_url(base_url: str, dag_id: str, run_id: str) -> str:
-    return f"{base_url.rstrip('/')}/dags/{dag_id}/runs/{quote(run_id)}"
 
 
 def validate(target: Target, at: datetime) -> dict[str, Any]:
@@ -91,7 +81,7 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
     cluster = settings.cluster(gated["cluster"])
     lake = lake_of(settings)
     page = _report_id(gated)
-    links = Links(airflow_run=_run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
+    links = Links(airflow_run=run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
     gate_report = gate_report_from_dict(gated["report"]) if gated["report"] else None
     firing = firing_alerts(lake, cluster.name, gate_report, links)
     notifiers = notifiers_for_cluster(cluster, settings.lake_root)
@@ -108,48 +98,13 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
     return sent.to_dict()
 
 
-def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
-    """Page, remind or resolve what snapshot `snapshot_id` shows by itself (offline and under-min-ISR
-    partitions, brokers down: `validation.snapshot_checks`), without waiting for the analysis."""
-    settings = load_settings()
-    cluster = settings.cluster(cluster_name)
-    lake = lake_of(settings)
-    look = snapshot_checks.look(lake, cluster.name, snapshot_id, cluster.min_insync_replicas_default)
-    links = Links(airflow_run=_run_link(dag_id, run_id))
-    sent = dispatch(
-        cluster.name,
-        snapshot_alerts(cluster.name, look, links),
-        at,
-        lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
-        reminder=cluster.alert_reminder,
-        run_links=links,
-        judgement=snapshot_judgement(look),
-    )
-    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
-
-
-def page_at_once(cluster_name: str, snapshot_id: str, dag_id: str, run_id: str) -> dict[str, Any]:
-    """`page_from_snapshot` from inside the task that took the snapshot, saving a task hop (on a busy
-    Celery deployment, 10-20 s of queueing and start-up); what it opened and resolved, or its error. It
-    never fails that task (the snapshot is published): the `page_from_snapshot` task runs next, repeats
-    what this could not deliver, and fails visibly."""
-    try:
-        paged = page_from_snapshot(cluster_name, snapshot_id, datetime.now(UTC), dag_id, run_id)
-    except Exception as e:  # the page_from_snapshot task repeats it and fails on it
-        log.warning("cluster %s: paging from snapshot %s failed, left to page_from_snapshot: %s", cluster_name,
-                    snapshot_id, e)  # fmt: skip
-        return {"error": f"{type(e).__name__}: {e}"[:300]}
-    return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
-
-
 def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str | None:
     """The cluster's health report for the snapshot the gates judged; None before any analysis."""
     page = _report_id(gated)
     if page is None:
         return None
     gate_report = gate_report_from_dict(gated["report"])
-    links = ReportLinks(airflow_run=_run_link(dag_id, run_id), data_docs=gate_report.data_docs)
+    links = ReportLinks(airflow_run=run_link(dag_id, run_id), data_docs=gate_report.data_docs)
     lake = lake_of(load_settings())
     as_of = as_of_time(gated["as_of"]) if gated.get("as_of") else None
     return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at, as_of=as_of)
@@ -178,40 +133,3 @@ def as_of_skip(gated: dict[str, Any], task: str, why: str) -> dict[str, Any] | N
 def _report_id(gated: dict[str, Any]) -> str | None:
     """The report is named after the ZooKeeper snapshot its gates judged."""
     return gated["report"]["snapshot_id"] if gated["report"] else None
-
-
-def _run_link(dag_id: str, run_id: str) -> str:
-    return run_url(conf.get("api", "base_url", fallback="http://localhost:8080"), dag_id, run_id)
-
-
-def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, Any]:
-    """Page "cannot see cluster X" for each collection stage whose latest attempt failed (the
-    cluster's other incidents are held, not resolved, while it fires); when none failed, resolve such
-    pages at once (only those: the analysis judges the rest)."""
-    settings = load_settings()
-    cluster = settings.cluster(cluster_name)
-    links = Links(airflow_run=_run_link(dag_id, run_id))
-    blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
-    if not blind:
-        seen = dispatch(
-            cluster.name,
-            [],
-            datetime.now(UTC),
-            lake_root=settings.lake_root,
-            notifiers=notifiers_for_cluster(cluster, settings.lake_root),
-            reminder=cluster.alert_reminder,
-            run_links=links,
-            judgement=Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX)),
-        )
-        return {"cluster": cluster.name, "blind": [], "opened": [], "resolved": list(seen.resolved), "causes": ""}
-    sent = dispatch(
-        cluster.name,
-        blind,
-        datetime.now(UTC),
-        lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
-        reminder=cluster.alert_reminder,
-        run_links=links,
-    )
-    causes = "; ".join(f"{a.details.get('stage')}: {a.cause}" for a in blind)
-    return {"cluster": cluster.name, "blind": [a.key for a in blind], "opened": list(sent.opened), "causes": causes}

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.airflow import health_tasks
+from kafka_ops.airflow import health_tasks, snapshot_paging
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.lake.open import open_lake
@@ -48,7 +48,7 @@ def publish(root: Path, snapshot_id: str, minutes: float, *, broker_3_up: bool) 
 
 def page(snapshot_id: str, minutes: float) -> dict[str, Any]:
     at = AT + timedelta(minutes=minutes)
-    return health_tasks.page_from_snapshot("c1", snapshot_id, at, "kafka_metadata_snapshot", "run")
+    return snapshot_paging.page_from_snapshot("c1", snapshot_id, at, "kafka_metadata_snapshot", "run")
 
 
 def sent(root: Path) -> list[tuple[str, str]]:
@@ -110,9 +110,9 @@ def test_the_snapshot_dag_resolves_its_blind_spot_page_once_both_collections_wor
     page("s1", 0.5)  # no_broker_down and no_offline_partitions open
     status = PipelineStatus(str(lake_root))
     status.record("c1", "Kafka", AT + timedelta(minutes=1), KafkaUnreachable("no broker answered"), "kafka_default")
-    blind = health_tasks.page_blind_spots("c1", "kafka_metadata_snapshot", "r1")
+    blind = snapshot_paging.page_blind_spots("c1", "kafka_metadata_snapshot", "r1")
     assert blind["opened"] == ["cannot_see:kafka"]
     status.record("c1", "Kafka", AT + timedelta(minutes=2), None, "kafka_default")
-    seeing = health_tasks.page_blind_spots("c1", "kafka_metadata_snapshot", "r2")
+    seeing = snapshot_paging.page_blind_spots("c1", "kafka_metadata_snapshot", "r2")
     assert seeing["resolved"] == ["cannot_see:kafka"]
     assert ("resolve", "no_broker_down") not in sent(lake_root)

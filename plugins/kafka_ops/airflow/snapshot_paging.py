@@ -1,0 +1,102 @@
+"""Bodies of the snapshot DAG's paging tasks: what a committed snapshot shows by itself (offline and
+under-min-ISR partitions, brokers down), paged at once, and the blind spots of a failed collection.
+
+Kept apart from the analysis DAG's task bodies (`health_tasks`) so the task that takes a snapshot imports
+only what paging needs (no Spark arguments, no report): on a busy worker every import is seconds before
+the page.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from airflow.configuration import conf
+
+from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
+from kafka_ops.alerting.dispatch import dispatch
+from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
+from kafka_ops.alerting.incidents import Judgement
+from kafka_ops.alerting.pipeline_status import PipelineStatus
+from kafka_ops.alerting.registry import notifiers_for_cluster
+from kafka_ops.lake.open import lake_of
+from kafka_ops.settings import load_settings
+from kafka_ops.validation import snapshot_checks
+
+log = logging.getLogger(__name__)
+
+
+def run_link(dag_id: str, run_id: str) -> str:
+    """The run's page in the Airflow UI, at the api-server's configured base URL."""
+    base_url = conf.get("api", "base_url", fallback="http://localhost:8080")
+    return f"{base_url.rstrip('/')}/dags/{dag_id}/runs/{quote(run_id)}"
+
+
+def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
+    """Page, remind or resolve what snapshot `snapshot_id` shows by itself (offline and under-min-ISR
+    partitions, brokers down: `validation.snapshot_checks`), without waiting for the analysis."""
+    settings = load_settings()
+    cluster = settings.cluster(cluster_name)
+    lake = lake_of(settings)
+    look = snapshot_checks.look(lake, cluster.name, snapshot_id, cluster.min_insync_replicas_default)
+    links = Links(airflow_run=run_link(dag_id, run_id))
+    sent = dispatch(
+        cluster.name,
+        snapshot_alerts(cluster.name, look, links),
+        at,
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+        judgement=snapshot_judgement(look),
+    )
+    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
+
+
+def page_at_once(cluster_name: str, snapshot_id: str, dag_id: str, run_id: str) -> dict[str, Any]:
+    """`page_from_snapshot` from inside the task that took the snapshot, saving a task hop (on a busy
+    Celery deployment, 10-20 s of queueing and start-up); what it opened and resolved, or its error. It
+    never fails that task (the snapshot is published): the `page_from_snapshot` task runs next, repeats
+    what this could not deliver, and fails visibly."""
+    try:
+        paged = page_from_snapshot(cluster_name, snapshot_id, datetime.now(UTC), dag_id, run_id)
+    except Exception as e:  # the page_from_snapshot task repeats it and fails on it
+        log.warning("cluster %s: paging from snapshot %s failed, left to page_from_snapshot: %s", cluster_name,
+                    snapshot_id, e)  # fmt: skip
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+    return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
+
+
+def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, Any]:
+    """Page "cannot see cluster X" for each collection stage whose latest attempt failed (the
+    cluster's other incidents are held, not resolved, while it fires); when none failed, resolve such
+    pages at once (only those: the analysis judges the rest)."""
+    settings = load_settings()
+    cluster = settings.cluster(cluster_name)
+    links = Links(airflow_run=run_link(dag_id, run_id))
+    blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
+    if not blind:
+        seen = dispatch(
+            cluster.name,
+            [],
+            datetime.now(UTC),
+            lake_root=settings.lake_root,
+            notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+            reminder=cluster.alert_reminder,
+            run_links=links,
+            judgement=Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX)),
+        )
+        return {"cluster": cluster.name, "blind": [], "opened": [], "resolved": list(seen.resolved), "causes": ""}
+    sent = dispatch(
+        cluster.name,
+        blind,
+        datetime.now(UTC),
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+    )
+    causes = "; ".join(f"{a.details.get('stage')}: {a.cause}" for a in blind)
+    return {"cluster": cluster.name, "blind": [a.key for a in blind], "opened": list(sent.opened), "causes": causes}
