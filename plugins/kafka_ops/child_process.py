@@ -8,13 +8,18 @@ import signal
 import subprocess
 
 _PR_SET_PDEATHSIG = 1
+_SIGKILL = int(signal.SIGKILL)
+_prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+"""Looked up here, in the parent: a forked child of a process with threads must not `dlopen` (another
+thread may have held the loader's lock at the fork, and the child would wait on it for ever, with its
+parent blocked in `Popen` until a test's timeout)."""
 
 
 def die_with_parent() -> None:
     """Child-side (`preexec_fn`): ask the kernel (Linux `prctl`) to SIGKILL this process if the one
-    that started it dies, so a crashed test run or demo leaves nothing running."""
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    that started it dies, so a crashed test run or demo leaves nothing running. Between the fork and
+    the exec it only calls the C function bound at import: no library loaded, no lock taken."""
+    _prctl(_PR_SET_PDEATHSIG, _SIGKILL)
 
 
 def kill_when_gone(child_pid: int, parent_pid: int | None = None) -> subprocess.Popen[bytes]:
