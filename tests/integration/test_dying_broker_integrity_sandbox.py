@@ -4,10 +4,14 @@ normal gap, and the integrity check must trust those snapshots."""
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from kazoo.client import KazooClient
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
@@ -35,9 +39,38 @@ def hidden(snap: ClusterSnapshot, broker: int) -> int:
 
 def snapshots_while_dying(sandbox: SandboxCluster, victim: int) -> list[ClusterSnapshot]:
     """kill -9 `victim`, then snapshot back to back until no ISR of the test's topic names it (other topics of
-    the session sandbox may hold RF-1 partitions on it, whose ISR Kafka leaves as it was when they go offline)."""
-    sandbox.kill_broker(victim)
+    the session sandbox may hold RF-1 partitions on it, whose ISR Kafka leaves as it was when they go offline).
+
+    The gap between the broker's session expiry and the controller's ISR shrink lasts about 0.1 s here, too
+    short to hit by chance: the controller is frozen (SIGSTOP) the moment a ZooKeeper watch sees the broker's
+    registration go, two snapshots are taken, and the controller resumes well within its own session."""
+    controller = sandbox._node(sandbox.controller_id()).process
+    assert controller is not None
+    frozen = threading.Event()
+    zk = KazooClient(hosts=sandbox.zookeeper_connect)
+    zk.start(timeout=30)
+
+    def freeze_on_departure(children: list[str]) -> bool:
+        if str(victim) in children:
+            return True  # keep watching
+        os.kill(controller.pid, signal.SIGSTOP)
+        frozen.set()
+        return False
+
     taken: list[ClusterSnapshot] = []
+    try:
+        zk.ChildrenWatch("/brokers/ids", freeze_on_departure)
+        sandbox.kill_broker(victim)
+        deadline = time.monotonic() + 60
+        while not frozen.is_set() and time.monotonic() < deadline:
+            taken.append(sandbox.snapshot())
+        assert frozen.is_set(), f"broker {victim}'s registration still there 60 s after it was killed"
+        taken += [sandbox.snapshot(), sandbox.snapshot()]
+    finally:
+        if frozen.is_set():
+            os.kill(controller.pid, signal.SIGCONT)
+        zk.stop()
+        zk.close()
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         snap = sandbox.snapshot()
@@ -56,7 +89,7 @@ def test_snapshots_in_the_gap_before_the_controller_shrinks_the_isr_are_trusted(
     try:
         sandbox.wait_healthy(180)
         gap: list[ClusterSnapshot] = []
-        for _attempt in range(3):  # the gap lasts ~0.1 s here: rarely, no snapshot falls into it
+        for _attempt in range(3):  # should the frozen controller have shrunk every ISR before its SIGSTOP
             victim = next(b for b in (3, 2, 1) if b != sandbox.controller_id())
             taken = snapshots_while_dying(sandbox, victim)
             gap = [s for s in taken if victim not in s.brokers and hidden(s, victim)]
