@@ -25,10 +25,10 @@ import time
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
+import _detectors
 from synthetic_history import generate
 
 from kafka_ops.analysis.runner import analyse, build_session
-from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.thresholds import Thresholds
 
 
@@ -37,8 +37,12 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--snapshots", type=int, default=288)
     parser.add_argument("--scales", default="1,2,4")
+    parser.add_argument("--warm-up", choices=("small", "none"), default="small",
+                        help="small: one untimed analysis of a small lake first (the JIT, Spark's caches)")  # fmt: skip
+    _detectors.add_option(parser)
     args = parser.parse_args()
     scales = [int(s) for s in args.scales.split(",")]
+    detectors = _detectors.chosen(args.detectors)
 
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
     started = time.perf_counter()
@@ -47,9 +51,10 @@ def main() -> None:
     seconds: dict[int, float] = {}
     findings: dict[int, dict[str, dict[str, int]]] = {}
     try:
-        warm = tempfile.mkdtemp(prefix="bench-warm-")
-        generate(warm, "warm", 500, snapshots=12)
-        analyse(spark, warm, "warm", list(DETECTORS.values()), Thresholds(), lake_format="parquet")  # JIT and caches
+        if args.warm_up == "small":
+            warm = tempfile.mkdtemp(prefix="bench-warm-")
+            generate(warm, "warm", 500, snapshots=12)
+            analyse(spark, warm, "warm", list(detectors.values()), Thresholds(), lake_format="parquet")
         for scale in scales:
             with tempfile.TemporaryDirectory(prefix=f"bench-{scale}x-") as lake:
                 t = time.perf_counter()
@@ -57,7 +62,7 @@ def main() -> None:
                 print(f"{scale}x: generated {args.partitions * scale} partitions x {args.snapshots} snapshots "
                       f"in {time.perf_counter() - t:.1f}s", file=sys.stderr)  # fmt: skip
                 t = time.perf_counter()
-                result = analyse(spark, lake, "synth", list(DETECTORS.values()), Thresholds(), lake_format="parquet")
+                result = analyse(spark, lake, "synth", list(detectors.values()), Thresholds(), lake_format="parquet")
                 seconds[scale] = time.perf_counter() - t
                 findings[scale] = result.counts
                 print(f"{scale}x: analysed in {seconds[scale]:.1f}s", file=sys.stderr)
@@ -69,7 +74,8 @@ def main() -> None:
         "partitions": args.partitions,
         "snapshots": args.snapshots,
         "rows": args.partitions * args.snapshots,
-        "detectors": sorted(DETECTORS),
+        "detectors": sorted(detectors),
+        "warm_up": args.warm_up,
         "seconds": round(base, 2),
         "session_start_seconds": round(session_s, 2),
         **{f"seconds_{s}x": round(seconds[s], 2) for s in scales},

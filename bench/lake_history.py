@@ -69,11 +69,12 @@ from pathlib import Path
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
+import _detectors
 from deltalake import DeltaTable
 from synthetic_history import DAY, START, snapshot_batches
 
+from kafka_ops.analysis.detector import Detector
 from kafka_ops.analysis.runner import analyse, build_session
-from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.maintenance import maintain
 from kafka_ops.lake.migrate import migrate_to_delta
@@ -106,7 +107,9 @@ def main() -> None:
     )
     parser.add_argument("--workdir", default=None, help="where the analysed copies go (default: a temp dir)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each timed analysis; the fastest counts")
+    _detectors.add_option(parser)
     args = parser.parse_args()
+    detectors = _detectors.chosen(args.detectors)
     histories = sorted({int(d) for d in args.histories.split(",")}, reverse=True)
     if histories[0] > args.days or histories[-1] < 1 or not 1 <= args.delta_days <= args.days:
         raise SystemExit(f"--histories {args.histories} and --delta-days must lie in 1..--days ({args.days})")
@@ -121,7 +124,13 @@ def main() -> None:
                 shutil.copytree(written / fmt, Path(work) / fmt)
         delta, parquet = DeltaLake(f"{work}/delta"), Lake(f"{work}/parquet")
         seconds, findings, runs = analyse_histories(
-            delta, parquet, histories, args.days, warm_up=args.warm_up == "full", repeats=args.repeats
+            delta,
+            parquet,
+            histories,
+            args.days,
+            list(detectors.values()),
+            warm_up=args.warm_up == "full",
+            repeats=args.repeats,
         )
 
     differences = {d: findings_differences(findings["delta"][d], findings["parquet"][d]) for d in histories}
@@ -133,7 +142,7 @@ def main() -> None:
         "snapshots": args.days * args.snapshots_per_day,
         "warm_up": args.warm_up,
         "repeats": args.repeats,
-        "detectors": sorted(DETECTORS),
+        "detectors": sorted(detectors),
         **{f"seconds_{d}d_history": seconds["delta"][d] for d in histories},
         **{f"parquet_seconds_{d}d_history": seconds["parquet"][d] for d in histories},
         "growth": round(seconds["delta"][histories[0]] / seconds["delta"][histories[-1]], 3),
@@ -275,17 +284,23 @@ def du(root: Path) -> int:
 
 
 def analyse_histories(
-    delta: DeltaLake, parquet: Lake, histories: list[int], days: int, *, warm_up: bool, repeats: int
+    delta: DeltaLake,
+    parquet: Lake,
+    histories: list[int],
+    days: int,
+    detectors: list[Detector],
+    *,
+    warm_up: bool,
+    repeats: int,
 ) -> tuple[
     dict[str, dict[int, float]], dict[str, dict[int, dict[str, dict[str, int]]]], dict[str, dict[int, list[float]]]
 ]:
-    """The last snapshot analysed on each lake with each history (longest first, older days deleted
+    """The last snapshot analysed by `detectors` on each lake with each history (longest first, older days deleted
     between the runs), after an untimed analysis of each lake with the longest history if `warm_up`,
     `repeats` times each; the fastest run's seconds, the findings counts, and every run's seconds, by
     format and days of history."""
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
     spark = build_session("kafka-ops bench: lake history", "delta")  # Delta's connector; reads Parquet too
-    detectors = list(DETECTORS.values())
     seconds: dict[str, dict[int, float]] = {fmt: {} for fmt in FORMATS}
     findings: dict[str, dict[int, dict[str, dict[str, int]]]] = {fmt: {} for fmt in FORMATS}
     runs: dict[str, dict[int, list[float]]] = {fmt: defaultdict(list) for fmt in FORMATS}

@@ -46,7 +46,18 @@ TOYS: dict[str, Toy] = {
         (pytest.mark.integration,),
     ),
     "health_analysis": Toy(
-        ("--partitions", "200", "--snapshots", "6", "--scales", "1,2"),
+        (
+            "--partitions",
+            "200",
+            "--snapshots",
+            "6",
+            "--scales",
+            "1,2",
+            "--warm-up",
+            "none",
+            "--detectors",
+            "isr_health,broker_attribution",
+        ),
         ("partitions", "snapshots", "rows", "detectors", "seconds", "seconds_1x", "seconds_2x", "growth_2x"),
         ("seconds", "seconds_2x", "growth_2x"),
     ),
@@ -74,6 +85,7 @@ TOYS: dict[str, Toy] = {
             "--histories=1,2",
             "--warm-up=none",
             "--repeats=1",
+            "--detectors=isr_health,broker_attribution",
         ),
         (
             "seconds_1d_history",
