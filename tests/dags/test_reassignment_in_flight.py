@@ -140,7 +140,7 @@ def test_snapshot_analysis_and_dry_run_while_reassignments_are_in_flight(
 
     # the scheduled snapshot DAG
     connection = {"conn_type": "zookeeper", "host": sandbox.zookeeper_hosts, "extra": {"chroot": sandbox.chroot}}
-    dag_run = run_snapshot_dag(dag_bag, monkeypatch, tmp_path / "dag-lake", connection, sandbox.bootstrap_servers)
+    dag_run = run_snapshot_dag(monkeypatch, tmp_path / "dag-lake", connection, sandbox.bootstrap_servers)
     assert dag_run.state == "success"
 
     # remediation dry runs plan on a fresh, validated snapshot taken during the moves
