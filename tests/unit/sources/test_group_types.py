@@ -165,7 +165,7 @@ class TypedAdmin(ScriptedAdmin):
         self.types = types
         self.described_classic: list[list[str]] = []
 
-    def list_groups(self) -> list[dict[str, str]]:
+    def list_groups(self, broker_ids: list[int] | None = None) -> list[dict[str, str]]:
         return [{"group_id": g, "group_type": t} for g, t in self.types.items()]
 
     def describe_groups(self, ids: list[str]) -> dict[str, dict[str, object]]:
