@@ -81,6 +81,23 @@ class _Node:
         return self.pid is not None and _pid_is_ours(self.pid, self.home)
 
 
+def launch(node: _Node, command: list[str], with_parent: bool) -> None:
+    """Start `node`'s JVM: its console in `console.log` of its home, a session of its own (a signal to the
+    test run's group does not reach it), and killed with this process when `with_parent`."""
+    with open(node.home / "console.log", "ab") as out:
+        node.process = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=node.home,
+            start_new_session=True,
+            preexec_fn=die_with_parent if with_parent else None,  # noqa: PLW1509
+        )
+    node.pid = node.process.pid
+    log.info("started %s (pid %s)", node.name, node.pid)
+
+
 def _signal(node: _Node, sig: signal.Signals) -> None:
     pid = node.process.pid if node.process is not None else node.pid
     if pid is not None and node.running:
@@ -367,19 +384,7 @@ class SandboxCluster:
             node.main_class,
             str(node.config),
         ]
-        out = open(node.home / "console.log", "ab")  # noqa: SIM115 - handed to the child
-        node.process = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=node.home,
-            start_new_session=True,
-            preexec_fn=die_with_parent if self.die_with_parent else None,  # noqa: PLW1509
-        )
-        out.close()
-        node.pid = node.process.pid
-        log.info("started %s (pid %s)", node.name, node.pid)
+        launch(node, command, self.die_with_parent)
         if self.root is not None and (self.root / "state.json").exists():
             self._save_state()  # a restarted node's pid: `status` (and another `up`) must see it running
 

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_ops.child_process import die_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
-from sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, read_state
+from sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, launch, read_state
 from sandbox.metrics_agent import agent_options
 
 if TYPE_CHECKING:
@@ -405,19 +405,7 @@ class KRaftSandbox:
             raise SandboxError("kafka-storage format failed for " + "; ".join(failures))
 
     def _launch(self, node: _Node) -> None:
-        out = open(node.home / "console.log", "ab")  # noqa: SIM115 - handed to the child
-        node.process = subprocess.Popen(
-            [*self._java(node, node.heap), node.main_class, str(node.config)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            cwd=node.home,
-            start_new_session=True,
-            preexec_fn=die_with_parent if self.die_with_parent else None,  # noqa: PLW1509
-        )
-        out.close()
-        node.pid = node.process.pid
-        log.info("started %s (pid %s)", node.name, node.pid)
+        launch(node, [*self._java(node, node.heap), node.main_class, str(node.config)], self.die_with_parent)
         if self.root is not None and (self.root / "state.json").exists():
             self._save_state()  # a restarted node's pid: `status` (and another `up`) must see it running
 
