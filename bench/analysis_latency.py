@@ -38,6 +38,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 REPO = Path(__file__).resolve().parents[1]
 
+import _repo  # noqa: E402, F401 - the checkout on sys.path, for the sandbox package
 from synthetic_history import DAY, snapshot_batches  # noqa: E402
 
 from kafka_ops.analysis.connect import connect_mode_restored, connect_session  # noqa: E402

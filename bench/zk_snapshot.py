@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 
+import _repo  # noqa: F401 - the checkout on sys.path, for the sandbox package
 from _timing import best_of
 from kazoo.client import KazooClient
 from synthetic_zk import seed
