@@ -18,7 +18,7 @@ from airflow.configuration import conf
 from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
 from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
-from kafka_ops.alerting.incidents import Judgement
+from kafka_ops.alerting.incidents import EVERYTHING, Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
@@ -77,18 +77,8 @@ def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, A
     cluster = settings.cluster(cluster_name)
     links = Links(airflow_run=run_link(dag_id, run_id))
     blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
-    if not blind:
-        seen = dispatch(
-            cluster.name,
-            [],
-            datetime.now(UTC),
-            lake_root=settings.lake_root,
-            notifiers=notifiers_for_cluster(cluster, settings.lake_root),
-            reminder=cluster.alert_reminder,
-            run_links=links,
-            judgement=Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX)),
-        )
-        return {"cluster": cluster.name, "blind": [], "opened": [], "resolved": list(seen.resolved), "causes": ""}
+    # seeing again: this run judges only the pipeline's own pages (the analysis judges the rest)
+    seeing = Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX))
     sent = dispatch(
         cluster.name,
         blind,
@@ -97,6 +87,13 @@ def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, A
         notifiers=notifiers_for_cluster(cluster, settings.lake_root),
         reminder=cluster.alert_reminder,
         run_links=links,
+        judgement=EVERYTHING if blind else seeing,
     )
     causes = "; ".join(f"{a.details.get('stage')}: {a.cause}" for a in blind)
-    return {"cluster": cluster.name, "blind": [a.key for a in blind], "opened": list(sent.opened), "causes": causes}
+    return {
+        "cluster": cluster.name,
+        "blind": [a.key for a in blind],
+        "opened": list(sent.opened),
+        "resolved": list(sent.resolved),
+        "causes": causes,
+    }

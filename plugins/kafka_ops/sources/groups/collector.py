@@ -306,16 +306,16 @@ class _Run:
     ) -> Iterator[tuple[str, T]]:
         """`fetch(batch)`; if the batch fails, each group alone, failures becoming issues (a group whose
         coordinator did not answer is not asked again)."""
-        if len(batch) == 1 and self._coordinator(batch[0]) in self.lost:
-            problem = f"its coordinator, broker {self._coordinator(batch[0])}, did not answer"
-            self.issues.append(GroupIssue(batch[0], kind, problem))
+        coordinator = self._coordinator(batch[0]) if len(batch) == 1 else None
+        if coordinator in self.lost:
+            self.issues.append(GroupIssue(batch[0], kind, f"its coordinator, broker {coordinator}, did not answer"))
             return
         try:
             yield from _retrying(lambda: fetch(batch)).items()
             return
         except (KafkaError, *UNREACHABLE) as e:
             if len(batch) == 1:
-                self._lose(self._coordinator(batch[0]), e)
+                self._lose(coordinator, e)
                 self.issues.append(GroupIssue(batch[0], kind, f"{type(e).__name__}: {e}"))
                 return
             log.warning("%s of %s groups failed (%r); retrying them one by one", kind, len(batch), e)
