@@ -210,12 +210,13 @@ class KRaftSandbox:
 
     @contextmanager
     def admin(self, timeout_ms: int = 5000) -> Iterator[KafkaAdminClient]:
-        """A kafka-python admin client on the running brokers, closed on exit."""
-        from kafka import KafkaAdminClient  # noqa: PLC0415 - only the sandbox needs a Kafka client
+        """An admin client on the running brokers, closed on exit (`AdminClient`: it avoids a broker
+        that refused it; a killed broker stays in the metadata until the controller fences it)."""
+        from kafka_ops.sources.admin import AdminClient  # noqa: PLC0415 - kafka-python only when asked
 
         running = [b for b in self.broker_ids() if self._broker(b).running] or self.broker_ids()
         bootstrap = ",".join(f"127.0.0.1:{self.broker_ports[b]}" for b in running)
-        client = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=timeout_ms)
+        client = AdminClient(bootstrap_servers=bootstrap, request_timeout_ms=timeout_ms)
         try:
             yield client
         finally:
@@ -223,10 +224,11 @@ class KRaftSandbox:
 
     def quorum(self) -> Quorum:
         """The metadata quorum, asked through a running broker (DescribeQuorum is forwarded to the leader)."""
-        from kafka_ops.sources.kraft.quorum import parse_quorum  # noqa: PLC0415 - kafka-python only when asked
+        from kafka_ops.sources.admin import past_refusals  # noqa: PLC0415 - kafka-python only when asked
+        from kafka_ops.sources.kraft.quorum import parse_quorum  # noqa: PLC0415
 
         with self.admin() as admin:
-            answer = admin.describe_metadata_quorum()
+            answer = past_refusals(admin.describe_metadata_quorum, "the KRaft sandbox")
         return parse_quorum(answer)
 
     def active_controller_id(self) -> int | None:
@@ -235,8 +237,10 @@ class KRaftSandbox:
 
     def fenced_brokers(self) -> set[int]:
         """Brokers registered with the controller but fenced (DescribeCluster with fenced brokers)."""
+        from kafka_ops.sources.admin import past_refusals  # noqa: PLC0415 - kafka-python only when asked
+
         with self.admin() as admin:
-            cluster = admin.describe_cluster()
+            cluster = past_refusals(admin.describe_cluster, "the KRaft sandbox")
         return {b["broker_id"] for b in cluster["brokers"] if b.get("is_fenced")}
 
     def wait_for(self, check: Callable[[], bool], timeout_s: float, what: str) -> None:
@@ -262,8 +266,9 @@ class KRaftSandbox:
 
     def wait_healthy(self, timeout_s: float = 180.0) -> Quorum:
         """Wait until a running controller leads the quorum with every running controller as a
-        voter, every running broker is registered and unfenced (and no stopped one is), and no
-        partition is under-replicated or leaderless."""
+        voter, every running broker is registered and unfenced (and no stopped one is) and answers a
+        client of its own (an unfenced broker may not listen yet, and the first request a test sends
+        may go to that one), and no partition is under-replicated or leaderless."""
         controllers = {c for c, n in self._controller_nodes.items() if n.running}
         brokers = {b for b, n in self._nodes.items() if n.running}
         found: list[Quorum] = []
@@ -277,7 +282,7 @@ class KRaftSandbox:
                 cluster = admin.describe_cluster()
                 topics = admin.describe_topics()
             unfenced = {b["broker_id"] for b in cluster["brokers"] if not b.get("is_fenced")}
-            if unfenced != brokers or not _partitions_healthy(topics):
+            if unfenced != brokers or not _partitions_healthy(topics) or not all(map(self._answers, brokers)):
                 return False
             found.append(quorum)
             return True
@@ -288,6 +293,18 @@ class KRaftSandbox:
         return found[0]
 
     # -- internals ------------------------------------------------------------------------------
+
+    def _answers(self, broker_id: int) -> bool:
+        """A client bootstrapped on this broker alone connects (its ApiVersions answered)."""
+        from kafka import KafkaAdminClient  # noqa: PLC0415 - kafka-python only when asked
+        from kafka.errors import KafkaError  # noqa: PLC0415
+
+        try:
+            alone = f"127.0.0.1:{self.broker_ports[broker_id]}"
+            KafkaAdminClient(bootstrap_servers=alone, request_timeout_ms=5000).close()
+        except KafkaError:
+            return False
+        return True
 
     def _broker(self, broker_id: int) -> _Node:
         if broker_id not in self._nodes:

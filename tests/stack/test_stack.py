@@ -20,7 +20,6 @@ waiting for its moments, then the first analysis, slowed by the Spark worker the
 
 from __future__ import annotations
 
-import ast
 import json
 import shutil
 import subprocess
@@ -176,14 +175,14 @@ def _tasks(api: AirflowApi, dag_id: str, run_id: str) -> list[dict[str, Any]]:
 def _xcom(api: AirflowApi, dag_id: str, run_id: str, task_id: str, map_index: int) -> dict[str, Any]:
     path = f"dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/xcomEntries/return_value"
     value = api.get(path, map_index=map_index, deserialize=True, stringify=False)["value"]
-    return value if isinstance(value, dict) else ast.literal_eval(value)
+    assert isinstance(value, dict), f"{task_id}[{map_index}] returned {value!r}, not a JSON object"
+    return value
 
 
 def _listed(value: object) -> list[Any]:
-    """A report field: a list (the API's JSON), or a tuple's repr (the API's string of it)."""
-    if isinstance(value, str):
-        value = ast.literal_eval(value)
-    return list(value) if isinstance(value, list | tuple) else []
+    """A report field: a JSON list, absent from a report that sent nothing (an as-of run)."""
+    assert value is None or isinstance(value, list), f"a report field is {value!r}, not a JSON list"
+    return list(value or [])
 
 
 def _query(state: State, promql: str) -> list[dict[str, Any]]:

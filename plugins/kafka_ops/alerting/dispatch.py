@@ -80,10 +80,15 @@ class DispatchReport:
     state_reset: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready (times as ISO-8601 strings)."""
+        """JSON's own types only (lists, times as ISO-8601 strings): Airflow's API and UI render a
+        tuple in an XCom as `(a,b)`, its items unquoted, which no reader can parse back."""
         out = asdict(self)
         out["at"] = self.at.isoformat()
-        return out
+        return {k: _listed(v) for k, v in out.items()}
+
+
+def _listed(value: Any) -> Any:
+    return [_listed(v) for v in value] if isinstance(value, tuple) else value
 
 
 def dispatch(

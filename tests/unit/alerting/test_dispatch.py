@@ -225,7 +225,9 @@ def test_a_crash_mid_delivery_keeps_what_was_sent(tmp_path: Path) -> None:
 def test_report_is_json_for_xcom(tmp_path: Path, sinks: list[Notifier], pagerduty_server: RecordingHttpServer) -> None:
     pagerduty_server.answer_first(Answer(400, "bad"))
     report = dispatch("payments", [broker_down()], T0, lake_root=str(tmp_path / "lake"), notifiers=sinks, reminder=HOUR)
-    data = json.loads(json.dumps(report.to_dict()))
+    native = report.to_dict()
+    assert native["opened"] == ["under_replicated"] and isinstance(native["failed"][0], dict)  # no tuple
+    data = json.loads(json.dumps(native))
     assert data["at"] == T0.isoformat() and data["opened"] == ["under_replicated"]
     assert data["failed"][0]["notifier"] == "pd_payments" and data["failed"][0]["action"] == "open"
     assert Failure(**data["failed"][0]) == report.failed[0]

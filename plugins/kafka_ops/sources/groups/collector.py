@@ -51,7 +51,7 @@ from kafka_ops.model.groups import (
     offset_rows,
     share_offset_rows,
 )
-from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
+from kafka_ops.sources.admin import UNREACHABLE, AdminClient, AdminFactory, with_admin
 from kafka_ops.sources.groups.record_times import first_record_times
 from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.transactions import read_transactions
@@ -92,7 +92,7 @@ def _retrying(call: Callable[[], T], attempts: int = RETRIES) -> T:
     raise AssertionError("unreachable")
 
 
-class GroupsAdminClient(KafkaAdminClient):
+class GroupsAdminClient(AdminClient):
     """`KafkaAdminClient` that also keeps each member's raw subscription bytes.
 
     kafka-python decodes DescribeGroups' member metadata in place and loses the bytes; the
