@@ -51,6 +51,7 @@ SPARK_WORKER_OPTS = (
 handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute would fill the disk."""
 CELERY_CONCURRENCY = "2"
 HEARTBEAT_TIMEOUT_S = 120
+ORPHAN_CHECK_S = 30
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
          *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "spark-connect", "airflow-api-server",
          "airflow-triggerer-logs", "airflow-worker-logs", "prometheus", "alertmanager")  # fmt: skip
@@ -223,6 +224,10 @@ class Topology:
             # a task whose Celery worker died is failed (and retried) after 2 minutes without a heartbeat,
             # not 5: the snapshot DAG runs one run at a time, every minute (docs/operations.md, the soak)
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT_S),
+            # a scheduler restarted within seconds of its death finds its predecessor still alive (30 s of
+            # heartbeat grace) and only looks again after this interval: until then the tasks that one
+            # queued are nobody's, and one whose worker died holds the run (5 minutes by default; seen)
+            "AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL": str(ORPHAN_CHECK_S),
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(ports["airflow-worker-logs"]),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(ports["airflow-triggerer-logs"]),
             "KAFKA_OPS_CONFIG": str(settings),

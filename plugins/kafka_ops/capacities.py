@@ -11,7 +11,9 @@ planner and the load detectors. Read from the cluster's `[clusters.capacity]` se
     disk_bytes = 4_000_000_000_000
 
 Every figure is optional: a capacity nobody set is None, and the planner says which goal it
-could not check, never guesses one.
+could not check, never guesses one. Ranges: `disk_bytes` 1 to 2^63-1 (whole), the network rates 1 to
+10^18 bytes per second, `max_disk_share` above 0 and at most 1, `max_replicas_per_broker` 1 to 2^31-1, a
+broker id (the table's name) ASCII digits from 0 to 2^31-1.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
-from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, finite_number, shown
+from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, MOST_VOLUME, finite_number, shown
 
 _RATES = ("network_in_bytes_per_s", "network_out_bytes_per_s")
 _ASCII_DIGITS = re.compile(r"[0-9]{1,10}")
@@ -50,8 +52,10 @@ class BrokerCapacity:
             )
         for key in _RATES:
             rate = values.get(key)
-            if rate is not None and (not finite_number(rate) or rate <= 0):
-                raise ConfigError(f"{where}: {key!r} must be a number of bytes per second > 0, got {shown(rate)}")
+            if rate is not None and (not finite_number(rate) or not 1 <= float(rate) <= MOST_VOLUME):
+                raise ConfigError(  # a link of less than a byte per second is none
+                    f"{where}: {key!r} must be a number of bytes per second from 1 to {MOST_VOLUME}, got {shown(rate)}"
+                )
         return cls(
             disk_bytes=None if disk is None else int(disk),
             **{key: None if values.get(key) is None else float(values[key]) for key in _RATES},
@@ -90,10 +94,14 @@ class Capacities:
         _reject_unknown(values, per_broker | {"max_disk_share", "max_replicas_per_broker", "brokers"}, where)
         share = values.get("max_disk_share", 0.8)
         if not finite_number(share) or not 0 < share <= 1:
-            raise ConfigError(f"{where}: 'max_disk_share' must be a share of the disk in (0, 1], got {share!r}")
+            raise ConfigError(
+                f"{where}: 'max_disk_share' must be a share of the disk above 0 and at most 1, got {shown(share)}"
+            )
         most = values.get("max_replicas_per_broker")
         if most is not None and (isinstance(most, bool) or not isinstance(most, int) or not 0 < most <= INT32_MAX):
-            raise ConfigError(f"{where}: 'max_replicas_per_broker' must be a whole number >= 1, got {most!r}")
+            raise ConfigError(
+                f"{where}: 'max_replicas_per_broker' must be a whole number from 1 to {INT32_MAX}, got {shown(most)}"
+            )
         brokers_raw = values.get("brokers", {})
         if not isinstance(brokers_raw, Mapping):
             raise ConfigError(f"{where}.brokers: expected tables [{where}.brokers.<broker id>]")

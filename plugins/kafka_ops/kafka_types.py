@@ -75,8 +75,18 @@ def finite_number(value: object) -> bool:
 LONGEST_DAYS = 36_525
 """The longest duration a setting may give: 100 years. A longer one is no operator's intent, and one of
 some 740,000 days or more cannot even be subtracted from today (`datetime` ends at year 1)."""
+SHORTEST_SECONDS = 0.001
+"""The shortest duration a setting may give: a millisecond, the resolution of Kafka's timestamps. A
+shorter one is no time at all where it is used: a `timedelta` rounds it to 0 µs, and the alerting
+refuses a reminder interval of no time."""
+MOST_VOLUME = 10**18
+"""The largest number of bytes, bytes per second or messages a fractional setting may give: beyond any
+cluster, and exact as a float, so that the value survives the JSON that carries settings to the Spark
+jobs (`INT64_MAX` does not: as a float it rounds up to 2^63, out of its own range)."""
 _SECONDS_IN = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 DurationUnit = Literal["seconds", "minutes", "hours", "days"]
+DURATION_RANGE = "from 1 ms to 100 years"
+"""`SHORTEST_SECONDS` to `LONGEST_DAYS`, as an error message says it."""
 
 
 def longest(unit: DurationUnit) -> float:
@@ -84,17 +94,24 @@ def longest(unit: DurationUnit) -> float:
     return LONGEST_DAYS * 86400 / _SECONDS_IN[unit]
 
 
-def duration_setting(value: object, unit: DurationUnit, what: str, least: float | None = None) -> float:
-    """`value` as a duration setting in `unit`: a number above 0 (at least `least` when given) and at
-    most `LONGEST_DAYS`, so that every use (a `timedelta`, now minus it) works; else a `ConfigError`
-    naming `what` (the key and where it is)."""
-    most = longest(unit)
+def shortest(unit: DurationUnit) -> float:
+    """`SHORTEST_SECONDS` in `unit`: the least a duration setting in that unit may give (but 0 where 0
+    means off)."""
+    return SHORTEST_SECONDS / _SECONDS_IN[unit]
+
+
+def duration_setting(value: object, unit: DurationUnit, what: str, *, zero_is_off: bool = False) -> float:
+    """`value` as a duration setting in `unit`: a number from `SHORTEST_SECONDS` to `LONGEST_DAYS` (or 0
+    when `zero_is_off`), so that every use (a `timedelta` of it, now minus it) works and means some
+    time; else a `ConfigError` naming `what` (the key and where it is) and the range."""
     if finite_number(value):
         number = float(cast(float, value))
-        if (number > 0 if least is None else number >= least) and number <= most:
+        if (zero_is_off and number == 0) or shortest(unit) <= number <= longest(unit):
             return number
-    low = "above 0" if least is None else f">= {least:g}"
-    raise ConfigError(f"{what} must be a number of {unit} {low} and at most {most:.0f} (100 years), got {shown(value)}")
+    off = "0 (off) or " if zero_is_off else ""
+    raise ConfigError(
+        f"{what} must be {off}a number of {unit} {DURATION_RANGE} ({longest(unit):.0f} {unit}), got {shown(value)}"
+    )
 
 
 def parse_json(text: str | bytes, document: str, error: type[FormatError]) -> Any:

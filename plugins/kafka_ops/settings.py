@@ -99,7 +99,7 @@ class ClusterConfig:
     """Airflow connections of this cluster's alert sinks (Slack, PagerDuty, e-mail, log file; see
     `alerting.registry`). Empty: the log sink only, so alerts still leave a trail."""
     alert_reminder_minutes: float = 60.0
-    """An incident still firing is sent again after this long without a notification."""
+    """An incident still firing is sent again after this long without a notification (1 ms to 100 years)."""
     remediation_backend: RemediationBackend = "admin_api"
     """How the remediation executor writes. "admin_api": Kafka's Admin API (AlterPartitionReassignments,
     ElectLeaders, IncrementalAlterConfigs), the supported interface, which can also cancel a
@@ -108,18 +108,19 @@ class ClusterConfig:
     whose brokers cannot be reached with admin rights); it cannot cancel."""
     remediation_controller_quiet_seconds: float = 300.0
     """The executor refuses to write within this many seconds of a controller change (a new controller
-    is still loading state). 0 turns the check off: only for test clusters whose controller was just
-    elected."""
+    is still loading state); 1 ms to 100 years. 0 turns the check off: only for test clusters whose
+    controller was just elected."""
     auto_remediation: bool = False
     """The analysis DAG may run a preferred-leader election on its own once leader imbalance persisted
     for `auto_election_after_runs` analyses. Needs `writes_enabled`; off by default."""
     auto_election_after_runs: int = 3
-    """How many consecutive analyses must find fixable leader imbalance before an automatic election."""
+    """How many consecutive analyses must find fixable leader imbalance before an automatic election
+    (1 to `INT32_MAX`)."""
     min_insync_replicas_default: int = 1
     """The brokers' static `min.insync.replicas` (their server.properties). ZooKeeper holds only
     dynamic configs, so where neither the topic, the leader's `/config/brokers/<id>` nor
     `/config/brokers/<default>` sets min ISR, the analysis assumes this value (1 = Kafka's default)
-    and says so (`isr_health.min_isr_source` = "static")."""
+    and says so (`isr_health.min_isr_source` = "static"). 1 to `INT32_MAX`, Kafka's int."""
     cordoned_brokers: tuple[int, ...] = ()
     """Broker ids the remediation planners never add a replica to (replication factor, decommission,
     replica balance), e.g. a broker about to be serviced. A cordoned broker keeps the replicas it has;
@@ -158,7 +159,10 @@ class ClusterConfig:
                 f"got {self.remediation_backend!r}"
             )
         quiet = duration_setting(
-            self.remediation_controller_quiet_seconds, "seconds", f"{where}: 'remediation_controller_quiet_seconds'", 0
+            self.remediation_controller_quiet_seconds,
+            "seconds",
+            f"{where}: 'remediation_controller_quiet_seconds'",
+            zero_is_off=True,
         )
         object.__setattr__(self, "remediation_controller_quiet_seconds", quiet)
         if not isinstance(self.auto_remediation, bool):
@@ -243,7 +247,7 @@ class WebSettings:
     "kminion" or "kafka_exporter" (drop-in for dashboards built on them)."""
     metrics_max_age_minutes: float = 30.0
     """A batch captured longer ago than this is stale: its figures are left out of the metrics (and
-    `kafka_ops_data_stale` says so) rather than shown as if they were current."""
+    `kafka_ops_data_stale` says so) rather than shown as if they were current. 1 ms to 100 years."""
 
     def __post_init__(self) -> None:
         if self.metrics_profile not in METRICS_PROFILES:
@@ -315,19 +319,7 @@ def _from_file(path: Path) -> Settings:
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:
         raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
-    known = {f.name for f in fields(ClusterConfig)}
-    clusters = []
-    for i, entry in enumerate(clusters_raw):
-        where = f"{path}: clusters[{i}]"
-        if not isinstance(entry, dict) or "name" not in entry:
-            raise ConfigError(f"{where}: each cluster needs a 'name'")
-        _reject_unknown(entry, known, where)
-        thresholds = entry.pop("thresholds", {})
-        if not isinstance(thresholds, dict):
-            raise ConfigError(f"{where}.thresholds: expected a table of threshold = number")
-        entry["thresholds"] = Thresholds.from_mapping(thresholds, f"{where}.thresholds")
-        entry["capacity"] = Capacities.from_mapping(entry.pop("capacity", {}), f"{where}.capacity")
-        clusters.append(ClusterConfig(**entry))
+    clusters = [_cluster(entry, f"{path}: clusters[{i}]") for i, entry in enumerate(clusters_raw)]
     names = [c.name for c in clusters]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -344,6 +336,22 @@ def _from_file(path: Path) -> Settings:
         )
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
+
+
+def _cluster(entry: Any, where: str) -> ClusterConfig:
+    """One `[[clusters]]` table; every error names `where` (the file and the table's position)."""
+    if not isinstance(entry, dict) or "name" not in entry:
+        raise ConfigError(f"{where}: each cluster needs a 'name'")
+    _reject_unknown(entry, {f.name for f in fields(ClusterConfig)}, where)
+    thresholds = entry.pop("thresholds", {})
+    if not isinstance(thresholds, dict):
+        raise ConfigError(f"{where}.thresholds: expected a table of threshold = number")
+    entry["thresholds"] = Thresholds.from_mapping(thresholds, f"{where}.thresholds")
+    entry["capacity"] = Capacities.from_mapping(entry.pop("capacity", {}), f"{where}.capacity")
+    try:
+        return ClusterConfig(**entry)
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
 
 
 def _web(raw: Any, path: Path) -> WebSettings:

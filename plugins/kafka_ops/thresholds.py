@@ -4,23 +4,35 @@
 name = "payments"
 [clusters.thresholds]
 stuck_reassignment_minutes = 120
+
+Each threshold's range is declared once, in `RANGES`; a value outside it is refused naming the key.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from kafka_ops.errors import ConfigError
-from kafka_ops.kafka_types import INT32_MAX, DurationUnit, finite_number, longest, shown
+from kafka_ops.kafka_types import (
+    DURATION_RANGE,
+    INT32_MAX,
+    MOST_VOLUME,
+    DurationUnit,
+    finite_number,
+    longest,
+    shortest,
+    shown,
+)
 
+MOST_FACTOR = 1_000_000
+"""The largest ratio threshold (`disk_skew_ratio`, `hot_*_factor`): a million times the brokers' mean or
+the typical partition, far past any skew worth a warning (a large factor switches its rule off)."""
 ZERO_ALLOWED = frozenset({"lag_allowed", "max_collection_issues", "max_group_collection_issues"})
 COUNTS = frozenset({"lag_window", "lag_time_points", "max_collection_issues", "max_group_collection_issues",
                     "skew_spread"})  # fmt: skip
-"""Thresholds the detectors use as whole numbers (truncated): at most `INT32_MAX`, a Spark int."""
-SHARES = frozenset({"disk_share_critical"})
-"""Shares of a whole: at most 1."""
+"""Thresholds the detectors use as whole numbers (truncated): at most `INT32_MAX`, a Spark int, and at
+least 1 unless 0 is allowed (a `lag_window` of 0.5 would be a window of no sample)."""
 DURATIONS: dict[str, DurationUnit] = {
     "history_hours": "hours", "stuck_reassignment_minutes": "minutes", "lag_seconds_warning": "seconds",
     "lag_seconds_critical": "seconds", "transaction_age_warning_s": "seconds",
@@ -28,18 +40,60 @@ DURATIONS: dict[str, DurationUnit] = {
     "migration_stall_minutes": "minutes", "migration_divergence_minutes": "minutes", "load_window_hours": "hours",
     "disk_days_warning": "days", "disk_days_critical": "days",
 }  # fmt: skip
-"""Thresholds that are durations, and their unit: at most 100 years (each is subtracted from a snapshot's
-time, or compared with an age)."""
+"""Thresholds that are durations, and their unit: from 1 ms to 100 years (each is subtracted from a
+snapshot's time, or compared with an age)."""
 
 
-def most_of(key: str) -> float:
-    """The largest value threshold `key` may take: 100 years for a duration (each is subtracted from a
-    snapshot's time), `INT32_MAX` for a count, 1 for a share; else the largest finite number."""
-    if key in DURATIONS:
-        return longest(DURATIONS[key])
-    if key in COUNTS:
-        return INT32_MAX
-    return 1.0 if key in SHARES else sys.float_info.max
+@dataclass(frozen=True)
+class Range:
+    """The values a threshold may take: `least` to `most`, `least` itself excluded when `above`."""
+
+    what: str
+    """What the number is, as a message says it ("a share", "a number of hours")."""
+    least: float
+    most: float
+    above: bool = False
+    words: str = ""
+    """The range as a message says it, when not from its numbers ("from 1 ms to 100 years")."""
+
+    def holds(self, number: float) -> bool:
+        return (number > self.least if self.above else number >= self.least) and number <= self.most
+
+    def __str__(self) -> str:
+        if self.words:
+            return f"{self.what} {self.words}"
+        if self.above:
+            return f"{self.what} above {self.least:g} and at most {self.most:.0f}"
+        return f"{self.what} from {self.least:.0f} to {self.most:.0f}"
+
+
+def _duration(unit: DurationUnit) -> Range:
+    most = longest(unit)
+    return Range(f"a number of {unit}", shortest(unit), most, words=f"{DURATION_RANGE} ({most:.0f} {unit})")
+
+
+def _count(key: str) -> Range:
+    return Range("a count (a fraction is truncated)", 0 if key in ZERO_ALLOWED else 1, INT32_MAX)
+
+
+RANGES: dict[str, Range] = {
+    **{key: _duration(unit) for key, unit in DURATIONS.items()},
+    **{key: _count(key) for key in COUNTS},
+    "leader_imbalance_percent": Range("a percentage", 0, 100, above=True),
+    "controller_elections_per_hour": Range("a number of elections per hour", 0, INT32_MAX, above=True),
+    "lag_allowed": Range("a number of messages", 0, MOST_VOLUME),
+    "disk_share_critical": Range("a share of the disk", 0, 1, above=True),
+    "network_hot_share": Range("a share of the network capacity", 0, 1, above=True),
+    "disk_skew_ratio": Range("a factor", 0, MOST_FACTOR, above=True),
+    "hot_partition_factor": Range("a factor", 0, MOST_FACTOR, above=True),
+    "hot_broker_factor": Range("a factor", 0, MOST_FACTOR, above=True),
+    "disk_skew_min_bytes": Range("a number of bytes", 0, MOST_VOLUME, above=True),
+    "hot_partition_min_bytes_per_s": Range("a number of bytes per second", 0, MOST_VOLUME, above=True),
+    "hot_broker_min_bytes_per_s": Range("a number of bytes per second", 0, MOST_VOLUME, above=True),
+}
+"""Every threshold's range, declared once: the settings, the Spark jobs' `--thresholds` and the docs
+(docs/health-analysis.md) say the same. Each bound is exact as a float, so that a threshold accepted once
+is accepted again after its JSON round trip."""
 
 
 @dataclass(frozen=True)
@@ -128,18 +182,14 @@ class Thresholds:
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], where: str) -> Thresholds:
-        """Defaults overridden by `values`; unknown keys, non-positive numbers (`lag_allowed` and the
-        issue counts may be 0) and numbers above `most_of(key)` are refused, naming the key. Every
-        `Thresholds` round-trips through `asdict`."""
+        """Defaults overridden by `values`; unknown keys and numbers outside their key's `RANGES` are
+        refused, naming the key and its range. Every `Thresholds` round-trips through `asdict`."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
             raise ConfigError(f"{where}: unknown threshold(s) {unknown} (known: {sorted(known)})")
         for key, value in values.items():
-            most = most_of(key)
-            if not finite_number(value) or value < 0 or (value == 0 and key not in ZERO_ALLOWED) or value > most:
-                kind = "a number >= 0" if key in ZERO_ALLOWED else "a positive number"
-                limit = f" of {DURATIONS[key]}" if key in DURATIONS else ""
-                bound = "" if most == sys.float_info.max else f" at most {most:.0f}"
-                raise ConfigError(f"{where}: threshold {key!r} must be {kind}{limit}{bound}, got {shown(value)}")
+            allowed = RANGES[key]
+            if not finite_number(value) or not allowed.holds(float(value)):
+                raise ConfigError(f"{where}: threshold {key!r} must be {allowed}, got {shown(value)}")
         return replace(cls(), **{k: float(v) for k, v in values.items()})

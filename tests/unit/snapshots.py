@@ -20,6 +20,7 @@ from kafka_ops.model.groups import (
     GroupIssue,
     GroupMember,
     GroupSnapshot,
+    LoggedCommit,
     OpenTransaction,
     RecordTime,
     offset_rows,
@@ -95,8 +96,8 @@ GROUP_RECORD_MS = int(GROUPS_AT.timestamp() * 1000) - 90_000
 def group_snapshot(snapshot_id: str = "g1", cluster: str = "c1") -> GroupSnapshot:
     """A Stable range group of two members (one static) with lag, plus an offsets-only group,
     one offset on a deleted topic and one collection issue; the record at orders-0's committed
-    offset was produced 90 s before the collection, and a transaction open on orders-0 since offset
-    80 holds its last stable offset there."""
+    offset was produced 90 s before the collection, a transaction open on orders-0 since offset
+    80 holds its last stable offset there, and the commit log holds orders-0's last two commits."""
     members = (
         GroupMember("m-a", None, "client-a", "/10.0.0.1", (("orders", 0), ("orders", 1))),
         GroupMember("m-b", "static-b", "client-b", "/10.0.0.2", (("orders", 2),)),
@@ -121,5 +122,9 @@ def group_snapshot(snapshot_id: str = "g1", cluster: str = "c1") -> GroupSnapsho
         stable_offsets={("orders", 0): 80, ("orders", 1): 50, ("orders", 2): 0},
         transactions=(
             OpenTransaction("tx-1", 7, 0, "Ongoing", 2, "orders", 0, GROUPS_AT - timedelta(minutes=20), 60_000, 80),
+        ),
+        commits=(
+            LoggedCommit("stable", "orders", 0, 55, GROUPS_AT - timedelta(seconds=40)),
+            LoggedCommit("stable", "orders", 0, 60, GROUPS_AT - timedelta(seconds=20)),
         ),
     )

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,54 @@ def test_a_wrong_capacity_is_refused_naming_its_key(tmp_path: Path, table: str, 
 def test_a_broker_given_twice_under_two_spellings_is_refused() -> None:
     with pytest.raises(ConfigError, match="broker 4 is given twice"):
         Capacities.from_mapping({"brokers": {"4": {}, "04": {}}}, "c")
+
+
+@pytest.mark.parametrize(
+    "broker_id",
+    [
+        "\u00b2",  # superscript two: str.isdigit() takes it, int() does not
+        "\u0661\u0662",  # Arabic-Indic 12: int() reads it as 12
+        "\uff11\uff12",  # fullwidth 12
+        "\U0001d7d9",  # mathematical double-struck 1
+        "-1", "+1", " 1", "1_0", "0x1", "1.0", "", "2147483648", "1" * 11,
+    ],
+)  # fmt: skip
+def test_a_broker_id_is_ascii_digits_from_0_to_int32_max(tmp_path: Path, broker_id: str) -> None:
+    refused = r"clusters\[0\]\.capacity\.brokers: .* is not a broker id \(a whole number from 0 to 2147483647\)"
+    with pytest.raises(ConfigError, match=refused):
+        settings_with(
+            tmp_path, f"[clusters.capacity.brokers.{json.dumps(broker_id, ensure_ascii=False)}]\ndisk_bytes = 1\n"
+        )
+
+
+def test_a_broker_id_with_leading_zeros_is_that_broker(tmp_path: Path) -> None:
+    capacity = settings_with(tmp_path, '[clusters.capacity.brokers."007"]\ndisk_bytes = 1\n').capacity
+    assert capacity.brokers == ((7, BrokerCapacity(disk_bytes=1)),)
+    assert Capacities.from_mapping({"brokers": {"2147483647": {}}}, "c").brokers == ((2147483647, BrokerCapacity()),)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("network_in_bytes_per_s = 1e308", "'network_in_bytes_per_s' must be a number of bytes per second from 1 to "
+                                           "1000000000000000000, got 1e+308"),
+        ("network_out_bytes_per_s = 0.5", "'network_out_bytes_per_s' must be a number of bytes per second from 1 to"),
+        ("disk_bytes = 9223372036854775808", "'disk_bytes' must be a whole number of bytes from 1 to "
+                                             "9223372036854775807, got 9223372036854775808"),
+        ("max_disk_share = inf", "'max_disk_share' must be a share of the disk above 0 and at most 1, got inf"),
+        ("max_replicas_per_broker = 2147483648", "'max_replicas_per_broker' must be a whole number from 1 to "
+                                                 "2147483647, got 2147483648"),
+    ],
+)  # fmt: skip
+def test_a_capacity_out_of_its_range_is_refused_naming_the_range(tmp_path: Path, table: str, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        settings_with(tmp_path, f"[clusters.capacity]\n{table}\n")
+    assert message in str(e.value)
+
+
+def test_the_largest_capacities_survive_the_json_the_spark_jobs_read() -> None:
+    table = {"disk_bytes": 2**63 - 1, "network_in_bytes_per_s": 10**18, "max_replicas_per_broker": 2**31 - 1}
+    capacities = Capacities.from_mapping(table, "c")
+    assert Capacities.from_mapping(json.loads(json.dumps(table | {"max_disk_share": 1.0})), "c") == replace(
+        capacities, max_disk_share=1.0
+    )

@@ -30,7 +30,7 @@ from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
 from stack import fleet
 from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_QUEUE, SPARK_WORKERS, WORKER_QUEUES
-from stack.topology import SPARK_WORKER_OPTS
+from stack.topology import HEARTBEAT_TIMEOUT_S, ORPHAN_CHECK_S, SPARK_WORKER_OPTS
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -427,6 +427,15 @@ def test_spark_workers_clean_up_finished_applications_as_the_native_stack_does(s
     for name in SPARK_WORKERS:
         assert services[name]["environment"]["SPARK_WORKER_OPTS"] == SPARK_WORKER_OPTS, name
     assert "-Dspark.worker.cleanup.enabled=true" in SPARK_WORKER_OPTS
+
+
+def test_the_scheduler_recovers_a_dead_workers_task_as_the_native_stack_does(services: dict[str, Any]) -> None:
+    """A task whose worker died fails (and is retried) after the same heartbeat timeout in both
+    topologies, and a scheduler restarted at once takes over its predecessor's tasks as soon."""
+    for name in AIRFLOW:
+        env = environment(services[name])
+        assert env["AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT"] == str(HEARTBEAT_TIMEOUT_S), name
+        assert env["AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL"] == str(ORPHAN_CHECK_S), name
 
 
 def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -381,6 +381,19 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         "issue says which). read_committed_lag = last_stable_offset - committed_offset, clamped at 0: "
         "the lag of a read_committed consumer (equal to lag unless a transaction is open).",
     ),
+    "group_commits": _schema(
+        pa.field("group_id", pa.string(), nullable=False),
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("committed_offset", pa.int64()),
+        pa.field("committed_at", TS, nullable=False),
+        doc="Offset commits as the group coordinator logged them in __consumer_offsets, each with the "
+        "time it was added (committed_at), read from the collection before on (the last 20 of each "
+        "partition of a read, oldest first): what Burrow's rules evaluate. committed_offset null is the "
+        "offset's deletion. Consecutive collections may both hold a commit; (group_id, topic, partition, "
+        "committed_at, committed_offset) identifies it. Share groups commit nothing; no rows before the "
+        "commit log was read.",
+    ),
     "partition_end_offsets": _schema(
         pa.field("topic", pa.string(), nullable=False),
         pa.field("partition", pa.int32(), nullable=False),

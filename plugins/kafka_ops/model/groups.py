@@ -223,6 +223,18 @@ def read_committed_lag(row: GroupOffset, stable_offsets: Mapping[TopicPartition,
 
 
 @dataclass(frozen=True, slots=True)
+class LoggedCommit:
+    """One offset commit as the group coordinator logged it in `__consumer_offsets`, with the time
+    it was added; `offset` None is the offset's deletion (a tombstone)."""
+
+    group_id: str
+    topic: str
+    partition: int
+    offset: int | None
+    committed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class GroupSnapshot:
     """Every selected group of one cluster, their offsets, and the end offsets they were
     measured against (`end_offsets` is also the per-partition (end offset, time) history the
@@ -242,6 +254,9 @@ class GroupSnapshot:
     stable_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     """Last stable offsets (ListOffsets read_committed)."""
     transactions: tuple[OpenTransaction, ...] = ()
+    commits: tuple[LoggedCommit, ...] = ()
+    """The groups' commits logged in `__consumer_offsets` since the collection before (the last few
+    of each partition), oldest first; empty when not read."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,16 +4,20 @@ lake: what the DAG and CLI run."""
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from kafka_ops.capacities import Capacities
+from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.model.groups import GroupSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch, summary
 from kafka_ops.sources import log_dirs
 from kafka_ops.sources.admin import AdminFactory
-from kafka_ops.sources.groups.collector import GroupCollector
+from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
+from kafka_ops.sources.groups.commit_log import READ_TIMEOUT_S, read_commit_log, read_from
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.migration import MigrationWatch, watch
@@ -81,10 +85,20 @@ def groups_to_lake(
 ) -> tuple[GroupSnapshot, dict[str, Any]]:
     """Collect `cluster`'s consumer groups and publish them as their own batch.
 
-    Raises `KafkaUnreachable` / `CollectionFailed` when the groups cannot be collected at all:
-    nothing is published then. Per-group failures are published as issue rows.
+    The groups' commits logged in `__consumer_offsets` are read from just before the collection
+    before this one (`commit_log.read_from`). Raises `KafkaUnreachable` / `CollectionFailed` when the
+    groups cannot be collected at all: nothing is published then. Per-group failures are published
+    as issue rows.
     """
-    snap = GroupCollector(cluster, admin_factory, include, exclude).collect()
+    commit_log = None
+    if isinstance(admin_factory, KafkaTarget):  # the commit log is read with a consumer of its own
+        previous = lake.latest_commit(cluster, GROUP_COMMIT_TABLE)
+        since = read_from(previous["captured_at"] if previous else None, datetime.now(UTC))  # type: ignore[arg-type]
+        target = admin_factory
+        commit_log = partial(
+            read_commit_log, target.bootstrap_servers, target.options, since=since, timeout_s=READ_TIMEOUT_S
+        )
+    snap = GroupCollector(cluster, admin_factory, include, exclude, commit_log=commit_log).collect()
     lake.publish(group_batch(snap))
     info = group_summary(snap)
     log.info(

@@ -52,6 +52,7 @@ from kafka_ops.model.groups import (
     share_offset_rows,
 )
 from kafka_ops.sources.admin import UNREACHABLE, AdminClient, AdminFactory, with_admin
+from kafka_ops.sources.groups.commit_log import CommitLog
 from kafka_ops.sources.groups.record_times import first_record_times
 from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.transactions import read_transactions
@@ -153,7 +154,9 @@ class GroupCollector:
 
     `include` / `exclude` are regular expressions matched against the whole group id
     (`re.fullmatch`); a group is collected when it matches `include` (or no include is given)
-    and does not match `exclude`.
+    and does not match `exclude`. `commit_log`, when given, reads the collected groups' logged
+    commits (`commit_log.read_commit_log` bound to a cluster and a start time); what it cannot read
+    is an issue of kind `commit_log`.
     """
 
     def __init__(
@@ -163,6 +166,8 @@ class GroupCollector:
         include: str | None = None,
         exclude: str | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
+        *,
+        commit_log: Callable[[list[str]], CommitLog] | None = None,
     ) -> None:
         if batch_size < 1:
             raise ConfigError(f"group batch size must be at least 1, got {batch_size}")
@@ -171,6 +176,7 @@ class GroupCollector:
         self.include = _pattern("include", include)
         self.exclude = _pattern("exclude", exclude)
         self.batch_size = batch_size
+        self.commit_log = commit_log
 
     def selected(self, group_id: str) -> bool:
         if self.include is not None and not self.include.fullmatch(group_id):
@@ -233,7 +239,9 @@ class _Run:
         lagging = [(o.topic, o.partition, o.position) for o in offsets if o.lag and o.position is not None]
         times = first_record_times(self.admin, lagging)
         transactions = read_transactions(self.admin, end_offsets, [b for b in self.brokers if b not in self.lost])
+        logged = self._logged_commits([g for g in group_ids if group_types[g] != SHARE])
         problems = [("record_times", p) for p in times.problems] + [("transactions", p) for p in transactions.problems]
+        problems += [("commit_log", p) for p in logged.problems]
         self.issues += [GroupIssue(None, kind, problem) for kind, problem in problems]
         cluster = self.collector.cluster
         return GroupSnapshot(
@@ -249,7 +257,12 @@ class _Run:
             record_times=times.times,
             stable_offsets=transactions.stable_offsets,
             transactions=tuple(transactions.open),
+            commits=tuple(logged.commits),
         )
+
+    def _logged_commits(self, group_ids: list[str]) -> CommitLog:
+        read = self.collector.commit_log
+        return read(group_ids) if read is not None and group_ids else CommitLog()
 
     # -- groups -----------------------------------------------------------------------------
 

@@ -50,6 +50,11 @@ def group_batch(snap: GroupSnapshot) -> Batch:
              **_record_time(snap, o), "read_committed_lag": read_committed_lag(o, snap.stable_offsets)}
             for o in snap.offsets
         ],
+        "group_commits": [
+            {"group_id": c.group_id, "topic": c.topic, "partition": c.partition, "committed_offset": c.offset,
+             "committed_at": c.committed_at}
+            for c in snap.commits
+        ],
         "partition_end_offsets": [
             {"topic": t, "partition": p, "end_offset": end, "last_stable_offset": snap.stable_offsets.get((t, p))}
             for (t, p), end in sorted(snap.end_offsets.items())

@@ -57,17 +57,15 @@ def poll(
         issues.append(_undecodable("DescribeCluster", e))
         view |= dict.fromkeys((change_digest.BROKERS, change_digest.FENCED_BROKERS), change_digest.UNKNOWN)
         listed = []
-    manager = admin._manager  # DescribeQuorum sent as the collector sends it (kafka-python's own call
-    # crashes on an answer with null topics); read by `quorum.read_answer`, which types what it refuses
+    # DescribeQuorum asked as the collector asks it (kafka-python's own call crashes on an answer with
+    # null topics, and waits past its request timeout on a broker slow to connect)
     try:
-        answer = _answer(lambda: manager.run(manager.send, quorum.request()), quorum.REQUEST)
+        view |= change_digest.quorum_parts(_answer(lambda: quorum.ask(admin), quorum.REQUEST))
     except UNSUPPORTED as e:
         raise NotAKRaftCluster(
             f"the brokers do not serve DescribeQuorum ({e}): they run on ZooKeeper; set metadata_source = "
             "zookeeper (or auto, with the cluster's ZooKeeper connection) for this cluster"
         ) from e
-    try:
-        view |= change_digest.quorum_parts(quorum.read_answer(answer, "the brokers"))
     except (*UNDECODABLE, KafkaError, KafkaProtocolError) as e:
         issues.append(_undecodable("DescribeQuorum", e))
         view |= dict.fromkeys((change_digest.CONTROLLER, change_digest.QUORUM_VOTERS), change_digest.UNKNOWN)

@@ -156,19 +156,17 @@ class _Run:
     # -- the quorum: the active controller and its epoch --------------------------------------
 
     def _quorum(self, snap: ClusterSnapshot) -> None:
-        """The quorum (DescribeQuorum, forwarded to the active controller by the broker asked). An answer
-        that is not a quorum is an issue: the rest of the snapshot stands, without controller."""
-        manager = self.admin._manager
+        """The quorum (DescribeQuorum, forwarded to the active controller by the broker asked, `quorum.ask`).
+        An answer that is not a quorum is an issue: the rest of the snapshot stands, without controller; a
+        broker that does not answer within the request timeout fails the collection (`KafkaUnreachable`)."""
         try:
-            answer = manager.run(manager.send, quorum.request())
+            snap.quorum = quorum.ask(self.admin)
         except UNSUPPORTED as e:
             raise NotAKRaftCluster(
                 f"cluster {snap.cluster!r}: the brokers at {self.where} do not serve DescribeQuorum ({e}): "
                 "they run on ZooKeeper; set metadata_source = zookeeper (or auto, with the cluster's "
                 "ZooKeeper connection) for this cluster"
             ) from e
-        try:
-            snap.quorum = quorum.read_answer(answer, f"the brokers at {self.where}")
         except KafkaProtocolError as e:
             snap.issues.append(CollectionIssue(quorum.REQUEST, str(e), "request"))
             return

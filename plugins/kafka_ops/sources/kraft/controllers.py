@@ -6,6 +6,12 @@ Metadata, KIP-919). So this module speaks to a controller over one plain socket:
 version, then DescribeQuorum, which any controller answers (a follower from its own view; the answer
 names the leader). Each address of `controller_bootstrap` is tried in turn; when none answers, the
 quorum cannot be seen (`KafkaUnreachable`).
+
+Every call holds an absolute deadline, taken once from `time.monotonic()`: connecting (each address a
+host name resolves to), sending and each read get what remains of it, so a peer that accepts and then
+trickles its answer, or never finishes it, costs the timeout and no more. Bytes that are not Kafka's
+protocol (a zero-length, cut, oversized or undecodable frame) are a `KafkaProtocolError` naming the peer
+and the request.
 """
 
 from __future__ import annotations
@@ -24,9 +30,13 @@ from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable
 from kafka_ops.model.cluster import Quorum
 from kafka_ops.sources.kraft import quorum
 
-_MALFORMED = (KafkaError, struct.error, ValueError, IndexError, TypeError, EOFError)
+_MALFORMED = (KafkaError, struct.error, ValueError, IndexError, KeyError, TypeError, AttributeError, EOFError,
+              OverflowError)  # fmt: skip
 """What kafka-python's parser raises on bytes that are not the answer it reads (ValueError includes
-UnicodeDecodeError)."""
+UnicodeDecodeError; OverflowError: a varint length past what a Python index can hold)."""
+MAX_ANSWER_BYTES = 1 << 20
+"""The largest frame read: an ApiVersions answer is some 500 bytes and a DescribeQuorum answer some 40 a
+replica, while kafka-python would allocate what a frame's length claims (up to 100 MB)."""
 
 
 def describe_quorum(controller_bootstrap: str, timeout_s: float = 5.0) -> Quorum:
@@ -49,8 +59,8 @@ def speaks_kafka(host: str, port: int, timeout_s: float = 3.0) -> bool:
     controller's listener."""
     deadline = time.monotonic() + timeout_s
     try:
-        with socket.create_connection((host, port), timeout=timeout_s) as sock:
-            answer = _exchange(sock, KafkaProtocol(client_id="kafka-ops"), _request(ApiVersionsRequest, 0), deadline)
+        with _connect(host, port, deadline) as sock:
+            answer = _exchange(sock, _protocol(), _request(ApiVersionsRequest, 0), deadline)
     except (OSError, KafkaUnreachable):
         return False
     return bool(getattr(answer, "api_keys", None))
@@ -59,8 +69,8 @@ def speaks_kafka(host: str, port: int, timeout_s: float = 3.0) -> bool:
 def _ask(host: str, port: int, timeout_s: float) -> Quorum:
     deadline = time.monotonic() + timeout_s
     peer = f"the controller at {host}:{port}"
-    with socket.create_connection((host, port), timeout=timeout_s) as sock:
-        protocol = KafkaProtocol(client_id="kafka-ops")
+    with _connect(host, port, deadline) as sock:
+        protocol = _protocol()
         versions = _exchange(sock, protocol, _request(ApiVersionsRequest, 0), deadline)
         if versions.error_code or not isinstance(versions.api_keys, list):
             raise KafkaProtocolError(f"ApiVersions answered by {peer}: error code {versions.error_code}, no API list")
@@ -68,10 +78,36 @@ def _ask(host: str, port: int, timeout_s: float) -> Quorum:
         key = DescribeQuorumRequest.API_KEY
         if key not in supported:
             raise KafkaError(f"{host}:{port} does not serve DescribeQuorum: is it a KRaft controller listener?")
+        if supported[key] < 0:
+            raise KafkaProtocolError(f"ApiVersions answered by {peer}: DescribeQuorum up to version {supported[key]}")
         request = quorum.request()
         request.API_VERSION = min(supported[key], DescribeQuorumRequest.max_version)
         response = _exchange(sock, protocol, request, deadline)
     return quorum.read_answer(response, peer)
+
+
+def _connect(host: str, port: int, deadline: float) -> socket.socket:
+    """A connection to `host:port` by `deadline`, each address the name resolves to given what remains of
+    it (`socket.create_connection` would give each one the whole timeout)."""
+    failure: OSError = TimeoutError(f"could not connect to {host}:{port} in time")
+    for family, kind, proto, _, address in socket.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(remaining)
+            sock.connect(address)
+        except OSError as e:
+            sock.close()
+            failure = e
+        else:
+            return sock
+    raise failure
+
+
+def _protocol() -> KafkaProtocol:
+    return KafkaProtocol(client_id="kafka-ops", receive_message_max_bytes=MAX_ANSWER_BYTES)
 
 
 def _request(kind: Any, version: int) -> Any:
@@ -83,7 +119,7 @@ def _request(kind: Any, version: int) -> Any:
 def _exchange(sock: socket.socket, protocol: KafkaProtocol, request: Any, deadline: float) -> Any:
     """Send `request` and read its answer by `deadline`: every wait (the send, each recv) is given what
     remains of it, so a peer that trickles its bytes cannot hold the call past it."""
-    what = f"{type(request).__name__.removesuffix('Request')} v{request.API_VERSION}"
+    what = f"{request.name.removesuffix('Request')} v{request.API_VERSION}"
     peer = "{}:{}".format(*sock.getpeername()[:2])
     protocol.send_request(request)
     _wait_at_most(sock, deadline, peer, what)
@@ -97,12 +133,17 @@ def _exchange(sock: socket.socket, protocol: KafkaProtocol, request: Any, deadli
             try:
                 responses = protocol.receive_bytes(data)
             except _MALFORMED as e:
-                raise KafkaProtocolError(f"{peer} answered {what} with bytes that are not Kafka's protocol: "
-                                         f"{type(e).__name__}: {e}") from e  # fmt: skip
+                raise _garbled(peer, what, e) from e
             if responses:
                 return responses[0][1]
     except TimeoutError as e:
         raise KafkaUnreachable(f"{peer} did not answer {what} in time") from e
+
+
+def _garbled(peer: str, what: str, error: Exception) -> KafkaProtocolError:
+    """The error for bytes that are not an answer (kafka-python's errors name their class themselves)."""
+    why = str(error) if isinstance(error, KafkaError) else f"{type(error).__name__}: {error}"
+    return KafkaProtocolError(f"{peer} answered {what} with bytes that are not Kafka's protocol: {why}")
 
 
 def _wait_at_most(sock: socket.socket, deadline: float, peer: str, what: str) -> None:

@@ -17,6 +17,7 @@ from struct import unpack_from
 from typing import Any
 
 from kafka.admin import ConfigResourceType, ConfigSourceType
+from kafka.errors import KafkaProtocolError as UndecodableAnswer
 from kafka.errors import UnknownTopicOrPartitionError
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.api_header import RequestHeader
@@ -229,13 +230,19 @@ def _skip_tags(buf: bytes, pos: int) -> int:
 
 
 class _Decoder:
-    """What kafka-python's parser asks of a response class: its header, then its body."""
+    """What kafka-python's parser asks of a response class: its header, then its body. A header that cannot
+    be read is kafka-python's protocol error, which fails the request at once: its parser guards only the
+    body's decoding, and anything else escapes its read loop (the request then waits out its timeout)."""
 
     def __init__(self, version: int) -> None:
         self.version = version
 
     def parse_header(self, data: Any) -> Any:
-        return DescribeConfigsResponse[self.version].parse_header(data)
+        try:
+            return DescribeConfigsResponse[self.version].parse_header(data)
+        except (ValueError, StructError, IndexError, EOFError, OverflowError) as e:
+            problem = f"malformed DescribeConfigs v{self.version} answer header: {type(e).__name__}: {e}"
+            raise UndecodableAnswer(problem) from e
 
     def decode(self, data: Any) -> TopicConfigsAnswer:
         return decode_overrides(data.read() if hasattr(data, "read") else data, self.version)

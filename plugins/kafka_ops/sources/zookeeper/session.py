@@ -11,8 +11,10 @@ watches.
 Every wait has an absolute deadline: opening the session `timeout_s` in all (every host tried
 included), and each request's reply `timeout_s` from when the request was queued, however the
 server spaces its bytes (a peer trickling one byte at a time cannot keep a read alive past it).
-Bytes that are not ZooKeeper's protocol raise `ZooKeeperProtocolError` naming the server and the
-request.
+Bytes that are not ZooKeeper's protocol raise `ZooKeeperProtocolError`; a missed deadline, a lost
+connection or a reply carrying one of ZooKeeper's error codes raises `ZooKeeperUnreachable`; each names
+the server and the request. Two error codes are answers, not failures: NoNode (the result is None) and
+NoAuth (`NoAuthError(path)`, or `DENIED`: see `pipelined`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,6 @@ T = TypeVar("T")
 _REQUEST = struct.Struct("!iii")  # length, xid, type
 _AUTH_XID = -4
 _CLOSE_XID = 0x7FFFFFFF
-_NO_NODE = NoNodeError
 _SEND_CHUNK = 1 << 18
 _REPLY_HEADER = 16  # xid, zxid, err
 _MAX_FRAME = 1 << 28
@@ -173,7 +174,10 @@ class ZkReadSession:
         except _MALFORMED as e:
             raise self._malformed("the session handshake", e) from e
         if reply.time_out <= 0:
-            raise ZooKeeperUnreachable(f"ZooKeeper at {self.peer} refused to open a session")
+            raise ZooKeeperUnreachable(
+                f"ZooKeeper at {self.peer} answered the session handshake with a timeout of {reply.time_out} ms: "
+                "it refused to open a session"
+            )
         if self.digest_auth is not None:
             user, password = self.digest_auth
             body = Auth(0, "digest", f"{user}:{password}").serialize()
@@ -187,6 +191,8 @@ class ZkReadSession:
             header, _ = ReplyHeader.deserialize(frame, 0)
             if header.err == AuthFailedError.code:
                 raise ZooKeeperAuthFailed(f"ZooKeeper at {self.peer} rejected the digest credentials")
+            if header.err != 0:
+                raise self._error_reply("the digest authentication", header.err)
 
     def _close_socket(self) -> None:
         if self._sock is not None:
@@ -269,12 +275,11 @@ class ZkReadSession:
             self.last_zxid = max(self.last_zxid, header.zxid)
         if header.err == 0:
             return item, self._result(frame, offset, op, what)
-        error = EXCEPTIONS.get(header.err)
-        if error is None:
-            raise self._malformed(what, f"error code {header.err}, which ZooKeeper does not have")
-        if error is _NO_NODE:
+        if header.err == NoNodeError.code:
             return item, None
-        raise error()
+        if header.err == NoAuthError.code:
+            raise NoAuthError()  # `_answer` names the path, or yields DENIED
+        raise self._error_reply(what, header.err)
 
     def _result(self, frame: bytes, offset: int, op: Any, what: str) -> Any:
         """A GetData reply's `(data, stat)` or a GetChildren reply's sorted names."""
@@ -287,6 +292,13 @@ class ZkReadSession:
         if not all(isinstance(name, str) and name and "/" not in name for name in result):
             raise self._malformed(what, "a null or empty child name, or one with a slash")
         return sorted(result)
+
+    def _error_reply(self, what: str, code: int) -> ZooKeeperUnreachable:
+        """The error for a reply carrying ZooKeeper's error `code` (SessionExpired, Throttled, ...)."""
+        error = EXCEPTIONS.get(code)  # a defaultdict: `get` does not invent a class for an unknown code
+        if error is None:
+            return self._malformed(what, f"error code {code}, which ZooKeeper does not have")
+        return ZooKeeperUnreachable(f"ZooKeeper at {self.peer} answered {what} with {error.__name__} (code {code})")
 
     def _malformed(self, what: str, problem: object) -> ZooKeeperProtocolError:
         if isinstance(problem, BaseException):
@@ -326,7 +338,7 @@ class ZkReadSession:
         wait is for what remains of it, whatever arrived meanwhile)."""
         sock = self._sock
         if sock is None:
-            raise ZooKeeperUnreachable(f"the session with ZooKeeper at {self.peer} is closed")
+            raise ZooKeeperUnreachable(f"the session with ZooKeeper at {self.peer} is closed: cannot ask {what}")
         while True:
             have_frame = len(self._in) - self._pos >= 4 and self._frame_ready(what)
             if not self._out and (have_frame or not want_frame):
@@ -334,12 +346,21 @@ class ZkReadSession:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise ZooKeeperUnreachable(f"ZooKeeper at {self.peer} did not answer {what} within {self.timeout_s:g}s")
-            readable, writable, _ = select.select([sock], [sock] if self._out else [], [], remaining)
-            if writable:
-                sent = sock.send(self._out[:_SEND_CHUNK])
-                del self._out[:sent]
-            if readable:
-                self._recv(what)
+            try:
+                readable, writable, _ = select.select([sock], [sock] if self._out else [], [], remaining)
+                if writable:
+                    self._send(sock)
+                if readable:
+                    self._recv(sock, what)
+            except OSError as e:  # a reset, a broken pipe, a TLS alert
+                raise ZooKeeperUnreachable(f"lost the connection to ZooKeeper at {self.peer} during {what}: {e}") from e
+
+    def _send(self, sock: socket.socket) -> None:
+        try:
+            sent = sock.send(self._out[:_SEND_CHUNK])
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            return  # TLS needs the socket readable or writable again first; the same bytes go next time
+        del self._out[:sent]
 
     def _frame_ready(self, what: str) -> bool:
         (length,) = int_struct.unpack_from(self._in, self._pos)
@@ -347,13 +368,10 @@ class ZkReadSession:
             raise self._malformed(what, f"a frame of {length} bytes")
         return len(self._in) - self._pos >= 4 + length
 
-    def _recv(self, what: str) -> None:
-        sock = self._sock
-        if sock is None:
-            raise ZooKeeperUnreachable(f"the session with ZooKeeper at {self.peer} is closed")
+    def _recv(self, sock: socket.socket, what: str) -> None:
         try:
             chunk = sock.recv(1 << 20)
-        except (BlockingIOError, ssl.SSLWantReadError):
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         if not chunk:
             raise _Closed(f"ZooKeeper at {self.peer} closed the connection before answering {what}")
