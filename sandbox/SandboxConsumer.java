@@ -31,8 +31,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * and heartbeat.interval.ms are not set (Kafka 4's client rejects them).
  *
  * <p>Commands on stdin: {@code pause} (stay in the group, consume and commit nothing),
- * {@code resume}, {@code rate N}, {@code seek TOPIC PARTITION OFFSET} (then commit it),
- * {@code exit} (leave the group cleanly).
+ * {@code stall} (stay in the group, consume nothing, and commit the same positions again every
+ * second, as a consumer stuck on a record does while its auto-commit goes on), {@code resume},
+ * {@code rate N}, {@code seek TOPIC PARTITION OFFSET} (then commit it), {@code exit} (leave the
+ * group cleanly).
  *
  * <p>Prints one JSON line per event on stdout: {@code assigned} (the whole assignment, each
  * time it changed: after a classic rebalance, or a consumer-protocol reconciliation step), {@code committed} (the offsets just committed, per partition), {@code exit}.
@@ -48,6 +50,8 @@ public final class SandboxConsumer {
     private final ConcurrentLinkedQueue<String> commands = new ConcurrentLinkedQueue<>();
     private final KafkaConsumer<byte[], byte[]> consumer;
     private boolean paused;
+    private boolean stalled;
+    private long recommitted;
     private double rate;
     private String reported = "\"partitions\":[]"; // before the first assignment, nothing to report
 
@@ -133,8 +137,14 @@ public final class SandboxConsumer {
                 paused = true;
                 consumer.pause(consumer.assignment());
                 break;
+            case "stall":
+                paused = true;
+                stalled = true;
+                consumer.pause(consumer.assignment());
+                break;
             case "resume":
                 paused = false;
+                stalled = false;
                 consumer.resume(consumer.assignment());
                 break;
             case "rate":
@@ -181,6 +191,15 @@ public final class SandboxConsumer {
                 ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(100));
                 // the consumer protocol may revoke partitions without an onPartitionsAssigned call
                 reportAssignment(false);
+                if (stalled && System.currentTimeMillis() - recommitted >= 1000) {
+                    recommitted = System.currentTimeMillis();
+                    Map<TopicPartition, OffsetAndMetadata> same = new HashMap<>();
+                    for (TopicPartition tp : consumer.assignment()) {
+                        same.put(tp, new OffsetAndMetadata(consumer.position(tp)));
+                    }
+                    consumer.commitSync(same);
+                    SandboxLines.print("committed", offsetsJson(same));
+                }
                 if (records.isEmpty()) {
                     continue;
                 }

@@ -80,6 +80,11 @@ class JavaConsumer(JavaClient):
         """Stay in the group, holding its partitions, but consume and commit nothing."""
         self.send("pause")
 
+    def stall(self) -> None:
+        """Stay in the group, consume nothing, and commit the same offsets again every second: a consumer
+        stuck on a record while its auto-commit goes on (Burrow's STALL; `pause` is its STOP)."""
+        self.send("stall")
+
     def resume(self) -> None:
         self.send("resume")
 

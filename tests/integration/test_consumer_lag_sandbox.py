@@ -34,7 +34,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 BURST = 200  # messages per step
 STEPS = 8
 RATE = 40.0  # records/s of the slow consumers: they fall further behind every step
-EXPECTED = {"ok": "OK", "slow": "WARN", "stopped": "STOP", "paused": "STALL", "rewound": "REWIND"}
+EXPECTED = {"ok": "OK", "slow": "WARN", "stopped": "STOP", "paused": "STOP", "stalled": "STALL", "rewound": "REWIND"}
+"""Burrow's status of each role: a member that commits nothing (paused) is STOP as a departed one is; one
+that commits the same offset again and again (stalled) is STALL."""
 IDLE_COMMIT = 50  # the idle group's offset on a topic written once, before the first collection
 
 
@@ -78,7 +80,8 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
             consumer["ok"].wait_committed({(topic["ok"], 0): produced})
             if step == 3:
                 consumer["stopped"].close()  # leaves: the group is Empty from now on
-                consumer["paused"].pause()  # stays in the group, holding its partition
+                consumer["paused"].pause()  # stays in the group, holding its partition, committing nothing
+                consumer["stalled"].stall()  # stays too, committing the same offset every second
             if step == STEPS - 1:  # late enough that it cannot get back to where it was: a rewind that
                 # recovered is not REWIND
                 consumer["rewound"].seek(topic["rewound"], 0, 10)
@@ -115,9 +118,9 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
     assert {role: r["status"] for role, r in partitions.items() if role != "idle"} == EXPECTED
     groups = rows("lag_status_groups")
     assert {role: r["status"] for role, r in groups.items() if role != "idle"} == {
-        "ok": "OK", "slow": "WARN", "stopped": "ERR", "paused": "ERR", "rewound": "ERR"
+        "ok": "OK", "slow": "WARN", "stopped": "ERR", "paused": "ERR", "stalled": "ERR", "rewound": "ERR"
     }  # fmt: skip
-    assert groups["stopped"]["state"] == "Empty" and groups["paused"]["state"] == "Stable"
+    assert groups["stopped"]["state"] == "Empty" and groups["paused"]["state"] == groups["stalled"]["state"] == "Stable"
     assert re.fullmatch(
         r"1 partition STOP: no new commit for \d+ s while lag grew to [\d,]+", str(groups["stopped"]["cause"])
     )
@@ -127,7 +130,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
     times = rows("lag_time_partitions")
     assert times["ok"]["method"] == "caught_up" and times["ok"]["lag_seconds"] == 0
     now = snap.captured_at
-    for role in ("stopped", "paused", "slow"):
+    for role in ("stopped", "paused", "stalled", "slow"):
         c = committed[role]
         before = max((t for end, t in bursts if end <= c), default=None)
         after = min(t for end, t in bursts if end > c)
@@ -138,7 +141,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
         assert before is None or seconds <= (now - before).total_seconds() + tolerance, role
 
     # every lagging partition's figure is exact: the time of its first unconsumed record
-    lagging = ("slow", "stopped", "paused", "rewound", "idle")
+    lagging = ("slow", "stopped", "paused", "stalled", "rewound", "idle")
     assert {role: times[role]["method"] for role in lagging} == dict.fromkeys(lagging, "exact")
     first_collection = bursts[0][1]
     idle_seconds = times["idle"]["lag_seconds"]
@@ -161,7 +164,7 @@ def test_lag_statuses_lag_and_time_lag(healthy_sandbox: SandboxCluster, spark: S
                  if str(r["group_id"]).startswith(f"lag-{run}-")}  # fmt: skip
     oldest_end = bursts[0][0]
     methods = {role: "interpolated" if committed[role] >= oldest_end else "extrapolated"
-               for role in ("slow", "stopped", "paused", "rewound")}  # fmt: skip
+               for role in ("slow", "stopped", "paused", "stalled", "rewound")}  # fmt: skip
     assert {role: estimated[role]["method"] for role in methods} == methods
     assert estimated["idle"]["method"] == "lower_bound"
     idle_bound = estimated["idle"]["lag_seconds"]

@@ -1,26 +1,36 @@
-"""Consumer lag status per partition and per group, by Burrow's rules adapted to sampled collections.
+"""Consumer lag status per partition and per group, by Burrow's rules.
 
 Burrow (`linkedin/Burrow`, `core/internal/evaluator/caching.go`, `calculatePartitionStatus`)
 evaluates a ring of a partition's last N offset *commits*, each (offset, commit time, lag at
-commit). We never see commits: each group collection samples OffsetFetch, which carries no
-commit time. The adaptation:
+commit). A partition's window here is, where the commit log holds 2 or more of its commits:
 
-* A *sample* is a group collection in which the (group, topic, partition) has a committed
+* *Logged commits* (`group_commits`, read from `__consumer_offsets` by each group collection): the
+  last `thresholds.lag_window` commits up to now, each with its time; its lag is the end offset at
+  the commit's time, interpolated between the end offsets of the collections just before and just
+  after it (the latest, for a commit after the last collection), minus the offset: Burrow pairs a
+  commit with the broker offset of its time. Every commit is one, equal offsets included, so STALL
+  (the same offset committed again and again) and STOP (nothing committed) are told apart as Burrow
+  tells them.
+
+Otherwise (a share group, which commits nothing; a partition whose commits predate the commit log;
+a cluster the log cannot be read on):
+
+* *Samples*: a sample is a group collection in which the (group, topic, partition) has a committed
   offset and a lag (`group_offsets` rows with `no_commit`, a deleted topic or an unknown end
-  offset carry no lag and are no samples). The *window* is the partition's last
-  `thresholds.lag_window` samples, by (captured_at, snapshot_id). Only partitions whose latest
-  collection row is a sample are evaluated (a partition the group no longer commits, or whose lag
-  is unknown now, is not reported).
-* *Commits* are derived from the samples: consecutive samples with the same committed offset
-  collapse into one commit, timestamped with the capture time at which that offset was first
-  observed and carrying the lag of that first observation.
-* "now" is the latest collection's capture time; the current lag is the latest sample's lag.
-* A share group (KIP-932) commits nothing; its rows carry the broker's lag and a share-partition
-  start offset instead. Its position is taken as `end_offset - lag` (all but `lag` records
-  acknowledged): it moves when the group acknowledges, is at the head when the lag is 0, and is
-  what `committed_offset` holds in its findings. The start offset would not do: it trails the
-  acknowledgements (Kafka 4.4 persists it lazily) and stays below the head while everything is
-  acknowledged.
+  offset carry no lag and are no samples). The window is the partition's last
+  `thresholds.lag_window` samples, by (captured_at, snapshot_id). Commits are derived from the
+  samples: consecutive samples with the same committed offset collapse into one commit,
+  timestamped with the capture time at which that offset was first observed and carrying the lag of
+  that first observation (which includes the producer's progress since the commit).
+
+Either way only partitions whose latest collection row is a sample are evaluated (a partition the
+group no longer commits, or whose lag is unknown now, is not reported); "now" is the latest
+collection's capture time and the current lag is the latest sample's lag. A share group (KIP-932)
+commits nothing; its rows carry the broker's lag and a share-partition start offset instead. Its
+position is taken as `end_offset - lag` (all but `lag` records acknowledged): it moves when the group
+acknowledges, is at the head when the lag is 0, and is what `committed_offset` holds in its findings.
+The start offset would not do: it trails the acknowledgements (Kafka 4.4 persists it lazily) and stays
+below the head while everything is acknowledged.
 
 The rules, exactly as docs/reference.md ("Burrow's lag evaluation") states them: Burrow's current
 evaluator (`calculatePartitionStatus` in the file above), where STOP is checked first, with the
@@ -28,13 +38,13 @@ differences from its code listed there. First match wins:
 
 1. OK when the current lag <= `thresholds.lag_allowed`.
 2. STOP when now - t(last commit) > t(last commit) - t(first commit) (strictly): no new offset for
-   longer than the window spans; unless an end offset recorded in the window is <= the current
-   committed offset (the consumer was at the head recently: Burrow #303), and then evaluation goes
-   on. Burrow's STALL is "the same offset committed over and over"; we cannot tell repeated commits
-   from none, so membership decides instead: when a live member has the partition assigned now
-   (the latest `group_members` assignment of a group whose latest state is Stable, or for a
-   consumer-protocol group Assigning or Reconciling: its members keep consuming), the consumer is
-   there but not moving, and the status is STALL.
+   longer than the window spans; unless an end offset collected in the last `RECENT_HEAD_S` seconds
+   is <= the current committed offset (the consumer was at the head recently: Burrow #303; an end
+   offset older than that does not count, Burrow #290), and then evaluation goes on. A window of
+   samples cannot tell repeated commits from none, so there membership decides instead: when a live
+   member has the partition assigned now (the latest `group_members` assignment of a group whose
+   latest state is Stable, or for a consumer-protocol group Assigning or Reconciling: its members
+   keep consuming), the consumer is there but not moving, and the status is STALL.
 3. REWIND at the first place (in time) where the committed offset is lower than the one before it,
    unless a later committed offset gets back to (>=) that earlier offset: a rewind that recovered is
    not REWIND, and later rewinds are not examined.
@@ -45,14 +55,18 @@ differences from its code listed there. First match wins:
 
 With fewer than 2 samples the status is OK (nothing to compare: Burrow's ring fills with commits
 seconds apart, our first sample is the moment we started watching) and `complete` < 1; `complete`
-is always samples / lag_window, Burrow's measure of how full the ring is.
+is always samples / lag_window, Burrow's measure of how full the ring is (`samples` counts the
+window's logged commits, where they make it).
 
 Findings table `lag_status_partitions`, one row per evaluated partition: snapshot_id, group_id,
 topic, partition, status (OK, WARN, STOP, STALL, REWIND), committed_offset, end_offset and lag
-(the latest sample's), lag_start and lag_end (the window's first and last sample lags), samples,
-complete, last_commit_at (when the current offset was first observed, within the window),
+(the latest sample's), lag_start (the window's first commit's or sample's lag) and lag_end (the
+latest sample's), samples, complete, last_commit_at (the last logged commit's time; in a window of
+samples, when the current offset was first observed),
 owner (member_id of the member the partition is assigned to now, null if none), severity (OK: ok,
-WARN: warning, STOP/STALL/REWIND: critical).
+WARN: warning, STOP/STALL/REWIND: critical); then Burrow's `start` and `end` of the window:
+first_commit_at and first_commit_offset (its first commit, or sample), last_commit_offset and
+last_commit_lag (its last commit and the lag at that commit: in a window of samples, as first observed).
 
 Findings table `lag_status_groups`, one row per group of the latest collection (`consumer_groups`)
 or with evaluated partitions: snapshot_id, group_id, state (latest; null if the group was not
@@ -72,7 +86,7 @@ consumers back reads differently from a slow consumer.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -86,6 +100,9 @@ LIVE_STATES = (STABLE, "Assigning", "Reconciling")
 """States in which members hold their partitions and consume: a classic group only when Stable (a
 rebalance stops it); a consumer-protocol group (KIP-848) also while the broker assigns or members
 reconcile, since each member keeps consuming what it holds meanwhile (no classic group has these states)."""
+RECENT_HEAD_S = 100
+"""How recent an end offset at or below the committed offset must be to hold STOP back (Burrow #303):
+Burrow keeps one broker end offset per `offset-refresh` (10 s), the last `intervals` (10) of them."""
 # Burrow's StatusConstant order, which its group roll-up and our `cause` follow
 CODES = {"OK": 1, "WARN": 2, "STOP": 4, "STALL": 5, "REWIND": 6}
 PARTITION_SEVERITY = {"OK": "ok", "WARN": "warning", "STOP": "critical", "STALL": "critical", "REWIND": "critical"}
@@ -105,17 +122,19 @@ def _mapped(column: str, mapping: Mapping[str, object]) -> Column:
     return F.create_map(*(F.lit(v) for kv in mapping.items() for v in kv))[F.col(column)]
 
 
-def windows(offsets: DataFrame, context: Context) -> DataFrame:
-    """Each evaluated partition's window: its last `lag_window` samples (KEY, captured_at,
-    committed_offset, end_offset, lag, `rank` = 1 for the newest), with `new_commit` (the offset
-    differs from the sample before), `rewound` (it is lower), `unrecovered` (on a rewound sample: no
-    sample from this one on gets back to the offset before it), `commit_lag_fell` (on a new commit:
-    its lag is below the previous commit's) and `at_head` (this sample's end offset is <= the current
-    committed offset: Burrow's "recent lag zero")."""
+def samples_of(offsets: DataFrame) -> DataFrame:
+    """The `group_offsets` rows that are samples (a committed offset or a share group's position, and a
+    lag), a share group's `committed_offset` being its position."""
     share = F.col("start_offset").isNotNull() & F.col("committed_offset").isNull()
     position = F.when(share, F.col("end_offset") - F.col("lag")).otherwise(F.col("committed_offset"))
     offsets = offsets.withColumn("committed_offset", position)
-    samples = offsets.where(F.col("committed_offset").isNotNull() & F.col("lag").isNotNull())
+    return offsets.where(F.col("committed_offset").isNotNull() & F.col("lag").isNotNull())
+
+
+def windows(samples: DataFrame, context: Context) -> DataFrame:
+    """Each evaluated partition's window from the collections: its last `lag_window` samples (KEY,
+    captured_at, committed_offset, end_offset, lag, `rank` = 1 for the newest), flagged (`_flagged`),
+    a new commit wherever the offset differs from the sample before."""
     current = latest(samples, context).select(*KEY)
     newest_first = Window.partitionBy(*KEY).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))
     window = (
@@ -124,23 +143,94 @@ def windows(offsets: DataFrame, context: Context) -> DataFrame:
                 F.row_number().over(newest_first).alias("rank"))
         .where(F.col("rank") <= int(context.thresholds.lag_window))
     )  # fmt: skip
+    previous = F.lead("committed_offset").over(Window.partitionBy(*KEY).orderBy("rank"))
+    return _flagged(window, F.coalesce(previous != F.col("committed_offset"), F.lit(True)))
+
+
+def logged_windows(commits: DataFrame, samples: DataFrame, context: Context) -> DataFrame:
+    """Each partition's window from the commit log (`group_commits`), for the partitions the latest
+    collection sampled and the log holds at least 2 commits of: its last `lag_window` commits up to now
+    (one row per (time, offset): consecutive collections may both hold a commit), each a new commit,
+    with the end offset at its time and its lag (`_lag_at_commit`), flagged (`_flagged`)."""
+    current = latest(samples, context).select(*KEY)
+    logged = (
+        commits.where(F.col("committed_offset").isNotNull() & (F.col("committed_at") <= F.lit(context.captured_at)))
+        .select(*KEY, "committed_at", "committed_offset")
+        .distinct()
+        .join(current, KEY, "left_semi")
+    )
+    newest_first = Window.partitionBy(*KEY).orderBy(F.desc("committed_at"), F.desc("committed_offset"))
+    window = logged.select("*", F.row_number().over(newest_first).alias("rank")).where(
+        F.col("rank") <= int(context.thresholds.lag_window)
+    )
+    window = window.withColumn("commits", F.count("*").over(Window.partitionBy(*KEY)))
+    window = window.where(F.col("commits") >= 2).drop("commits")
+    return _flagged(_lag_at_commit(window, samples, context), F.lit(True))
+
+
+def _lag_at_commit(window: DataFrame, samples: DataFrame, context: Context) -> DataFrame:
+    """Each logged commit with the partition's end offset at its time, interpolated between the end
+    offsets the collections saw just before and just after it (the latest seen, for a commit after the
+    last collection; unknown before the first), and its lag (clamped at 0), as Burrow pairs a commit
+    with the broker offset of its time; `captured_at` is the commit's time."""
+    ends = samples.where(F.col("captured_at") <= F.lit(context.captured_at)).select(
+        *KEY, F.col("captured_at").alias("at"), "end_offset",
+        F.lit(None).cast("long").alias("committed_offset"), F.lit(None).cast("int").alias("rank"),
+    )  # fmt: skip
+    commits = window.select(
+        *KEY,
+        F.col("committed_at").alias("at"),
+        F.lit(None).cast("long").alias("end_offset"),
+        "committed_offset",
+        "rank",
+    )
+    seen = F.struct(F.col("at").alias("at"), F.col("end_offset").alias("end"))
+    is_end = F.col("rank").isNull()
+    in_time = Window.partitionBy(*KEY).orderBy("at", F.col("rank").isNotNull())
+    before = F.last(F.when(is_end, seen), ignorenulls=True).over(in_time.rowsBetween(Window.unboundedPreceding, 0))
+    after = F.first(F.when(is_end, seen), ignorenulls=True).over(in_time.rowsBetween(0, Window.unboundedFollowing))
+    paired = ends.unionByName(commits).select("*", before.alias("l"), after.alias("r")).where(~is_end)
+    span = _micros("r.at") - _micros("l.at")
+    share = (_micros("at") - _micros("l.at")) / span
+    end = (
+        F.when(F.col("l").isNull(), F.lit(None).cast("long"))
+        .when(F.col("r").isNull() | (span <= 0), F.col("l.end"))
+        .otherwise(F.floor(F.col("l.end") + (F.col("r.end") - F.col("l.end")) * share).cast("long"))
+    )
+    return paired.select(
+        *KEY, F.col("at").alias("captured_at"), "committed_offset", end.alias("end_offset"),
+        F.greatest(end - F.col("committed_offset"), F.lit(0)).alias("lag"), "rank",
+    )  # fmt: skip
+
+
+def _flagged(window: DataFrame, new_commit: Column) -> DataFrame:
+    """A window (ranks count backwards in time) with `new_commit`, `rewound` (the offset is lower than
+    the row before), `unrecovered` (on a rewound row: no row from this one on gets back to the offset
+    before it) and `commit_lag_fell` (on a new commit: its lag is below the previous commit's)."""
     in_order = Window.partitionBy(*KEY).orderBy("rank")
-    previous = F.lead("committed_offset").over(in_order)  # ranks count backwards in time
+    previous = F.lead("committed_offset").over(in_order)
     since = in_order.rowsBetween(Window.unboundedPreceding, Window.currentRow)
     flagged = window.select(
         "*",
-        F.coalesce(previous != F.col("committed_offset"), F.lit(True)).alias("new_commit"),
+        new_commit.alias("new_commit"),
         F.coalesce(F.col("committed_offset") < previous, F.lit(False)).alias("rewound"),
         F.coalesce(F.max("committed_offset").over(since) < previous, F.lit(False)).alias("unrecovered"),
-        (F.col("end_offset") <= F.first("committed_offset").over(in_order)).alias("at_head"),
     )
-    # the previous commit's lag: the lag of the latest earlier sample that started a commit
+    # the previous commit's lag: the lag of the latest earlier row that started a commit
     earlier = in_order.rowsBetween(1, Window.unboundedFollowing)
     previous_commit_lag = F.first(F.when(F.col("new_commit"), F.col("lag")), ignorenulls=True).over(earlier)
     return flagged.select(
         "*",
         (F.col("new_commit") & F.coalesce(F.col("lag") < previous_commit_lag, F.lit(False))).alias("commit_lag_fell"),
     )
+
+
+def _recent_heads(samples: DataFrame, context: Context) -> DataFrame:
+    """KEY → `recent_end`: the lowest end offset the collections saw in the last `RECENT_HEAD_S` seconds
+    (Burrow's broker-offset ring: one end offset per 10 s refresh, the last 10)."""
+    since = F.lit(context.captured_at - timedelta(seconds=RECENT_HEAD_S))
+    recent = samples.where((F.col("captured_at") > since) & (F.col("captured_at") <= F.lit(context.captured_at)))
+    return recent.groupBy(*KEY).agg(F.min("end_offset").alias("recent_end"))
 
 
 def _owners(members: DataFrame, groups: DataFrame, context: Context) -> DataFrame:
@@ -161,41 +251,56 @@ def _owners(members: DataFrame, groups: DataFrame, context: Context) -> DataFram
 def _status(context: Context) -> Column:
     now = _micros(context.captured_at)
     last, first = _micros("last_commit_at"), _micros("first_at")
-    stopped = (now - last > last - first) & ~F.col("was_at_head")
+    at_head = F.coalesce(F.col("recent_end") <= F.col("committed_offset"), F.lit(False))
+    stopped = (now - last > last - first) & ~at_head
+    # without the commit log, a consumer committing nothing and one committing the same offset look alike
+    live = F.coalesce(F.col("live"), F.lit(False)) & ~F.col("logged")
     allowed = context.thresholds.lag_allowed
     return (
         F.when(F.col("samples") < 2, "OK")
         .when(F.col("lag") <= allowed, "OK")
-        .when(stopped & F.coalesce(F.col("live"), F.lit(False)), "STALL")
+        .when(stopped & live, "STALL")
         .when(stopped, "STOP")
         .when(F.coalesce(F.col("first_rewind.unrecovered"), F.lit(False)), "REWIND")
         .when(F.col("min_lag") <= allowed, "OK")
-        .when(F.col("commits") == 1, "STALL")
+        .when(F.col("lowest_offset") == F.col("highest_offset"), "STALL")
         .when(~F.col("lag_fell"), "WARN")
         .otherwise("OK")
     )
 
 
-def detect_partitions(offsets: DataFrame, members: DataFrame, groups: DataFrame, context: Context) -> DataFrame:
-    """Pure: the window's group_offsets, group_members and consumer_groups → `lag_status_partitions`."""
+def detect_partitions(
+    offsets: DataFrame, commits: DataFrame, members: DataFrame, groups: DataFrame, context: Context
+) -> DataFrame:
+    """Pure: the window's group_offsets, group_commits, group_members and consumer_groups →
+    `lag_status_partitions`. A partition's window is its logged commits where the commit log holds 2
+    or more (`logged_windows`), else its collections' samples (`windows`)."""
+    samples = samples_of(offsets)
+    sampled = windows(samples, context)
+    logged = logged_windows(commits, samples, context)
+    window = sampled.join(logged.select(*KEY).distinct(), KEY, "left_anti").withColumn("logged", F.lit(False))
+    window = window.unionByName(logged.withColumn("logged", F.lit(True)))
+    now = sampled.where(F.col("rank") == 1).select(*KEY, "committed_offset", "end_offset", "lag")
     stats = (
-        windows(offsets, context)
-        .groupBy(*KEY)
+        window.groupBy(*KEY)
         .agg(
             F.count("*").alias("samples"),
+            F.bool_or("logged").alias("logged"),
             F.min("lag").alias("min_lag"),
-            F.bool_or("at_head").alias("was_at_head"),
             # the oldest rewind (ranks count backwards) and whether it recovered
             F.max(F.when(F.col("rewound"), F.struct("rank", "unrecovered"))).alias("first_rewind"),
             F.bool_or("commit_lag_fell").alias("lag_fell"),
-            F.count_if("new_commit").alias("commits"),
+            F.min("committed_offset").alias("lowest_offset"),
+            F.max("committed_offset").alias("highest_offset"),
             F.min("captured_at").alias("first_at"),
             F.max(F.when(F.col("new_commit"), F.col("captured_at"))).alias("last_commit_at"),
-            F.min_by("committed_offset", "rank").alias("committed_offset"),
-            F.min_by("end_offset", "rank").alias("end_offset"),
-            F.min_by("lag", "rank").alias("lag"),
             F.max_by("lag", "rank").alias("lag_start"),
+            F.max_by("committed_offset", "rank").alias("first_commit_offset"),
+            # the newest row that is a commit: the last commit (a window of samples: when its offset was new)
+            F.min(F.when(F.col("new_commit"), F.struct("rank", "committed_offset", "lag"))).alias("last"),
         )
+        .join(now, KEY)
+        .join(_recent_heads(samples, context), KEY, "left")
         .join(_owners(members, groups, context), KEY, "left")
         .withColumn("status", _status(context))
     )
@@ -207,6 +312,8 @@ def detect_partitions(offsets: DataFrame, members: DataFrame, groups: DataFrame,
         (F.col("samples") / F.lit(int(context.thresholds.lag_window))).alias("complete"),
         "last_commit_at", "owner",
         _mapped("status", PARTITION_SEVERITY).alias("severity"),
+        F.col("first_at").alias("first_commit_at"), "first_commit_offset",
+        F.col("last.committed_offset").alias("last_commit_offset"), F.col("last.lag").alias("last_commit_lag"),
     )  # fmt: skip
 
 
@@ -344,7 +451,8 @@ def _with_quotas(statuses: DataFrame, quotas: DataFrame) -> DataFrame:
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
     groups = inputs["consumer_groups"]
-    partitions = detect_partitions(inputs["group_offsets"], inputs["group_members"], groups, context)
+    offsets, commits = inputs["group_offsets"], inputs["group_commits"]
+    partitions = detect_partitions(offsets, commits, inputs["group_members"], groups, context)
     quotas = consumer_quotas(inputs["group_members"], inputs["quotas"], inputs["snapshots"], context)
     return {
         "lag_status_partitions": partitions,
@@ -354,7 +462,7 @@ def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, Data
 
 DETECTOR = Detector(
     name="lag_status",
-    tables=("group_offsets", "group_members", "consumer_groups", "quotas", "snapshots"),
+    tables=("group_offsets", "group_commits", "group_members", "consumer_groups", "quotas", "snapshots"),
     detect=_detect,
     outputs=("lag_status_partitions", "lag_status_groups"),
     source=GROUP_COMMIT_TABLE,

@@ -126,23 +126,35 @@ def _owners(view: ClusterView) -> dict[tuple[str, str, int], tuple[str, str]]:
 
 
 def _partition(p: Row, observed: datetime, owners: dict[tuple[str, str, int], tuple[str, str]]) -> Row:
-    """Burrow's `PartitionStatus` of one `lag_status_partitions` row."""
+    """Burrow's `PartitionStatus` of one `lag_status_partitions` row: `start` and `end` are the window's
+    first and last commits, each with its time and its lag at that time (`lag_status`: from the commit
+    log; in a window of samples, when the offset was first observed); findings from before these were
+    kept give the current offset as `end` and no `start`."""
     host, client_id = owners.get((p["group_id"], p["topic"], p["partition"]), ("", ""))
+    last = p.get("last_commit_offset")
     end = None
-    if p.get("committed_offset") is not None:
-        end = {"offset": p["committed_offset"], "timestamp": _ms(p.get("last_commit_at")),
-               "observedAt": _ms(observed), "lag": p.get("lag_end") or 0}  # fmt: skip
+    if last is not None:
+        end = _offset(last, p.get("last_commit_at"), observed, p.get("last_commit_lag"))
+    elif p.get("committed_offset") is not None:
+        end = _offset(p["committed_offset"], p.get("last_commit_at"), observed, p.get("lag_end"))
+    first = p.get("first_commit_offset")
+    start = _offset(first, p.get("first_commit_at"), observed, p.get("lag_start")) if first is not None else None
     return {
         "topic": p["topic"],
         "partition": p["partition"],
         "owner": host,
         "client_id": client_id,
         "status": p["status"],
-        "start": None,
+        "start": start,
         "end": end,
         "current_lag": max(0, p.get("lag") or 0),
         "complete": float(p.get("complete") or 0.0),
     }
+
+
+def _offset(offset: int, at: datetime | None, observed: datetime, lag: int | None) -> Row:
+    """Burrow's `ConsumerOffset`: a commit, its time, when it was seen, and the lag at its time."""
+    return {"offset": offset, "timestamp": _ms(at), "observedAt": _ms(observed), "lag": lag or 0}
 
 
 def router(api: BurrowApi, dependencies: Sequence[Any] = ()) -> APIRouter:

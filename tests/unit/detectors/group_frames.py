@@ -27,6 +27,10 @@ OFFSETS = (
     "committed_offset long, end_offset long, lag long, no_commit boolean, committed_above_end boolean, "
     "topic_deleted boolean, start_offset long, record_timestamp timestamp"
 )
+COMMITS = (
+    "snapshot_id string, captured_at timestamp, group_id string, topic string, partition int, "
+    "committed_offset long, committed_at timestamp"
+)
 END_OFFSETS = "snapshot_id string, captured_at timestamp, topic string, partition int, end_offset long"
 QUOTAS = (
     "snapshot_id string, captured_at timestamp, entity_path string, user string, client_id string, ip string, "
@@ -77,6 +81,11 @@ def member(
 ) -> Row:  # fmt: skip
     parts = [{"topic": t, "partition": p} for t, p in assigned]
     return (sid(minutes), minutes_ago(minutes), group_id, member_id, instance, client, host, parts)
+
+
+def logged(group: str, topic: str, p: int, committed: int | None, seconds: float, read_minutes: float = 0) -> Row:
+    """A group_commits row: a commit logged `seconds` before AT, read by the collection `read_minutes` before."""
+    return (sid(read_minutes), minutes_ago(read_minutes), group, topic, p, committed, AT - timedelta(seconds=seconds))
 
 
 def end_offset(topic: str, p: int, end: int, minutes: float = 0) -> Row:

@@ -9,6 +9,7 @@ from kafka_ops.detectors.assignor_skew import DETECTOR as SKEW
 from kafka_ops.detectors.assignor_whatif import groups_today
 from kafka_ops.detectors.lag_status import DETECTOR as LAG_STATUS
 from tests.unit.detectors.group_frames import (
+    COMMITS,
     GROUPS,
     MEMBERS,
     OFFSETS,
@@ -55,6 +56,7 @@ def test_a_reconciling_consumer_protocol_group_still_vouches_for_its_members(spa
     stopped = history("new", "t", 0, STOPPED) + history("old", "t", 0, STOPPED)
     inputs = {
         "group_offsets": frame(spark, OFFSETS, stopped),
+        "group_commits": frame(spark, COMMITS, []),
         "group_members": frame(spark, MEMBERS, [member("new", "m-1", [("t", 0)]), member("old", "c-1", [("t", 0)])]),
         "consumer_groups": frame(spark, GROUPS, [group("new", "Reconciling", "uniform", 2, group_type="consumer"),
                                                  group("old", "PreparingRebalance", "range", 1)]),

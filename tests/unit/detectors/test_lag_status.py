@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
 from pyspark.sql import DataFrame, SparkSession
 
 from kafka_ops.detectors.lag_status import DETECTOR
 from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.group_frames import (
     AT,
+    COMMITS,
     GROUPS,
     MEMBERS,
     OFFSETS,
@@ -16,6 +19,7 @@ from tests.unit.detectors.group_frames import (
     expect,
     frame,
     group,
+    logged,
     member,
     minutes_ago,
     offset,
@@ -36,11 +40,12 @@ def history(group_id: str, topic: str, p: int, series: Series) -> list[Row]:
 
 def detect(
     spark: SparkSession, offsets: list[Row], groups: list[Row] | None = None, members: list[Row] | None = None,
-    thresholds: Thresholds | None = None, quotas: list[Row] | None = None,
+    thresholds: Thresholds | None = None, quotas: list[Row] | None = None, commits: list[Row] | None = None,
 ) -> tuple[DataFrame, DataFrame]:  # fmt: skip
     snapshots = sorted({(q[0], q[1]) for q in quotas or []})
     inputs = {
         "group_offsets": frame(spark, OFFSETS, offsets),
+        "group_commits": frame(spark, COMMITS, commits or []),
         "group_members": frame(spark, MEMBERS, members or []),
         "consumer_groups": frame(spark, GROUPS, groups or []),
         "quotas": frame(spark, QUOTAS, quotas or []),
@@ -63,7 +68,8 @@ def test_stop_full_row(spark: SparkSession) -> None:
     # an Empty group that stopped committing: no member, STOP
     partitions, groups = detect(spark, history("g", "t", 0, STOPPED), [group("g", "Empty", "", 0)])
     expect(spark, partitions, [
-        ("m0", "g", "t", 0, "STOP", 200, 400, 200, 101, 200, 5, 0.5, minutes_ago(30), None, "critical"),
+        ("m0", "g", "t", 0, "STOP", 200, 400, 200, 101, 200, 5, 0.5, minutes_ago(30), None, "critical",
+         minutes_ago(40), 100, 200, 50),
     ])  # fmt: skip
     expect(spark, groups, [
         ("m0", "g", "Empty", "ERR", 1, 200, "t", 0, 200, 0, 0, 1, 0, 0, 0.0, "critical",
@@ -157,26 +163,20 @@ def test_stop_comes_before_rewind(spark: SparkSession) -> None:
     expect(spark, found, [("STOP", "critical", 5, 0.5)])
 
 
-def test_the_head_escape_lasts_while_the_caught_up_sample_is_in_the_window(spark: SparkSession) -> None:
-    # at the head (end 100) forty minutes ago, then 150 committed and nothing more while lag grew: the
-    # end offset 100 <= the current commit 150 keeps it from STOP while that sample is in the window (OK by
-    # rule 4: lag 0 seen); a window of 4 no longer holds it: STOP
+def test_at_the_head_long_ago_does_not_hold_stop_back(spark: SparkSession) -> None:
+    # Burrow #290: at the head (end 100) forty minutes ago, then 150 committed and nothing more while lag
+    # grew: STOP, though the window holds a caught-up end offset, which is not recent (Burrow's ring of
+    # broker offsets spans about 100 s)
     series: Series = [(40, 100, 100), (30, 150, 200), (20, 150, 250), (10, 150, 300), (0, 150, 350)]
-    expect(spark, statuses(spark, series), [("OK", "ok", 5, 0.5)])
-    expect(spark, statuses(spark, series, thresholds=Thresholds(lag_window=4)), [("STOP", "critical", 4, 1.0)])
+    expect(spark, statuses(spark, series), [("STOP", "critical", 5, 0.5)])
 
 
-def test_at_the_head_recently_is_not_stop(spark: SparkSession) -> None:
-    # Burrow #303: no new commit for longer than the window spans, but an end offset in the window (100)
-    # is <= the current commit: the consumer was at the head recently, evaluation goes on (rule 4: lag 0 seen)
-    found = statuses(spark, [(30, 100, 100), (20, 100, 150), (10, 100, 200), (0, 100, 250)])
-    expect(spark, found, [("OK", "ok", 4, 0.4)])
-
-
-def test_at_the_head_recently_goes_on_to_the_other_rules(spark: SparkSession) -> None:
-    # the escape applies (end 120 <= commit 150) but the lag never fell from one commit to the next: WARN
-    found = statuses(spark, [(40, 100, 120), (30, 150, 200), (20, 150, 250), (10, 150, 300), (0, 150, 350)])
-    expect(spark, found, [("WARN", "warning", 5, 0.5)])
+def test_at_the_head_a_minute_ago_is_not_stop(spark: SparkSession) -> None:
+    # Burrow #303: no new commit for longer than the window spans, but the end offset seen a minute ago
+    # (100) is <= the current commit: the consumer was at the head recently, evaluation goes on (rule 4:
+    # lag 0 seen)
+    found = statuses(spark, [(30, 100, 100), (20, 100, 100), (10, 100, 100), (1, 100, 100), (0, 100, 120)])
+    expect(spark, found, [("OK", "ok", 5, 0.5)])
 
 
 def test_lag_zero_in_any_sample_is_ok(spark: SparkSession) -> None:
@@ -198,7 +198,7 @@ def test_fewer_than_two_samples_is_ok_and_incomplete(spark: SparkSession) -> Non
     offsets = [offset("g", "t", 0, None, 300, 10), offset("g", "t", 0, 100, 400)]
     partitions, _ = detect(spark, offsets)
     expect(spark, partitions, [
-        ("m0", "g", "t", 0, "OK", 100, 400, 300, 300, 300, 1, 0.1, AT, None, "ok"),
+        ("m0", "g", "t", 0, "OK", 100, 400, 300, 300, 300, 1, 0.1, AT, None, "ok", AT, 100, 100, 300),
     ])  # fmt: skip
 
 
@@ -335,6 +335,7 @@ def test_a_share_group_is_rated_on_what_it_acknowledged(spark: SparkSession) -> 
     done = share_history("done", [(40, 201, 0), (30, 250, 0), (20, 300, 0), (10, 350, 0), (0, 400, 0)])
     inputs = {
         "group_offsets": frame(spark, OFFSETS, stuck + done),
+        "group_commits": frame(spark, COMMITS, []),
         "group_members": frame(spark, MEMBERS, []),
         "consumer_groups": frame(spark, GROUPS, [group("q", "Empty", "", 0), group("done", "Empty", "", 0)]),
         "quotas": frame(spark, QUOTAS, []),
@@ -345,3 +346,57 @@ def test_a_share_group_is_rated_on_what_it_acknowledged(spark: SparkSession) -> 
         ("q", "STOP", 200, 200),  # its position (end - lag) has been 200 since 30 minutes ago
         ("done", "OK", 400, 0),
     ])  # fmt: skip
+
+
+# -- windows from the commit log ----------------------------------------------------------------------
+# a producer at 10 records/s: end offset 1000 at 60 s before now, collections every 20 s
+COLLECTED_S = (60, 40, 20, 0)
+
+
+def end_at(seconds: float) -> int:
+    return int(1000 + 10 * (60 - seconds))
+
+
+def collections(committed: dict[float, int]) -> list[Row]:
+    """The group_offsets samples of ("g", "t", 0): the committed offset each collection saw."""
+    return [offset("g", "t", 0, committed[s], end_at(s), s / 60) for s in COLLECTED_S]
+
+
+def test_a_consumer_slower_than_its_producer_warns(spark: SparkSession) -> None:
+    # commits every 5 s, 7 records/s against 10 produced: each commit's lag, at its own time, is 15 above
+    # the one before (600 ... 735). The collections' samples alone (each commit's lag taken 0-20 s later,
+    # with the producer's progress since) would see lag 700 -> 595 -> 690 -> 785 fall once and call it OK.
+    times = [50 - 5 * k for k in range(10)]
+    commits = [logged("g", "t", 0, 500 + 35 * k, t) for k, t in enumerate(times)]
+    seen = {60: 465, 40: 605, 20: 745, 0: 815}
+    partitions, groups = detect(spark, collections(seen), [group("g")], commits=commits)
+    expect(spark, partitions.select("status", "samples", "complete", "lag_start", "lag", "last_commit_at"), [
+        ("WARN", 10, 1.0, 600, end_at(0) - 815, AT - timedelta(seconds=5)),
+    ])  # fmt: skip
+    expect(spark, groups.select("status", "cause"), [
+        ("WARN", f"1 partition WARN: lag never decreased from one commit to the next, lag up to {end_at(0) - 815:,}"),
+    ])  # fmt: skip
+
+
+def test_a_member_committing_the_same_offset_is_stall_and_one_committing_nothing_is_stop(
+    spark: SparkSession,
+) -> None:
+    # the same offset committed every 5 s until now: STALL (no member needed to tell); commits that
+    # ended 255 s ago after a 45 s window: STOP, although a live member holds the partition
+    same = [logged("g", "t", 0, 500, 50 - 5 * k) for k in range(10)]
+    partitions, _ = detect(spark, collections(dict.fromkeys(COLLECTED_S, 500)), [group("g")], commits=same)
+    expect(spark, partitions.select("status", "samples"), [("STALL", 10)])
+    gone = [logged("g", "t", 0, 400 + 10 * k, 300 - 5 * k) for k in range(10)]
+    owner = [member("g", "c-1", [("t", 0)])]
+    stable = [group("g", "Stable", "range", 1)]
+    partitions, _ = detect(spark, collections(dict.fromkeys(COLLECTED_S, 490)), stable, owner, commits=gone)
+    expect(
+        spark, partitions.select("status", "owner", "last_commit_at"), [("STOP", "c-1", AT - timedelta(seconds=255))]
+    )
+
+
+def test_one_logged_commit_leaves_the_window_to_the_samples(spark: SparkSession) -> None:
+    # a single commit in the log: the collections' samples decide (a new offset in each, lag 100, 110, 120)
+    found, _ = detect(spark, history("g", "t", 0, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
+                      commits=[logged("g", "t", 0, 200, 30)])  # fmt: skip
+    expect(spark, found.select("status", "samples"), [("WARN", 3)])

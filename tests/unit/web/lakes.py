@@ -28,7 +28,11 @@ def _partition(
     return {"group_id": group, "topic": "orders", "partition": p, "status": status, "committed_offset": committed,
             "end_offset": end, "lag": end - committed, "lag_start": 10, "lag_end": end - committed, "samples": 4,
             "complete": 0.4, "last_commit_at": scenario.COLLECTIONS["g2"][0], "owner": None,
-            "severity": "critical" if status != "OK" else "ok", "_seconds": seconds, "_method": method}  # fmt: skip
+            "severity": "critical" if status != "OK" else "ok",
+            # Burrow's start and end: the window's first and last commits, the lag at each one's time
+            "first_commit_at": scenario.COLLECTIONS["g1"][0], "first_commit_offset": committed - 30,
+            "last_commit_offset": committed, "last_commit_lag": 80 if end > committed else 0,
+            "_seconds": seconds, "_method": method}  # fmt: skip
 
 
 PARTITIONS = [

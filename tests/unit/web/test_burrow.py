@@ -62,8 +62,11 @@ def test_status_shape_is_burrows(client: TestClient) -> None:
     assert set(maxlag) == PARTITION_KEYS and set(maxlag["end"]) == OFFSET_KEYS
     assert (maxlag["topic"], maxlag["partition"], maxlag["current_lag"]) == ("orders", 0, 280)
     assert (maxlag["owner"], maxlag["client_id"]) == ("/10.0.0.1", "client-a")
-    assert maxlag["end"]["offset"] == 120 and maxlag["start"] is None
+    # Burrow's end: the last commit, at its own time, with the lag at that time (80), not the current 280
+    assert (maxlag["end"]["offset"], maxlag["end"]["lag"]) == (120, 80)
     assert maxlag["end"]["timestamp"] == int(lakes.scenario.COLLECTIONS["g2"][0].timestamp() * 1000)
+    assert set(maxlag["start"]) == OFFSET_KEYS and (maxlag["start"]["offset"], maxlag["start"]["lag"]) == (90, 10)
+    assert maxlag["start"]["timestamp"] == int(lakes.scenario.COLLECTIONS["g1"][0].timestamp() * 1000)
 
 
 def test_lag_lists_every_partition(client: TestClient) -> None:
