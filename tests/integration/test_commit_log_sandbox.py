@@ -1,7 +1,7 @@
 """Offset commits read from `__consumer_offsets` on both sandboxes (Kafka 3.9's coordinator with
 ZooKeeper, Kafka 4.4's in KRaft), against what a real Java consumer committed: every commit of the
 group since the read's start, in order, each with its time, the last equal to OffsetFetch's; the
-collection publishes them as `group_commits` rows."""
+collection publishes them as `group_commits` rows, and keeps the group's coordinator."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from kafka import KafkaAdminClient
 
 from kafka_ops.lake.store import Lake
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
@@ -53,6 +54,12 @@ def commits_match_the_consumers(cluster: Sandbox, tmp_path: Path, lake: Lake) ->
 
     snap = GroupCollector("sandbox", KafkaTarget(cluster.bootstrap_servers, FAST), group, commit_log=read).collect()
     assert [o.committed_offset for o in snap.offsets] == [MESSAGES, MESSAGES]
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, **FAST)
+    try:  # the coordinator the collection keeps is the one FindCoordinator names
+        found = admin._manager.run(admin._find_coordinator_ids, [group])
+    finally:
+        admin.close()
+    assert snap.groups[0].coordinator_id == found[group]
     assert snap.commits == tuple(log.commits) and not [i for i in snap.issues if i.kind == "commit_log"]
     lake.publish(group_batch(snap))
     rows = lake.read("group_commits", "sandbox", [snap.snapshot_id]).to_pylist()

@@ -310,7 +310,9 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("assignment_epoch", pa.int32()),
         pa.field("reconciling_member_count", pa.int32()),
         pa.field("topology_epoch", pa.int32()),
-        doc="One row per described group. group_type (ListGroups v5): 'classic' (DescribeGroups) or "
+        pa.field("coordinator_id", pa.int32()),
+        doc="One row per described group (coordinator_id: the broker coordinating it, null when unknown and "
+        "in collections from before it was kept). group_type (ListGroups v5): 'classic' (DescribeGroups) or "
         "'consumer' (KIP-848, ConsumerGroupDescribe), 'share' (KIP-932, ShareGroupDescribe) or "
         "'streams' (KIP-1071, StreamsGroupDescribe); null in collections from before types were "
         "collected, which were all classic. "

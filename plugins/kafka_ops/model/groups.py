@@ -92,7 +92,8 @@ class ConsumerGroup:
     `Dead`; members hold partitions with no target (the broker assigns at once). Streams groups
     (KIP-1071): protocol type `streams`, assignor e.g. `sticky`, state `Stable`, `Empty`,
     `Assigning`, `Reconciling`, `NotReady` or `Dead`; each member's `tasks` and `target_tasks`,
-    and its `assignment` / `target_assignment` are the input partitions of its active tasks."""
+    and its `assignment` / `target_assignment` are the input partitions of its active tasks.
+    `coordinator_id`: the broker that coordinates the group (FindCoordinator), when known."""
 
     group_id: str
     state: str
@@ -103,6 +104,7 @@ class ConsumerGroup:
     group_epoch: int | None = None
     assignment_epoch: int | None = None
     topology_epoch: int | None = None
+    coordinator_id: int | None = None
 
     @property
     def assigned(self) -> set[TopicPartition]:

@@ -61,6 +61,9 @@ class GroupFigures:
     status: str | None = None
     """Burrow's group status (OK, WARN, ERR) from the latest analysis; None when not analysed."""
     max_lag_seconds: float | None = None
+    coordinator_id: int | None = None
+    topics: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per topic the group's members are assigned: (partitions assigned, members holding one)."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +152,7 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
     owners: dict[tuple[str, str, int], Owner] = {}
     members: dict[str, int] = defaultdict(int)
     empty: dict[str, int] = defaultdict(int)
+    topics: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for m in groups.rows("group_members") or []:
         owner = Owner(m["member_id"], m.get("client_id") or "", m.get("host") or "")
         assigned = m.get("assigned_partitions") or []
@@ -156,6 +160,9 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
         empty[m["group_id"]] += not assigned
         for tp in assigned:
             owners[(m["group_id"], tp["topic"], tp["partition"])] = owner
+            topics[m["group_id"]][tp["topic"]][0] += 1
+        for topic in {tp["topic"] for tp in assigned}:
+            topics[m["group_id"]][topic][1] += 1
     seconds, statuses, group_status, group_seconds = _analysed(analysis)
     for r in groups.rows("group_offsets") or []:
         key = (r["group_id"], r["topic"], r["partition"])
@@ -190,6 +197,8 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
                 empty[gid],
                 group_status.get(gid),
                 group_seconds.get(gid),
+                g.get("coordinator_id"),
+                {t: (n[0], n[1]) for t, n in sorted(topics[gid].items())},
             )
         )
     figures.end_offsets = {

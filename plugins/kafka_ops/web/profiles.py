@@ -84,7 +84,7 @@ def kafka_lag_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
 
 
 def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
-    g, tp = ["cluster", "group_id"], ["cluster", "group_id", "topic_name"]
+    tp = ["cluster", "group_id", "topic_name"]
     partition_lag = gauge("kminion_kafka_consumer_group_topic_partition_lag",
                           "Messages the group is behind on the partition.", [*tp, "partition_id"])  # fmt: skip
     topic_lag = gauge(
@@ -92,10 +92,6 @@ def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
     )
     offset_sum = gauge("kminion_kafka_consumer_group_topic_offset_sum", "The group's committed offsets summed over a "
                        "topic.", tp)  # fmt: skip
-    info = gauge("kminion_kafka_consumer_group_info", "1 if the group is Stable, else 0.",
-                 [*g, "protocol", "protocol_type", "state", "coordinator_id"])  # fmt: skip
-    members = gauge("kminion_kafka_consumer_group_members", "Members of the group.", g)
-    empty = gauge("kminion_kafka_consumer_group_empty_members", "Members with no partition assigned.", g)
     high = gauge("kminion_kafka_topic_partition_high_water_mark", "The partition's high water mark.",
                  ["cluster", "topic_name", "partition_id"])  # fmt: skip
     high_sum = gauge("kminion_kafka_topic_high_water_mark_sum", "High water marks summed over the topic's partitions.",
@@ -117,12 +113,6 @@ def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             topic_lag.add_metric([c.cluster, group, topic], value)
         for (group, topic), value in sorted(offsets.items()):
             offset_sum.add_metric([c.cluster, group, topic], value)
-        for grp in c.groups:
-            state = grp.state or ""
-            info.add_metric([c.cluster, grp.group, grp.assignor or "", grp.protocol_type or "", state, ""],
-                            1 if state == "Stable" else 0)  # fmt: skip
-            members.add_metric([c.cluster, grp.group], grp.members)
-            empty.add_metric([c.cluster, grp.group], grp.empty_members)
         sums: dict[str, int] = defaultdict(int)
         for (topic, partition), end in sorted(c.end_offsets.items()):
             high.add_metric([c.cluster, topic, str(partition)], end)
@@ -132,7 +122,33 @@ def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
         if c.controller is not None or c.counts:
             controller = "" if c.controller is None else str(c.controller.get("controller_id"))
             cluster_info.add_metric([c.cluster, "", str(c.counts.get("brokers", "")), controller, ""], 1)
-    return [partition_lag, topic_lag, offset_sum, info, members, empty, high, high_sum, cluster_info, up]
+    return [partition_lag, topic_lag, offset_sum, *_kminion_groups(clusters), high, high_sum, cluster_info, up]
+
+
+def _kminion_groups(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """KMinion's per-group series, with its label sets (plus `cluster`)."""
+    g, tp = ["cluster", "group_id"], ["cluster", "group_id", "topic_name"]
+    info = gauge("kminion_kafka_consumer_group_info", "1 if the group is Stable, else 0.",
+                 [*g, "protocol", "protocol_type", "state", "coordinator_id"])  # fmt: skip
+    members = gauge("kminion_kafka_consumer_group_members", "Members of the group.", g)
+    empty = gauge("kminion_kafka_consumer_group_empty_members", "Members with no partition assigned (only above 0).", g)
+    topic_members = gauge("kminion_kafka_consumer_group_topic_members", "Members assigned a partition of the topic.",
+                          tp)  # fmt: skip
+    topic_assigned = gauge("kminion_kafka_consumer_group_topic_assigned_partitions",
+                           "Partitions of the topic assigned to the group's members.", tp)  # fmt: skip
+    for c in clusters:
+        for grp in c.groups:
+            state = grp.state or ""
+            coordinator = "" if grp.coordinator_id is None else str(grp.coordinator_id)
+            info.add_metric([c.cluster, grp.group, grp.assignor or "", grp.protocol_type or "", state, coordinator],
+                            1 if state == "Stable" else 0)  # fmt: skip
+            members.add_metric([c.cluster, grp.group], grp.members)
+            if grp.empty_members > 0:  # as KMinion: the series exists only while some member is empty
+                empty.add_metric([c.cluster, grp.group], grp.empty_members)
+            for topic, (assigned, holders) in grp.topics.items():
+                topic_assigned.add_metric([c.cluster, grp.group, topic], assigned)
+                topic_members.add_metric([c.cluster, grp.group, topic], holders)
+    return [info, members, empty, topic_members, topic_assigned]
 
 
 # -- kafka_exporter -------------------------------------------------------------------------------

@@ -61,7 +61,8 @@ def snapshot(snapshot_id: str) -> ClusterSnapshot:
 
 
 def collection(snapshot_id: str) -> GroupSnapshot:
-    """`stable` (two members, range) commits on orders-0 only; `analytics` has three members;
+    """`stable` (two members, range; broker 2 coordinates it) commits on orders-0 only; `analytics` has
+    two members, one of them holding nothing;
     `fresh`, a consumer-protocol group (KIP-848), has one of its two members still reconciling."""
     at, end, committed = COLLECTIONS[snapshot_id]
     ends = {("orders", 0): end, ("orders", 1): 50, ("orders", 2): 0}
@@ -91,7 +92,7 @@ def collection(snapshot_id: str) -> GroupSnapshot:
         captured_at=at,
         bootstrap_servers="k1:9092",
         groups=(
-            ConsumerGroup("stable", "Stable", "consumer", "range", stable),
+            ConsumerGroup("stable", "Stable", "consumer", "range", stable, coordinator_id=2),
             ConsumerGroup("analytics", "Stable", "consumer", "range", analytics),
             ConsumerGroup("fresh", "Reconciling", "consumer", "uniform", fresh, "consumer", 6, 6),
         ),

@@ -69,7 +69,17 @@ def test_kminion_names_and_labels(client: TestClient) -> None:
     assert value(samples, "kminion_kafka_consumer_group_topic_offset_sum", topic_name="orders", **g) == 170
     assert value(samples, "kminion_kafka_consumer_group_members", **g) == 2
     assert value(samples, "kminion_kafka_consumer_group_info", protocol="range", protocol_type="consumer",
-                 state="Stable", coordinator_id="", **g) == 1  # fmt: skip
+                 state="Stable", coordinator_id="2", **g) == 1  # fmt: skip
+    # KMinion's per-topic assignment series, with its label sets (plus cluster), as KMinion 2.3.5 serves them
+    assert value(samples, "kminion_kafka_consumer_group_topic_assigned_partitions", topic_name="orders", **g) == 3
+    assert value(samples, "kminion_kafka_consumer_group_topic_members", topic_name="orders", **g) == 2
+    analytics = {"cluster": "c1", "group_id": "analytics"}
+    assert value(samples, "kminion_kafka_consumer_group_topic_members", topic_name="orders", **analytics) == 1
+    # KMinion emits empty_members only above 0: analytics has a member holding nothing, stable none
+    assert value(samples, "kminion_kafka_consumer_group_empty_members", **analytics) == 1
+    assert not [
+        k for k in samples if k[0] == "kminion_kafka_consumer_group_empty_members" and ("group_id", "stable") in k[1]
+    ]
     assert value(samples, "kminion_kafka_topic_high_water_mark_sum", cluster="c1", topic_name="orders") == 450
     assert not any(name.startswith("kafka_consumergroup") for name, _ in samples)
 

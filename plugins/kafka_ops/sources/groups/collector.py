@@ -27,7 +27,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, TypeVar
@@ -224,7 +224,7 @@ class _Run:
                 committed.update(self._batched("offsets", others, self._offsets))
         if group_ids and not described and self.lost:
             raise KafkaConnectionError(f"no coordinator of the {len(group_ids)} listed groups answered")
-        groups = tuple(described[g] for g in group_ids if g in described)
+        groups = tuple(replace(described[g], coordinator_id=self._coordinator(g)) for g in group_ids if g in described)
         referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
         referenced |= {tp for s in shared.values() for tp in s}
         existing, end_offsets = self._end_offsets({t for t, _ in referenced})

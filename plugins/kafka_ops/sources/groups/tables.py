@@ -27,7 +27,7 @@ def group_batch(snap: GroupSnapshot) -> Batch:
              "assignor": g.assignor, "member_count": len(g.members), "group_type": g.group_type,
              "group_epoch": g.group_epoch, "assignment_epoch": g.assignment_epoch,
              "reconciling_member_count": g.reconciling_members if g.group_epoch is not None else None,
-             "topology_epoch": g.topology_epoch}
+             "topology_epoch": g.topology_epoch, "coordinator_id": g.coordinator_id}
             for g in snap.groups
         ],
         "group_members": [
