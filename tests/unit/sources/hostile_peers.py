@@ -81,6 +81,16 @@ def peer(serve: Serve) -> Iterator[Peer]:
         yield p
 
 
+def timed(call: Callable[[], object]) -> tuple[object, float]:
+    """What `call` returned or raised, and how long it took."""
+    started = time.monotonic()
+    try:
+        outcome: object = call()
+    except Exception as e:  # the outcome is asserted on by the caller
+        outcome = e
+    return outcome, time.monotonic() - started
+
+
 def read_frame(conn: socket.socket) -> bytes | None:
     """One 4-byte-length-prefixed frame (ZooKeeper's and Kafka's framing), None when the client left."""
     head = _read_exactly(conn, 4)

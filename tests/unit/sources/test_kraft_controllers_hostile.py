@@ -10,7 +10,6 @@ Costs about 4 s: the fuzzed answers end at once; the three deadline cases wait t
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -21,7 +20,7 @@ from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.model.cluster import Quorum
 from kafka_ops.sources.kraft.controllers import MAX_ANSWER_BYTES, describe_quorum, speaks_kafka
 from tests.unit.sources.fake_kafka_broker import API_VERSIONS, DESCRIBE_QUORUM, LEADER, Call, FakeBroker, overflowing
-from tests.unit.sources.hostile_peers import Spoiled, framed
+from tests.unit.sources.hostile_peers import Spoiled, framed, timed
 
 TIMEOUT_S = 1.0
 MARGIN_S = 1.5
@@ -45,15 +44,6 @@ def controller() -> Iterator[FakeBroker]:
 def spoiling(api_key: int, spoiled: Callable[[bytes], Spoiled]) -> Callable[[Call, bytes], Spoiled | None]:
     """Every answer to `api_key` replaced by `spoiled(true answer)`; the others sent as they are."""
     return lambda call, answer: spoiled(answer) if call.api_key == api_key else None
-
-
-def timed(call: Callable[[], object]) -> tuple[object, float]:
-    started = time.monotonic()
-    try:
-        outcome: object = call()
-    except Exception as e:  # the outcome is asserted on by the caller
-        outcome = e
-    return outcome, time.monotonic() - started
 
 
 def both(controller: FakeBroker, timeout_s: float = TIMEOUT_S) -> tuple[tuple[object, float], tuple[object, float]]:

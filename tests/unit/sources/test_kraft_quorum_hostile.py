@@ -14,7 +14,6 @@ Costs about 5 s: the hostile answers end at once; the four deadline cases wait t
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -41,7 +40,7 @@ from tests.unit.sources.fake_kafka_broker import (
     quorum_partition,
     replica,
 )
-from tests.unit.sources.hostile_peers import Spoiled, framed
+from tests.unit.sources.hostile_peers import Spoiled, framed, timed
 
 TIMEOUT_S = 1.0
 MARGIN_S = 1.5
@@ -58,15 +57,6 @@ FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
 def at_quorum(replace: Callable[[bytes], Spoiled]) -> Callable[[Call, bytes], Spoiled | None]:
     """DescribeQuorum's answer replaced by `replace(true answer)`; every other answer sent as it is."""
     return lambda call, answer: replace(answer) if call.api_key == DESCRIBE_QUORUM else None
-
-
-def timed(call: Callable[[], object]) -> tuple[object, float]:
-    started = time.monotonic()
-    try:
-        outcome: object = call()
-    except Exception as e:  # the outcome is asserted on by the caller
-        outcome = e
-    return outcome, time.monotonic() - started
 
 
 def live_read(broker: FakeBroker, options: dict[str, int] = OPTIONS) -> tuple[object, float]:

@@ -9,7 +9,6 @@ Costs about 6 s (the four deadline cases wait their 1 s each)."""
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +28,7 @@ from kafka_ops.sources.kraft.controllers import describe_quorum, speaks_kafka
 from kafka_ops.sources.kraft.quorum import parse_quorum
 from kafka_ops.sources.kraft.topic_configs import DYNAMIC_TOPIC, decode_overrides, topic_overrides
 from tests.unit.snapshots import small_snapshot
-from tests.unit.sources.hostile_peers import Peer, framed, kafka_answers
+from tests.unit.sources.hostile_peers import Peer, framed, kafka_answers, timed
 from tests.unit.sources.test_kraft_topic_configs import encoded
 
 TIMEOUT_S = 1.0
@@ -85,15 +84,6 @@ def controller(quorum: Callable[[int, int], bytes | None], quorum_version: int =
         return quorum(correlation_id, version)
 
     return Peer(kafka_answers(answer, every_s))
-
-
-def timed(call: Callable[[], object]) -> tuple[object, float]:
-    started = time.monotonic()
-    try:
-        outcome: object = call()
-    except Exception as e:  # the outcome is asserted on by the caller
-        outcome = e
-    return outcome, time.monotonic() - started
 
 
 def test_the_fake_controller_answers_a_quorum() -> None:

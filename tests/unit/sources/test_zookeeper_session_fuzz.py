@@ -11,7 +11,6 @@ the session's, then the probe's)."""
 from __future__ import annotations
 
 import struct
-import time
 from collections.abc import Callable
 
 import pytest
@@ -22,7 +21,7 @@ from kafka_ops.errors import KafkaOpsError, ZooKeeperProtocolError, ZooKeeperUnr
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 from kafka_ops.sources.zookeeper.session import ZkReadSession
-from tests.unit.sources.hostile_peers import Peer, Request, Spoiled, ZooKeeperTree, framed
+from tests.unit.sources.hostile_peers import Peer, Request, Spoiled, ZooKeeperTree, framed, timed
 
 TIMEOUT_S = 1.0
 LATEST_END_S = 2 * TIMEOUT_S + 0.5
@@ -34,16 +33,6 @@ FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None
 
 def collect(server: Peer) -> ClusterSnapshot:
     return ZooKeeperCollector("hostile", ZooKeeperTarget(server.address, timeout_s=TIMEOUT_S)).collect()
-
-
-def timed(call: Callable[[], object]) -> tuple[object, float]:
-    """What `call` returned or raised, and how long it took."""
-    started = time.monotonic()
-    try:
-        outcome: object = call()
-    except Exception as e:  # the outcome is asserted on by the caller
-        outcome = e
-    return outcome, time.monotonic() - started
 
 
 def spoiling(index: int, spoiled: Callable[[Request, bytes], Spoiled]) -> ZooKeeperTree:
