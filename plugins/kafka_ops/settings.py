@@ -64,7 +64,7 @@ RemediationBackend = Literal["admin_api", "zookeeper"]
 REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
 MetadataSource = Literal["auto", "zookeeper", "kraft"]
 METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
-MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter"]
+MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"]
 METRICS_PROFILES: tuple[str, ...] = get_args(MetricsProfile)
 
 
@@ -244,7 +244,7 @@ class WebSettings:
 
     metrics_profile: MetricsProfile = "kafka-lag-exporter"
     """Whose metric names `/kafka-ops/metrics` uses besides its own `kafka_ops_*`: "kafka-lag-exporter",
-    "kminion" or "kafka_exporter" (drop-in for dashboards built on them)."""
+    "kminion", "kafka_exporter" or "burrow" (drop-in for dashboards built on them)."""
     metrics_max_age_minutes: float = 30.0
     """A batch captured longer ago than this is stale: its figures are left out of the metrics (and
     `kafka_ops_data_stale` says so) rather than shown as if they were current. 1 ms to 100 years."""

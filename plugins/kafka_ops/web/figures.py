@@ -48,6 +48,8 @@ class PartitionLag:
     lag_seconds: float | None = None
     method: str | None = None
     status: str | None = None
+    complete: float | None = None
+    """How full the partition's Burrow window is (1.0: full), with `status`."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,7 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
         if committed is None and r.get("start_offset") is not None and known:
             committed = r["end_offset"] - r["lag"]  # a share group: its position, as lag_status takes it
         lag_seconds, method = seconds.get(key, (None, None))
+        status, complete = statuses.get(key, (None, None))
         figures.partitions.append(
             PartitionLag(
                 *key,
@@ -182,7 +185,8 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
                 owners.get(key, Owner()),
                 lag_seconds,
                 method,
-                statuses.get(key),
+                status,
+                complete,
             )
         )
     for g in groups.rows("consumer_groups") or []:
@@ -211,7 +215,9 @@ Key = tuple[str, str, int]
 
 def _analysed(
     analysis: Batch | None,
-) -> tuple[dict[Key, tuple[float | None, str | None]], dict[Key, str], dict[str, str], dict[str, float]]:
+) -> tuple[
+    dict[Key, tuple[float | None, str | None]], dict[Key, tuple[str, float | None]], dict[str, str], dict[str, float]
+]:
     if analysis is None:
         return {}, {}, {}, {}
     seconds = {
@@ -219,7 +225,8 @@ def _analysed(
         for r in analysis.rows("lag_time_partitions") or []
     }
     statuses = {
-        (r["group_id"], r["topic"], r["partition"]): r["status"] for r in analysis.rows("lag_status_partitions") or []
+        (r["group_id"], r["topic"], r["partition"]): (r["status"], r.get("complete"))
+        for r in analysis.rows("lag_status_partitions") or []
     }
     group_status = {r["group_id"]: r["status"] for r in analysis.rows("lag_status_groups") or []}
     group_seconds = {

@@ -6,6 +6,9 @@
   `group_id, topic_name, partition_id`.
 * `kafka_exporter`: danielqsj/kafka_exporter's (kafka_exporter.go, namespace `kafka`), labels
   `consumergroup, topic, partition`.
+* `burrow`: Burrow's own (linkedin/Burrow, core/internal/httpserver/prometheus.go), labels `cluster,
+  consumer_group, topic, partition`, statuses as Burrow's codes (OK 1, WARN 2, ERR 3; a partition's STOP 4,
+  STALL 5, REWIND 6).
 
 KMinion and kafka_exporter watch one cluster per process and carry no cluster label; here one
 endpoint serves every configured cluster, so their series get a `cluster` label too (queries that
@@ -212,10 +215,47 @@ def kafka_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             group_lag, group_lag_sum, members]  # fmt: skip
 
 
+# -- Burrow ---------------------------------------------------------------------------------------
+
+
+def burrow(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """Burrow's series: a group's status and total lag; every partition's lag; and, as Burrow, a
+    partition's committed offset and status only once its window is complete; every end offset."""
+    g, gtp = ["cluster", "consumer_group"], ["cluster", "consumer_group", "topic", "partition"]
+    status = gauge("burrow_kafka_consumer_status", "The group's Burrow status (1 OK, 2 WARN, 3 ERR).", g)
+    total = gauge("burrow_kafka_consumer_lag_total", "The group's lag summed over its partitions.", g)
+    lag = gauge("burrow_kafka_consumer_partition_lag", "The group's lag on the partition.", gtp)
+    offset = gauge("burrow_kafka_consumer_current_offset", "The group's last committed offset on the partition.", gtp)
+    partition_status = gauge("burrow_kafka_topic_partition_status", "The partition's Burrow status (1 OK, 2 WARN, "
+                             "4 STOP, 5 STALL, 6 REWIND).", gtp)  # fmt: skip
+    end = gauge("burrow_kafka_topic_partition_offset", "The partition's end offset.", ["cluster", "topic", "partition"])
+    for c in clusters:
+        sums: dict[str, int] = defaultdict(int)
+        for p in c.partitions:
+            if p.status is None or p.lag is None:  # Burrow reports the groups it has evaluated
+                continue
+            labels = [c.cluster, p.group, p.topic, str(p.partition)]
+            lag.add_metric(labels, p.lag)
+            sums[p.group] += p.lag
+            if (p.complete or 0.0) < 1.0:
+                continue
+            if p.committed_offset is not None:
+                offset.add_metric(labels, p.committed_offset)
+            partition_status.add_metric(labels, STATUS_CODES[p.status])
+        for grp in c.groups:
+            if grp.status is not None:
+                status.add_metric([c.cluster, grp.group], STATUS_CODES[grp.status])
+                total.add_metric([c.cluster, grp.group], sums.get(grp.group, 0))
+        for (topic, partition), value in sorted(c.end_offsets.items()):
+            end.add_metric([c.cluster, topic, str(partition)], value)
+    return [status, total, lag, offset, partition_status, end]
+
+
 PROFILES: dict[str, Profile] = {
     "kafka-lag-exporter": kafka_lag_exporter,
     "kminion": kminion,
     "kafka_exporter": kafka_exporter,
+    "burrow": burrow,
 }
 
 

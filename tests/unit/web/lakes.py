@@ -23,11 +23,11 @@ CLUSTER = "c1"
 
 
 def _partition(
-    group: str, p: int, committed: int, end: int, status: str, seconds: float, method: str
+    group: str, p: int, committed: int, end: int, status: str, seconds: float, method: str, complete: float = 0.4
 ) -> dict[str, Any]:
     return {"group_id": group, "topic": "orders", "partition": p, "status": status, "committed_offset": committed,
             "end_offset": end, "lag": end - committed, "lag_start": 10, "lag_end": end - committed, "samples": 4,
-            "complete": 0.4, "last_commit_at": scenario.COLLECTIONS["g2"][0], "owner": None,
+            "complete": complete, "last_commit_at": scenario.COLLECTIONS["g2"][0], "owner": None,
             "severity": "critical" if status != "OK" else "ok",
             # Burrow's start and end: the window's first and last commits, the lag at each one's time
             "first_commit_at": scenario.COLLECTIONS["g1"][0], "first_commit_offset": committed - 30,
@@ -38,7 +38,7 @@ def _partition(
 PARTITIONS = [
     _partition("stable", 0, 120, 400, "STOP", 7200.0, "extrapolated"),
     _partition("stable", 1, 50, 50, "OK", 0.0, "caught_up"),
-    *(_partition("analytics", p, e, e, "OK", 0.0, "caught_up") for p, e in ((0, 400), (1, 50), (2, 0))),
+    *(_partition("analytics", p, e, e, "OK", 0.0, "caught_up", 1.0) for p, e in ((0, 400), (1, 50), (2, 0))),
 ]
 
 

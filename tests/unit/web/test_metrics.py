@@ -84,6 +84,30 @@ def test_kminion_names_and_labels(client: TestClient) -> None:
     assert not any(name.startswith("kafka_consumergroup") for name, _ in samples)
 
 
+def test_burrow_names_labels_and_codes(client: TestClient) -> None:
+    """Burrow 1.9.5's series and label sets (plus nothing: Burrow has its own `cluster` label): a group's
+    status code and total lag, every evaluated partition's lag, and a partition's committed offset and
+    status code only once its window is complete, as Burrow serves them."""
+    samples, _ = scrape(client, "burrow")
+    stable, analytics = {"cluster": "c1", "consumer_group": "stable"}, {"cluster": "c1", "consumer_group": "analytics"}
+    assert value(samples, "burrow_kafka_consumer_status", **stable) == 3  # ERR
+    assert value(samples, "burrow_kafka_consumer_status", **analytics) == 1  # OK
+    assert value(samples, "burrow_kafka_consumer_lag_total", **stable) == 280
+    assert value(samples, "burrow_kafka_consumer_partition_lag", topic="orders", partition="0", **stable) == 280
+    # stable's windows are not full (0.4): no offset nor status yet, as Burrow; analytics' are
+    offsets = {
+        dict(labels)["consumer_group"] for name, labels in samples if name == "burrow_kafka_consumer_current_offset"
+    }
+    assert offsets == {"analytics"}
+    assert value(samples, "burrow_kafka_consumer_current_offset", topic="orders", partition="0", **analytics) == 400
+    assert value(samples, "burrow_kafka_topic_partition_status", topic="orders", partition="0", **analytics) == 1
+    assert value(samples, "burrow_kafka_topic_partition_offset", cluster="c1", topic="orders", partition="0") == 400
+    names = {name for name, _ in samples if name.startswith("burrow_")}
+    assert names == {"burrow_kafka_consumer_status", "burrow_kafka_consumer_lag_total",
+                     "burrow_kafka_consumer_partition_lag", "burrow_kafka_consumer_current_offset",
+                     "burrow_kafka_topic_partition_status", "burrow_kafka_topic_partition_offset"}  # fmt: skip
+
+
 def test_kafka_exporter_names_and_labels(client: TestClient) -> None:
     samples, _ = scrape(client, "kafka_exporter")
     g = {"cluster": "c1", "consumergroup": "stable", "topic": "orders"}
@@ -100,7 +124,7 @@ def test_kafka_exporter_names_and_labels(client: TestClient) -> None:
 
 
 def test_own_metrics_come_with_every_profile(client: TestClient) -> None:
-    for profile in ("kafka-lag-exporter", "kminion", "kafka_exporter"):
+    for profile in ("kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"):
         samples, _ = scrape(client, profile)
         assert value(samples, "kafka_ops_up") == 1
         assert value(samples, "kafka_ops_cluster_up", cluster="c1") == 1
@@ -145,9 +169,9 @@ def test_stale_sources_are_left_out(tmp_path: Path) -> None:
 
 
 def test_an_unknown_profile_is_a_400(client: TestClient) -> None:
-    response = client.get("/metrics", params={"profile": "burrow"})
+    response = client.get("/metrics", params={"profile": "jmx_exporter"})
     assert response.status_code == 400
-    assert "unknown metrics profile 'burrow'" in response.text
+    assert "unknown metrics profile 'jmx_exporter'" in response.text
 
 
 def test_a_lake_that_cannot_be_read_is_a_503_with_the_reason(tmp_path: Path) -> None:
@@ -227,6 +251,6 @@ def test_each_profile_is_rendered_once_per_commit(client: TestClient, monkeypatc
     for name, profile in list(PROFILES.items()):
         monkeypatch.setitem(PROFILES, name, lambda figures, n=name, p=profile: rendered.append(n) or p(figures))
     for _ in range(2):
-        for name in ("kafka-lag-exporter", "kminion", "kafka_exporter"):
+        for name in ("kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"):
             scrape(client, name)
-    assert rendered == ["kafka-lag-exporter", "kminion", "kafka_exporter"]
+    assert rendered == ["kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"]

@@ -35,7 +35,7 @@ def test_file_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.parametrize(
     ("web", "message"),
     [
-        ('[web]\nmetrics_profile = "burrow"\n', "'metrics_profile' must be one of"),
+        ('[web]\nmetrics_profile = "jmx_exporter"\n', "'metrics_profile' must be one of"),
         ("[web]\nmetrics_max_age_minutes = 0\n", "'metrics_max_age_minutes' must be a number of minutes from 1 ms"),
         ("[web]\nport = 8000\n", "[web]: unknown setting(s) ['port']"),
         ('web = "x"\n', "[web] must be a table"),
