@@ -43,6 +43,7 @@ QUERIES = {  # each profile's per-partition lag, by its own names and labels
     "kminion": 'kminion_kafka_consumer_group_topic_partition_lag{{group_id="{group}",topic_name="{topic}",'
     'partition_id="0"}}',
     "kafka_exporter": 'kafka_consumergroup_lag{{consumergroup="{group}",topic="{topic}",partition="0"}}',
+    "burrow": 'burrow_kafka_consumer_partition_lag{{consumer_group="{group}",topic="{topic}",partition="0"}}',
 }
 
 
