@@ -34,6 +34,7 @@ from stack.processes import StackError, poll, wait_until
 from stack.services import AIRFLOW_WORKERS, SPARK_WORKERS
 from stack.soak_report import read_lake, read_pages, read_runs
 from stack.state import State
+from stack.topology import object_store_environment
 from stack.webhook import read_received
 
 log = logging.getLogger(__name__)
@@ -312,7 +313,7 @@ def run_soak(state: State, clusters: Clusters, minutes: float, short: bool) -> d
 def report(soak: Soak, began: datetime, recovery: str | None) -> dict[str, Any]:
     states, failed = read_runs(soak.api, began)
     pages = read_pages(read_received(Path(soak.state.root) / "webhook" / "received.jsonl"), began)
-    lake = read_lake(soak.state.lake_root)
+    lake = read_lake(soak.state.lake_root, object_store_environment(soak.state))
     return {
         "minutes": round((datetime.now(UTC) - began).total_seconds() / 60, 1),
         "lake": soak.state.lake,

@@ -14,8 +14,11 @@ the first fault is *standing*.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -160,10 +163,30 @@ class LakeFacts:
     pending_intents: int
 
 
-def read_lake(lake_root: str) -> LakeFacts:
+def read_lake(lake_root: str, environment: Mapping[str, str] | None = None) -> LakeFacts:
     """Torn batches: a committed batch whose commit row's count differs from the rows its data table
     holds for it (the commit row is written last, so a torn publish shows here). Pending intents: publishes
-    not yet committed nor undone (`DeltaLake.recover` undoes them on a later publish)."""
+    not yet committed nor undone (`DeltaLake.recover` undoes them on a later publish). `environment`: the
+    variables the lake's store is reached with (the stack's object store), set while it is read."""
+    with _environment(environment or {}):
+        return _read_lake(lake_root)
+
+
+@contextmanager
+def _environment(variables: Mapping[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _read_lake(lake_root: str) -> LakeFacts:
     lake = open_lake(lake_root)
     torn, batches = [], 0
     for commit_table, (column, table) in COUNTED.items():

@@ -61,6 +61,19 @@ ANALYSIS_SPARK = ("connect", "submit")
 """Where the analysis DAG runs its jobs: the stack's Spark Connect server, or one spark-submit per job."""
 
 
+def object_store_environment(state: State) -> dict[str, str]:
+    """The variables delta-rs, pyarrow and Spark's S3A read the stack's object store with: every
+    process of the stack gets them, and so does whatever reads its lake from outside (the soak's report)."""
+    return {
+        "AWS_ENDPOINT_URL": f"http://127.0.0.1:{state.ports['object-store']}",
+        "AWS_ACCESS_KEY_ID": AWS_KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+        "AWS_REGION": AWS_REGION,
+        "AWS_DEFAULT_REGION": AWS_REGION,
+        "AWS_ALLOW_HTTP": "true",
+    }
+
+
 class Topology:
     def __init__(
         self, root: Path, snapshot_schedule: str = fleet.SNAPSHOT_SCHEDULE, analysis_spark: str = "submit"
@@ -316,12 +329,7 @@ class Topology:
             "SPARK_LOCAL_IP": "127.0.0.1",
             "PYSPARK_PYTHON": sys.executable,
             "PYARROW_IGNORE_TIMEZONE": "1",
-            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{state.ports['object-store']}",
-            "AWS_ACCESS_KEY_ID": AWS_KEY_ID,
-            "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
-            "AWS_REGION": AWS_REGION,
-            "AWS_DEFAULT_REGION": AWS_REGION,
-            "AWS_ALLOW_HTTP": "true",
+            **object_store_environment(state),
         }
 
     def _service(
