@@ -8,7 +8,7 @@ client truly and then spoils the quorum's answer):
 - a broker that trickles its answer one byte every 0.2 s, never sends it, or trickles the ApiVersions
   that opens the connection the request waits on (kafka-python's request clock starts only after it,
   and its setup timeout is 10 s) cannot hold a 1 s request past its deadline: `KafkaUnreachable`
-  naming the broker and the request.
+  naming the broker and the request; in the snapshot, that is an issue and the rest is kept.
 
 Costs about 5 s: the hostile answers end at once; the four deadline cases wait their 1 s."""
 
@@ -220,14 +220,35 @@ def trickled_connection(call: Call, answer: bytes) -> Spoiled | None:
 @pytest.mark.parametrize(
     "spoil", [trickled_answer, silent, trickled_connection], ids=["trickled", "silent", "trickled-connection-setup"]
 )
-def test_a_stalling_broker_cannot_hold_the_snapshot_past_the_request_timeout(
+def test_a_stalling_broker_cannot_hold_describe_quorum_past_the_request_timeout(
     spoil: Callable[[Call, bytes], Spoiled | None],
 ) -> None:
     with FakeBroker(spoil=spoil) as broker:
-        outcome, took = live_read(broker)
+        outcome, took = asked(broker)
     assert isinstance(outcome, KafkaUnreachable), repr(outcome)
     assert f"DescribeQuorum: broker 1 at {broker.address} did not answer within" in str(outcome)
     assert took <= TIMEOUT_S + MARGIN_S, f"a {TIMEOUT_S} s DescribeQuorum ran {took:.1f} s"
+
+
+def test_a_describe_quorum_that_times_out_is_an_issue_and_the_snapshot_is_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A broker forwards DescribeQuorum to the active controller and answers once it has: with that
+    controller killed, brokers serving everything else let it time out (two minutes in an hour-long
+    soak). The fake broker serves one connection at a time, so it cannot answer the rest while it holds
+    DescribeQuorum back: `quorum.ask`'s own timeout (asserted above) stands in for it here."""
+
+    def timed_out(admin: object) -> Quorum:
+        raise KafkaUnreachable("DescribeQuorum: broker 1 at 127.0.0.1:1 did not answer within request_timeout_ms")
+
+    monkeypatch.setattr(quorum, "ask", timed_out)
+    with FakeBroker() as broker:
+        snap, _ = live_read(broker)
+    assert isinstance(snap, ClusterSnapshot), repr(snap)
+    assert snap.quorum is None and snap.controller is None
+    assert snap.brokers.keys() == {1}, "the rest of the snapshot is kept"
+    [issue] = [i for i in snap.issues if i.path == quorum.REQUEST]
+    assert "did not answer within request_timeout_ms" in issue.problem
 
 
 def test_a_stalling_broker_cannot_hold_the_change_poll_past_the_request_timeout() -> None:

@@ -27,7 +27,7 @@ from kafka.admin import KafkaAdminClient
 from kafka.errors import IncompatibleBrokerVersion, KafkaError, UnsupportedVersionError, for_code
 from kafka.protocol.admin import DescribeTopicPartitionsRequest, ListPartitionReassignmentsRequest
 
-from kafka_ops.errors import KafkaProtocolError, NotAKRaftCluster
+from kafka_ops.errors import KafkaProtocolError, KafkaUnreachable, NotAKRaftCluster
 from kafka_ops.model.cluster import (
     Broker,
     ClusterSnapshot,
@@ -157,8 +157,10 @@ class _Run:
 
     def _quorum(self, snap: ClusterSnapshot) -> None:
         """The quorum (DescribeQuorum, forwarded to the active controller by the broker asked, `quorum.ask`).
-        An answer that is not a quorum is an issue: the rest of the snapshot stands, without controller; a
-        broker that does not answer within the request timeout fails the collection (`KafkaUnreachable`)."""
+        An answer that is not a quorum, or none within the request timeout, is an issue: the rest of the
+        snapshot stands, without controller. A broker forwards DescribeQuorum to the active controller and
+        answers only once it has: with that controller killed, brokers that serve everything else were seen
+        to let it time out for two minutes, and failing the snapshot then paged "cannot see cluster"."""
         try:
             snap.quorum = quorum.ask(self.admin)
         except UNSUPPORTED as e:
@@ -167,7 +169,7 @@ class _Run:
                 "they run on ZooKeeper; set metadata_source = zookeeper (or auto, with the cluster's "
                 "ZooKeeper connection) for this cluster"
             ) from e
-        except KafkaProtocolError as e:
+        except (KafkaProtocolError, KafkaUnreachable) as e:
             snap.issues.append(CollectionIssue(quorum.REQUEST, str(e), "request"))
             return
         if snap.quorum.leader_id is not None:
