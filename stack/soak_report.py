@@ -17,14 +17,14 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import pyarrow.fs as pafs
 
+from kafka_ops.environment import restored
 from kafka_ops.lake.delta_store import PENDING
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
@@ -168,22 +168,10 @@ def read_lake(lake_root: str, environment: Mapping[str, str] | None = None) -> L
     holds for it (the commit row is written last, so a torn publish shows here). Pending intents: publishes
     not yet committed nor undone (`DeltaLake.recover` undoes them on a later publish). `environment`: the
     variables the lake's store is reached with (the stack's object store), set while it is read."""
-    with _environment(environment or {}):
+    variables = environment or {}
+    with restored(variables):
+        os.environ.update(variables)
         return _read_lake(lake_root)
-
-
-@contextmanager
-def _environment(variables: Mapping[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def _read_lake(lake_root: str) -> LakeFacts:

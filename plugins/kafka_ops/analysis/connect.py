@@ -14,7 +14,6 @@ token) and the setting, and never a fallback to a slower or older analysis.
 
 from __future__ import annotations
 
-import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from kafka_ops.analysis.runner import LOCAL_SPARK_DEFAULTS
+from kafka_ops.environment import restored
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.spark import DELTA_SPARK_CONF
 
@@ -54,15 +54,8 @@ def connect_mode_restored() -> Iterator[None]:
     """Run a block that opens Spark Connect sessions and leave pyspark's process-wide Connect switches as they
     were before it: a process that analyses on a server and then on a local Spark (a `dags test`, a benchmark)
     keeps both working."""
-    before = {name: os.environ.get(name) for name in CONNECT_SWITCHES}
-    try:
+    with restored(CONNECT_SWITCHES):
         yield
-    finally:
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def server_address(url: str) -> tuple[str, int]:
