@@ -27,6 +27,11 @@ SNAPSHOT_SCHEDULE = "* * * * *"
 BUCKET = "kafka-ops-lake"
 SPARK_CONN = "spark_default"
 SPARK_CONNECT_CONN = "spark_connect_default"
+FLEET_TOPIC = "kafka-ops-stack"
+"""The topic `ensure_topic` makes on each cluster: 6 partitions of 3 replicas, so every broker holds
+replicas and a broker's death is under-replicated partitions and a page (a cluster without partitions
+pages nothing when a broker dies: nothing is at risk)."""
+FLEET_TOPIC_PARTITIONS = 6
 ALERT_CONN = "alerts_webhook"
 """A Slack-style webhook connection (`conn_type` http) to the stack's webhook receiver, which records what
 kafka-ops pages and resolves (a PagerDuty connection needs a routing key: a credential, kept out of here)."""
@@ -81,6 +86,29 @@ def ensure_sandbox(mode: str, root: Path | None, env: Mapping[str, str], log: Pa
     if up is None:
         raise StackError(f"the {mode} sandbox did not start; see {log}")
     return Sandbox(mode, str(root or ""), started=True, summary=up)
+
+
+def ensure_topic(sandbox: Sandbox) -> None:
+    """`FLEET_TOPIC` on the sandbox's cluster, made unless it is there already."""
+    from kafka.errors import KafkaError, TopicAlreadyExistsError  # noqa: PLC0415
+
+    from kafka_ops.sources.admin import AdminClient, past_refusals  # noqa: PLC0415
+
+    bootstrap = str(sandbox.summary["bootstrap_servers"])
+    try:
+        admin = AdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    except KafkaError as e:
+        raise StackError(f"the {sandbox.mode} sandbox at {bootstrap} did not answer: {e}") from e
+    try:
+        topic = {FLEET_TOPIC: {"num_partitions": FLEET_TOPIC_PARTITIONS, "replication_factor": 3}}
+        past_refusals(lambda: admin.create_topics(topic, timeout_ms=30000, wait_for_metadata=True), bootstrap)
+    except TopicAlreadyExistsError:
+        pass
+    except KafkaError as e:
+        where = f"the {sandbox.mode} sandbox at {bootstrap}"
+        raise StackError(f"could not create topic {FLEET_TOPIC} on {where}: {e}") from e
+    finally:
+        admin.close()
 
 
 def stop_sandbox(sandbox: Sandbox, env: Mapping[str, str], log: Path) -> None:

@@ -30,6 +30,8 @@ import httpx
 
 from stack.airflow import ADMIN, AirflowApi
 from stack.faults import Clusters, Revival, StackFaults, Supervisor, active_controller
+from stack.fleet import CLUSTERS, FLEET_TOPIC
+from stack.paging import first_page
 from stack.processes import StackError, poll, wait_until
 from stack.services import AIRFLOW_WORKERS, SPARK_WORKERS
 from stack.soak_report import read_lake, read_pages, read_runs
@@ -43,6 +45,8 @@ SNAPSHOT, ANALYSIS = "kafka_metadata_snapshot", "kafka_health_analysis"
 SPARK_TASKS = ("analyse_cluster", "analyse_groups")
 SOAK_GROUP = "kafka-ops-soak"
 """The consumer group the soak runs on the ZooKeeper cluster, stopped and restarted by its fault."""
+BROKER_FAULTS = {f"{c.mode}-broker": c.name for c in CLUSTERS}
+"""The broker faults and the fleet cluster each one hits: their outage should page."""
 KINDS = ("spark-worker", "celery-worker", "zk-broker", "kraft-broker", "kraft-controller", "consumer-group",
          "scheduler", "postgres", "object-store")  # fmt: skip
 
@@ -213,8 +217,8 @@ class Soak:
 
 
 class GroupConsumer:
-    """A consumer in group `SOAK_GROUP` on the cluster's first topic (a topic `SOAK_GROUP` made when it has
-    none), polling in a thread until stopped."""
+    """A consumer in group `SOAK_GROUP` on the fleet's topic (`stack.fleet.ensure_topic`), polling in a
+    thread until stopped."""
 
     def __init__(self, bootstrap: str) -> None:
         self.bootstrap = bootstrap
@@ -243,24 +247,12 @@ class GroupConsumer:
         try:
             consumer = KafkaConsumer(bootstrap_servers=self.bootstrap, group_id=SOAK_GROUP,
                                      auto_offset_reset="earliest", request_timeout_ms=30000)  # fmt: skip
-            topics = sorted(t for t in consumer.topics() if not t.startswith("__")) or [self._create_topic()]
-            consumer.subscribe([topics[0]])
+            consumer.subscribe([FLEET_TOPIC])
             while not self._stop.is_set():
                 consumer.poll(timeout_ms=500)
             consumer.close()
         except KafkaError as e:
             self.error = str(e)
-
-    def _create_topic(self) -> str:
-        from kafka import KafkaAdminClient  # noqa: PLC0415
-        from kafka.admin import NewTopic  # noqa: PLC0415
-
-        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
-        try:
-            admin.create_topics([NewTopic(SOAK_GROUP, num_partitions=3, replication_factor=3)])
-        finally:
-            admin.close()
-        return SOAK_GROUP
 
 
 def _other_leader(clusters: Clusters, old: int) -> int | None:
@@ -312,7 +304,8 @@ def run_soak(state: State, clusters: Clusters, minutes: float, short: bool) -> d
 
 def report(soak: Soak, began: datetime, recovery: str | None) -> dict[str, Any]:
     states, failed = read_runs(soak.api, began)
-    pages = read_pages(read_received(Path(soak.state.root) / "webhook" / "received.jsonl"), began)
+    received = read_received(Path(soak.state.root) / "webhook" / "received.jsonl")
+    pages = read_pages(received, began)
     lake = read_lake(soak.state.lake_root, object_store_environment(soak.state))
     return {
         "minutes": round((datetime.now(UTC) - began).total_seconds() / 60, 1),
@@ -337,10 +330,23 @@ def report(soak: Soak, began: datetime, recovery: str | None) -> dict[str, Any]:
         "pending_intents": lake.pending_intents,
         "lake_files": lake.files,
         "lake_bytes": lake.bytes,
-        "faults": [asdict(o) for o in soak.outcomes],
+        "faults": [asdict(o) | outage_page(o, received) for o in soak.outcomes],
         "faults_exercised": sum(o.exercised for o in soak.outcomes),
         "restarted_after_exit": [asdict(r) for r in soak.revivals],
     }
+
+
+def outage_page(outcome: Outcome, received: list[dict[str, Any]]) -> dict[str, Any]:
+    """For a broker's outage: the first page about its cluster while it lasted (`page`, `page_s` after the
+    kill), or None for both when none came; nothing for the other faults."""
+    cluster = BROKER_FAULTS.get(outcome.kind)
+    if cluster is None or not outcome.exercised:
+        return {}
+    began, cleared = datetime.fromisoformat(outcome.started_at), datetime.fromisoformat(outcome.cleared_at)
+    page = first_page(received, cluster, began)
+    if page is None or page.at > cleared:
+        return {"page": None, "page_s": None}
+    return {"page": page.title, "page_s": round((page.at - began).total_seconds(), 1)}
 
 
 def failures(report: dict[str, Any]) -> list[str]:
@@ -361,7 +367,7 @@ def text(report: dict[str, Any]) -> str:
         *(f"  failed {f['dag_id']} {f['run_id']}: {f['reason']}" for f in report["failed_runs"]),
         f"faults: {report['faults_exercised']} of {len(report['faults'])} exercised; "
         f"{len(report['restarted_after_exit'])} services exited on their own and were restarted",
-        *(_fault_line(f) for f in report["faults"]),
+        *(fault_line(f) for f in report["faults"]),
         f"pages: {report['pages']} (resolves {report['resolves']}, reminders {report['reminders']}), "
         f"duplicate pages: {report['duplicate_pages']}",
         f"incidents opened: {report['incidents']}, unresolved: {report['unresolved_incidents']} "
@@ -374,9 +380,13 @@ def text(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _fault_line(fault: dict[str, Any]) -> str:
+def fault_line(fault: dict[str, Any]) -> str:
     mark = "x" if fault["exercised"] else "-"
-    return f"  {mark} {fault['kind']} {fault['started_at']}..{fault['cleared_at']}: {fault['detail']}"
+    line = f"  {mark} {fault['kind']} {fault['started_at']}..{fault['cleared_at']}: {fault['detail']}"
+    if "page" not in fault:
+        return line
+    paged = f"paged {fault['page']!r} after {fault['page_s']:g}s" if fault["page"] else "no page while it lasted"
+    return f"{line}; {paged}"
 
 
 def one_line(report: dict[str, Any]) -> str:

@@ -50,7 +50,7 @@ SPARK_WORKER_OPTS = (
 """A worker removes a finished application's folder 15 minutes after it ended: each holds the jars spark-submit
 handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute would fill the disk."""
 CELERY_CONCURRENCY = "2"
-HEARTBEAT_TIMEOUT_S = 120
+HEARTBEAT_TIMEOUT_S = 60
 ORPHAN_CHECK_S = 30
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
          *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "spark-connect", "airflow-api-server",
@@ -112,6 +112,7 @@ class Topology:
         for mode, root in sandbox_roots.items():
             state.sandboxes[mode] = fleet.ensure_sandbox(mode, root, unmarked, self.logs / "sandboxes.log")
             state.save()
+            fleet.ensure_topic(state.sandboxes[mode])
         ports = state.ports
         postgres = Postgres(self.root / "postgres", ports["postgres"])
         postgres.init(base)
@@ -234,8 +235,9 @@ class Topology:
             "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/0",
             "AIRFLOW__CELERY__RESULT_BACKEND": postgres.url("db+postgresql+psycopg2"),
             "AIRFLOW__CELERY__WORKER_CONCURRENCY": CELERY_CONCURRENCY,
-            # a task whose Celery worker died is failed (and retried) after 2 minutes without a heartbeat,
-            # not 5: the snapshot DAG runs one run at a time, every minute (docs/operations.md, the soak)
+            # a task whose Celery worker died is failed (and retried) after 60 s without a heartbeat (a live
+            # task sends one every 5 s), not 300: until then the one-run-at-a-time snapshot DAG waits and
+            # sees nothing (docs/operations.md, the soak)
             "AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT": str(HEARTBEAT_TIMEOUT_S),
             # a scheduler restarted within seconds of its death finds its predecessor still alive (30 s of
             # heartbeat grace) and only looks again after this interval: until then the tasks that one

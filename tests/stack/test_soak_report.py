@@ -4,6 +4,7 @@ counted into pages, resolves, duplicate pages and unresolved incidents. No stack
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from kafka_ops.alerting.alert import Alert
 from kafka_ops.alerting.incidents import Notification
 from kafka_ops.alerting.slack import payload
+from stack.soak import Outcome, fault_line, outage_page
 from stack.soak_report import read_pages
 
 pytestmark = pytest.mark.stack
@@ -59,3 +61,21 @@ def test_an_incident_is_named_by_its_key_whatever_its_title_became() -> None:
     grown = Alert("sandbox-zk", "no_offline_partitions", "critical", "5 partitions offline", T0)
     pages = read_pages([received(1, "open"), received(9, "resolve", grown)], T0)
     assert (pages.pages, pages.resolves, pages.unresolved, pages.duplicates) == (1, 1, [], [])
+
+
+def outage(kind: str, start: int, end: int) -> Outcome:
+    began, cleared = T0 + timedelta(minutes=start), T0 + timedelta(minutes=end)
+    return Outcome(kind, True, "SIGKILLed a broker", began.isoformat(), cleared.isoformat())
+
+
+def test_a_broker_outage_names_the_page_that_came_while_it_lasted_and_says_when_none_did() -> None:
+    records = [received(1, "open"), received(9, "resolve")]
+    assert outage_page(outage("zk-broker", 0, 2), records) == {"page": "2 partitions offline", "page_s": 60.0}
+    assert outage_page(outage("zk-broker", 2, 4), records) == {"page": None, "page_s": None}, "another's page"
+    assert outage_page(outage("kraft-broker", 0, 2), records)["page"] is None, "a page about another cluster"
+    assert outage_page(outage("scheduler", 0, 2), records) == {}, "only a broker's outage should page"
+
+    paged = asdict(outage("zk-broker", 0, 2)) | outage_page(outage("zk-broker", 0, 2), records)
+    assert fault_line(paged).endswith("; paged '2 partitions offline' after 60s")
+    unpaged = asdict(outage("zk-broker", 2, 4)) | outage_page(outage("zk-broker", 2, 4), records)
+    assert fault_line(unpaged).endswith("; no page while it lasted")

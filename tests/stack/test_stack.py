@@ -36,7 +36,7 @@ from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from sandbox import KRaftSandbox, SandboxCluster, var_dir
 from stack.airflow import ADMIN, AirflowApi
 from stack.faults import Clusters
-from stack.fleet import CLUSTERS
+from stack.fleet import CLUSTERS, FLEET_TOPIC, FLEET_TOPIC_PARTITIONS
 from stack.processes import stack_pids, start_time
 from stack.services import AIRFLOW_WORKERS
 from stack.soak import failures, one_line, run_soak, text
@@ -96,8 +96,12 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_survives_the
         assert any(f"workload_id={ti['id']}" in log for log in workers.values()), f"no worker ran {ti}"
     lake = open_lake(state.lake_root)
     for cluster in CLUSTERS:
-        assert lake.latest_commit(cluster.name, COMMIT_TABLE) is not None, f"no snapshot of {cluster.name} committed"
+        commit = lake.latest_commit(cluster.name, COMMIT_TABLE)
+        assert commit is not None, f"no snapshot of {cluster.name} committed"
         assert lake.latest_commit(cluster.name, GROUP_COMMIT_TABLE) is not None, f"no groups of {cluster.name}"
+        # the fleet's topic (`up` made it): every broker holds replicas, so a broker's death pages
+        topics = lake.read("partitions", cluster.name, [str(commit["snapshot_id"])]).column("topic").to_pylist()
+        assert topics.count(FLEET_TOPIC) == FLEET_TOPIC_PARTITIONS, f"{cluster.name}: {sorted(set(topics))}"
 
     # the short soak: one fault of each kind, then the pipeline recovers on its own (stack.soak)
     report = run_soak(state, Clusters(healthy_sandbox, healthy_kraft_sandbox, attached=False), 5, short=True)
