@@ -12,8 +12,9 @@ lag in seconds reads the first unconsumed record of each (group, partition). The
   committed partition one ListOffsets, and per lagging partition one Fetch of the record at the
   committed offset;
 - the collector: `GroupCollector.collect()` (per batch and coordinator one describe request per type
-  and one OffsetFetch, one ListOffsets per partition leader, the first unconsumed records in one
-  Fetch per leader per round, last stable offsets and open transactions).
+  and one OffsetFetch, two ListOffsets per partition leader (latest; earliest, which the baseline does
+  not read), the first unconsumed records in one Fetch per leader per round, last stable offsets and
+  open transactions).
 Both must see the same lag and find the same record times. Targets: collector >= 5x faster than the
 baseline, <= 15 s. Last line: one JSON object with the figures (`seconds`, `baseline_seconds`,
 `ratio`, `group_types`, `exact_lag_rows`: rows whose lag in seconds is exact).

@@ -30,6 +30,16 @@ TOPIC_NAME_MAX = 249
 NO_LEADER = -1
 KAFKA_DEFAULT_MIN_ISR = 1
 """Kafka's default `min.insync.replicas` (server.properties without the key)."""
+KAFKA_DEFAULT_CLEANUP_POLICY = "delete"
+"""Kafka's default `cleanup.policy` (a topic without the override, server.properties without
+`log.cleanup.policy`)."""
+METADATA_VERSION_RELEASES = (
+    (1, "3.0"), (2, "3.1"), (3, "3.2"), (4, "3.3"), (8, "3.4"), (9, "3.5"), (12, "3.6"), (15, "3.7"),
+    (20, "3.8"), (21, "3.9"), (22, "4.0"), (26, "4.1"), (28, "4.2"), (30, "4.3"), (31, "4.4"), (34, None),
+)  # fmt: skip
+"""The Kafka release of each `metadata.version` feature level, from its first level on (Kafka's
+`server-common/.../MetadataVersion.java`: 3.3-IV0 is level 4, 3.9-IV0 level 21, 4.4-IV2 level 33);
+levels from the last entry on are not known here yet."""
 _TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 MAX_DEPTH = 64
 """Deepest nesting a document may have: kafka-ops writes at most 4 levels."""
@@ -42,6 +52,17 @@ _shown.maxlevel = 3
 def shown(value: object) -> str:
     """A short `repr` for a message: long strings and deep structures abbreviated."""
     return _shown.repr(value)
+
+
+def metadata_release(level: int | None) -> str | None:
+    """The Kafka release whose `metadata.version` feature level `level` is ("3.9" for 21); None for a
+    level this table does not know (0, above the last known, or None)."""
+    release = None
+    for first, name in METADATA_VERSION_RELEASES:
+        if level is None or level < first:
+            break
+        release = name
+    return release
 
 
 def topic_name_problem(name: object) -> str | None:

@@ -1,4 +1,4 @@
-"""Group collection against the real sandbox: real producers, real consumer groups."""
+"""Group collection against the real sandbox: real producers, real consumer groups, real truncation."""
 
 from __future__ import annotations
 
@@ -210,6 +210,16 @@ def test_stable_empty_and_commit_only_groups(healthy_sandbox: SandboxCluster, ru
     assert lake.read("group_snapshots", "sandbox").column("group_count").to_pylist() == [2]
     assert lake.read("partition_end_offsets", "sandbox").num_rows == 5
     assert lake.snapshots("sandbox").num_rows == 0
+
+    # the log start offsets: 0 on topics never truncated; DeleteRecords (kafka-delete-records) moves one
+    assert snap.start_offsets == dict.fromkeys(snap.end_offsets, 0)
+    admin = admin_for(sandbox)
+    try:
+        admin.delete_records({TopicPartition(other, 0): 3})
+    finally:
+        admin.close()
+    truncated = GroupCollector("sandbox", target, include=f"it-{run_id}-.*").collect()
+    assert truncated.start_offsets == {**dict.fromkeys(snap.end_offsets, 0), (other, 0): 3}
 
 
 class DeleteTopicAfterOffsetFetch:

@@ -8,7 +8,8 @@ from types import SimpleNamespace
 
 import pyarrow as pa
 import pytest
-from kafka.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError
+from kafka.admin import OffsetSpec
+from kafka.errors import CoordinatorLoadInProgressError, GroupAuthorizationFailedError, KafkaStorageError
 from kafka.structs import OffsetAndTimestamp, TopicPartition
 
 from kafka_ops.errors import CollectionFailed, ConfigError
@@ -218,7 +219,11 @@ class ScriptedAdmin:
     def list_partition_offsets(
         self, specs: dict[TopicPartition, object], isolation_level: object = None
     ) -> dict[TopicPartition, OffsetAndTimestamp]:
-        return {tp: OffsetAndTimestamp(10 * (tp.partition + 1), -1, 0) for tp in specs}
+        """End offsets 10 and 20; log start offsets 3 and 6 (retention removed the first records)."""
+        return {
+            tp: OffsetAndTimestamp((3 if spec == OffsetSpec.EARLIEST else 10) * (tp.partition + 1), -1, 0)
+            for tp, spec in specs.items()
+        }
 
     def list_transactions(self, broker_ids: list[int] | None = None) -> dict[int, list[object]]:
         return {1: []}
@@ -311,3 +316,39 @@ def test_a_rows_position_is_its_commit_or_an_exact_share_start_offset() -> None:
     assert row(None, 10, 5).position == 10
     assert row(None, 0, 5).position is None  # the start offset trails acknowledgements
     assert row(None, 0, None).position is None and row(None, None, 5).position is None
+
+
+def test_log_start_offsets_are_read_beside_the_end_offsets_and_published() -> None:
+    snap = collect_from(ScriptedAdmin({"a-stable": raw_group("Stable")}, refused="d-secret"))
+    assert snap.end_offsets == {("orders", 0): 10, ("orders", 1): 20}
+    assert snap.start_offsets == {("orders", 0): 3, ("orders", 1): 6}
+    ends = group_batch(snap).tables["partition_end_offsets"]
+    assert ends.select(["partition", "end_offset", "log_start_offset"]).to_pylist() == [
+        {"partition": 0, "end_offset": 10, "log_start_offset": 3},
+        {"partition": 1, "end_offset": 20, "log_start_offset": 6},
+    ]
+
+
+class RefusesEarliest(ScriptedAdmin):
+    """A leader whose log dir fails between the latest and the earliest ListOffsets: the sandbox cannot
+    fail a disk on cue."""
+
+    def list_partition_offsets(
+        self, specs: dict[TopicPartition, object], isolation_level: object = None
+    ) -> dict[TopicPartition, OffsetAndTimestamp]:
+        if OffsetSpec.EARLIEST in specs.values():
+            raise KafkaStorageError("ListOffsetsRequest failed for orders-0: KafkaStorageError")
+        return super().list_partition_offsets(specs, isolation_level)
+
+
+def test_a_refused_log_start_offset_is_an_issue_and_the_lag_stands() -> None:
+    snap = collect_from(RefusesEarliest({"a-stable": raw_group("Stable")}, refused="d-secret"))
+    assert snap.start_offsets == {} and snap.end_offsets == {("orders", 0): 10, ("orders", 1): 20}
+    issues = [i for i in snap.issues if i.kind == "start_offsets"]
+    assert [i.problem for i in issues] == [
+        "leader 1 gave no log start offset for its 2 partitions this time (KafkaStorageError: [Error 56] "
+        "KafkaStorageError: ListOffsetsRequest failed for orders-0: KafkaStorageError)"
+    ]
+    ends = group_batch(snap).tables["partition_end_offsets"]
+    assert ends.column("log_start_offset").to_pylist() == [None, None]
+    assert [(o.partition, o.end_offset) for o in snap.offsets] == [(0, 10), (1, 20)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,9 +15,11 @@ import pytest
 
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.open import open_lake
+from kafka_ops.lake.schema import TABLES
 from kafka_ops.lake.store import STAGING, STALE_STAGING_S, Lake
 from kafka_ops.snapshot.tables import snapshot_batch
-from tests.unit.snapshots import small_snapshot
+from kafka_ops.sources.groups.tables import group_batch
+from tests.unit.snapshots import group_snapshot, small_snapshot
 
 
 @pytest.fixture
@@ -162,3 +165,26 @@ def test_commit_logs_by_name(any_lake: Lake) -> None:
     assert lake.latest_snapshot_id("c1", "group_snapshots") is None
     with pytest.raises(LakeError, match="'partitions' is not a commit log"):
         lake.commit_log("partitions")
+
+
+def test_a_batch_written_before_a_column_existed_reads_it_as_null(
+    any_lake: Lake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Columns are added nullable (here partition_end_offsets.log_start_offset): a batch an older
+    kafka-ops wrote without one still reads, the column null, beside newer batches that have it."""
+    lake, table, column = any_lake, "partition_end_offsets", "log_start_offset"
+    old, new = group_batch(group_snapshot("g1")), group_batch(group_snapshot("g2"))
+    new.tables[table] = new.tables[table].set_column(
+        new.tables[table].schema.get_field_index(column), column, [[0, 5, 0]]
+    )
+    with monkeypatch.context() as older:  # the schema and the rows as the older kafka-ops had them
+        older.setitem(TABLES, table, TABLES[table].remove(TABLES[table].get_field_index(column)))
+        lake.publish(dataclasses.replace(old, tables={**old.tables, table: old.tables[table].drop_columns([column])}))
+    lake.publish(new)
+    rows = lake.read(table, "c1").sort_by([("snapshot_id", "ascending"), ("partition", "ascending")])
+    assert rows.select(["snapshot_id", column]).to_pylist() == [
+        {"snapshot_id": s, column: v} for s, v in [("g1", None), ("g1", None), ("g1", None), ("g2", 0), ("g2", 5),
+                                                  ("g2", 0)]
+    ]  # fmt: skip
+    one = lake.read_batch(table, "c1", old.dt, "g1", {"snapshot_id": "g1"})
+    assert one is not None and one.schema.equals(TABLES[table]) and one.column(column).to_pylist() == [None] * 3

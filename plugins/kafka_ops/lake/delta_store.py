@@ -49,7 +49,7 @@ from kafka_ops.errors import LakeError
 from kafka_ops.lake.names import check_name
 from kafka_ops.lake.object_store import is_s3, s3_location
 from kafka_ops.lake.schema import TABLES
-from kafka_ops.lake.store import STALE_STAGING_S, Batch, Lake, _conform, _with_partitions
+from kafka_ops.lake.store import STALE_STAGING_S, Batch, Lake, _conform, _documented, _with_partitions
 
 log = logging.getLogger(__name__)
 
@@ -351,12 +351,3 @@ def _batch_predicate(cluster: str, dt: str, key: tuple[str, str]) -> str:
     # no quotes to escape
     column, value = key
     return f"cluster = '{cluster}' AND dt = '{dt}' AND {column} = '{value}'"
-
-
-def _documented(rows: pa.Table, schema: pa.Schema) -> pa.Table:
-    """`rows` with exactly the documented columns: a column added since a row was written reads as null."""
-    columns = [
-        rows.column(f.name).cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type)
-        for f in schema
-    ]
-    return pa.Table.from_arrays(columns, schema=schema)

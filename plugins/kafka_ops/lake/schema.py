@@ -401,10 +401,13 @@ GROUP_TABLES: dict[str, pa.Schema] = {
         pa.field("partition", pa.int32(), nullable=False),
         pa.field("end_offset", pa.int64(), nullable=False),
         pa.field("last_stable_offset", pa.int64()),
+        pa.field("log_start_offset", pa.int64()),
         doc="Log end offset (high watermark) of every partition of the topics the groups refer to; with "
         "captured_at, the (end offset, time) history that lag in time interpolates on. last_stable_offset: "
         "ListOffsets read_committed, below end_offset while a transaction is open on the partition (null "
-        "when it could not be read).",
+        "when it could not be read). log_start_offset: ListOffsets earliest, the partition's first offset "
+        "(remote storage included), above 0 once retention or DeleteRecords removed records (null when it "
+        "could not be read, and in collections from before it was read).",
     ),
     "open_transactions": _schema(
         pa.field("transactional_id", pa.string()),

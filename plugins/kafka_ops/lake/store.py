@@ -285,7 +285,7 @@ class Lake:
             raise self.failure(f"read {path} of lake table {table!r}", e) from e
         schema = TABLES.get(table)
         if schema is not None and not data.schema.equals(schema):
-            data = data.select(schema.names).cast(schema)
+            data = _documented(data, schema)
         return data
 
     def _read_raw(self, table: str, cluster: str | None) -> pa.Table:
@@ -333,6 +333,15 @@ def lake_filesystem(root: str | os.PathLike[str]) -> tuple[pafs.FileSystem, str,
 
 def _with_partitions(schema: pa.Schema) -> pa.Schema:
     return schema.append(pa.field("cluster", pa.string())).append(pa.field("dt", pa.string()))
+
+
+def _documented(rows: pa.Table, schema: pa.Schema) -> pa.Table:
+    """`rows` with exactly the documented columns: a column added since a row was written reads as null."""
+    columns = [
+        rows.column(f.name).cast(f.type) if f.name in rows.column_names else pa.nulls(rows.num_rows, f.type)
+        for f in schema
+    ]
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _conform(data: pa.Table, schema: pa.Schema, table: str) -> pa.Table:

@@ -255,6 +255,9 @@ class GroupSnapshot:
     """The first unconsumed record of each lagging (topic, partition, committed offset)."""
     stable_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
     """Last stable offsets (ListOffsets read_committed)."""
+    start_offsets: Mapping[TopicPartition, int] = field(default_factory=dict)
+    """Log start offsets (ListOffsets earliest) of the partitions with an end offset; a partition whose
+    leader refused or did not answer has none (a collection issue says why)."""
     transactions: tuple[OpenTransaction, ...] = ()
     commits: tuple[LoggedCommit, ...] = ()
     """The groups' commits logged in `__consumer_offsets` since the collection before (the last few

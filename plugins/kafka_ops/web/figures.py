@@ -2,8 +2,10 @@
 
 One pass over the latest batches gives per-partition lag (messages from the group collection,
 seconds and Burrow's status from the latest group analysis), per-group roll-ups, the partitions'
-end offsets, the partition health counts, leader balance, controller, reassignments and open
-alerts. Every part carries the capture time of the batch it comes from.
+end and log start offsets, the partition health counts, leader balance, controller, reassignments and
+open alerts, and from the metadata snapshot the cluster's id and version, its brokers, its topics
+(partitions, replication factor, cleanup policy) and the bytes its replicas hold on disk. Every part
+carries the capture time of the batch it comes from.
 
 Staleness: a part whose batch was captured more than `max_age` before `now` is left out (its
 `Part.stale` is true and its figures empty), so a dashboard shows a gap and `kafka_ops_data_stale`
@@ -20,6 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_ops.kafka_types import KAFKA_DEFAULT_CLEANUP_POLICY, metadata_release
+from kafka_ops.sources.log_dirs import REQUEST as DESCRIBE_LOG_DIRS
 from kafka_ops.web.lake_cache import Batch, ClusterView
 
 Row = dict[str, Any]
@@ -69,6 +73,40 @@ class GroupFigures:
 
 
 @dataclass(frozen=True)
+class ClusterInfo:
+    """The metadata snapshot's view of the cluster as a whole."""
+
+    cluster_id: str | None
+    """Kafka's cluster id (ZooKeeper: `/cluster/id`; KRaft: DescribeCluster)."""
+    version: str | None
+    """The Kafka release of the finalized `metadata.version` ("3.9"): KRaft only, and there the version the
+    cluster runs as a whole, below the brokers' software until an upgrade is finalized. None on ZooKeeper,
+    whose snapshot holds no broker version, and for a level `kafka_types.metadata_release` does not know."""
+    broker_count: int
+    controller_id: int | None
+    """The active controller (KRaft: the quorum leader, a controller rather than a broker); None: none."""
+
+
+@dataclass(frozen=True)
+class BrokerFigures:
+    broker_id: int
+    host: str
+    port: int | None
+    rack: str | None
+    is_controller: bool
+
+
+@dataclass(frozen=True)
+class TopicFigures:
+    topic: str
+    partitions: int
+    replication_factor: int
+    """The replicas of its lowest partition, as KMinion counts them (a reassignment's adding ones included)."""
+    cleanup_policy: str
+    """Its `cleanup.policy` override, else Kafka's default (`delete`)."""
+
+
+@dataclass(frozen=True)
 class Part:
     """When a part's batch was captured, and whether it is too old to show."""
 
@@ -98,6 +136,8 @@ class ClusterFigures:
     partitions: list[PartitionLag] = field(default_factory=list)
     groups: list[GroupFigures] = field(default_factory=list)
     end_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    start_offsets: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Log start offsets of the partitions with an end offset (a partition whose start was not read: absent)."""
     health: pa.Table | None = None
     """The latest analysis' `isr_health` findings (one row per partition), as read."""
     counts: dict[str, int] = field(default_factory=dict)
@@ -106,6 +146,14 @@ class ClusterFigures:
     controller: Row | None = None
     reassignments: list[Row] | None = None
     alerts: list[Alert] = field(default_factory=list)
+    info: ClusterInfo | None = None
+    brokers: list[BrokerFigures] = field(default_factory=list)
+    topics: list[TopicFigures] = field(default_factory=list)
+    broker_bytes: dict[int, int] = field(default_factory=dict)
+    """Replica bytes on disk per broker that described its log dirs (DescribeLogDirs), future replicas included."""
+    topic_bytes: dict[str, int] = field(default_factory=dict)
+    """Replica bytes per topic, summed over every broker; empty when some broker or log dir could not be
+    described (a partial sum would look like a topic shrinking)."""
 
 
 def parts_of(view: ClusterView, now: datetime, max_age: timedelta) -> dict[str, Part]:
@@ -126,13 +174,7 @@ def cluster_figures(
         analysis = view.group_analysis if parts["group_analysis"].shown else None
         _groups(figures, view.groups, analysis)
     if parts["metadata"].shown and view.metadata is not None:
-        commit = view.metadata.commit
-        figures.counts = {
-            "brokers": int(commit.get("broker_count") or 0),
-            "partitions": int(commit.get("partition_count") or 0),
-            "under_replicated": int(commit.get("under_replicated_count") or 0),
-            "offline": int(commit.get("offline_count") or 0),
-        }
+        _metadata(figures, view.metadata)
     if parts["metadata_analysis"].shown and view.metadata_analysis is not None:
         _metadata_findings(figures, view.metadata_analysis)
     if view.incidents is not None:
@@ -205,9 +247,97 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
                 {t: (n[0], n[1]) for t, n in sorted(topics[gid].items())},
             )
         )
-    figures.end_offsets = {
-        (r["topic"], r["partition"]): r["end_offset"] for r in groups.rows("partition_end_offsets") or []
+    ends = groups.rows("partition_end_offsets") or []
+    figures.end_offsets = {(r["topic"], r["partition"]): r["end_offset"] for r in ends}
+    figures.start_offsets = {
+        (r["topic"], r["partition"]): r["log_start_offset"] for r in ends if r.get("log_start_offset") is not None
     }
+
+
+def _metadata(figures: ClusterFigures, snapshot: Batch) -> None:
+    """The snapshot's headline counts, cluster info, brokers, topics and replica bytes."""
+    commit = snapshot.commit
+    figures.counts = {
+        "brokers": int(commit.get("broker_count") or 0),
+        "partitions": int(commit.get("partition_count") or 0),
+        "under_replicated": int(commit.get("under_replicated_count") or 0),
+        "offline": int(commit.get("offline_count") or 0),
+    }
+    controller = commit.get("controller_id")
+    figures.info = ClusterInfo(
+        commit.get("kafka_cluster_id"), metadata_release(commit.get("metadata_version")),
+        figures.counts["brokers"], controller,
+    )  # fmt: skip
+    figures.brokers = [
+        BrokerFigures(b["broker_id"], *_address(b), b.get("rack"), b["broker_id"] == controller)
+        for b in sorted(snapshot.rows("brokers") or [], key=lambda b: b["broker_id"])
+    ]
+    figures.topics = _topics(snapshot)
+    figures.broker_bytes, figures.topic_bytes = _replica_bytes(snapshot)
+
+
+def _address(broker: Row) -> tuple[str, int | None]:
+    """The broker's host and port as registered; a ZooKeeper registration without a PLAINTEXT listener
+    has neither (host null, port -1), so then its first endpoint's (`SASL_SSL://kafka-1:9093`)."""
+    host, port = broker.get("host"), broker.get("port")
+    if host and port is not None and port >= 0:
+        return host, port
+    for endpoint in broker.get("endpoints") or []:
+        name, _, number = endpoint.partition("://")[2].rpartition(":")
+        if name and number.isdigit():
+            return name.strip("[]"), int(number)
+    return host or "", None
+
+
+def _topics(snapshot: Batch) -> list[TopicFigures]:
+    """Every topic of the snapshot: partition count and replication factor (in Arrow: 100,000
+    partitions), and cleanup policy."""
+    partitions = snapshot.tables.get("partitions")
+    if partitions is None or partitions.num_rows == 0:
+        return []
+    ordered = partitions.select(["topic", "partition", "replicas"]).sort_by([("topic", "ascending"),
+                                                                             ("partition", "ascending")])  # fmt: skip
+    factors = pc.fill_null(pc.list_value_length(ordered.column("replicas")), 0)
+    counted = (
+        pa.table({"topic": ordered.column("topic"), "factor": factors})
+        .group_by("topic", use_threads=False)  # ordered: "first" is the lowest partition's
+        .aggregate([("factor", "count"), ("factor", "first")])
+        .sort_by("topic")
+    )
+    policies = {
+        c["entity_name"]: c["config_value"]
+        for c in snapshot.rows("configs") or []
+        if c["entity_type"] == "topic" and c["config_key"] == "cleanup.policy" and c.get("config_value")
+    }
+    return [
+        TopicFigures(topic, count, factor, policies.get(topic, KAFKA_DEFAULT_CLEANUP_POLICY))
+        for topic, count, factor in zip(
+            counted.column("topic").to_pylist(),
+            counted.column("factor_count").to_pylist(),
+            counted.column("factor_first").to_pylist(),
+            strict=True,
+        )
+    ]
+
+
+def _replica_bytes(snapshot: Batch) -> tuple[dict[int, int], dict[str, int]]:
+    """(bytes per broker, bytes per topic) of the snapshot's replicas; per topic only when every broker
+    and log dir was described (DescribeLogDirs left no collection issue)."""
+    sizes = snapshot.tables.get("replica_sizes")
+    if sizes is None or sizes.num_rows == 0:
+        return {}, {}
+    per_broker = sizes.group_by("broker_id").aggregate([("size_bytes", "sum")])
+    broker_bytes = dict(
+        zip(per_broker.column("broker_id").to_pylist(), per_broker.column("size_bytes_sum").to_pylist(), strict=True)
+    )
+    issues = snapshot.tables.get("collection_issues")
+    if issues is None or pc.any(pc.starts_with(issues.column("path"), DESCRIBE_LOG_DIRS)).as_py():
+        return broker_bytes, {}
+    per_topic = sizes.group_by("topic").aggregate([("size_bytes", "sum")])
+    topic_bytes = dict(
+        zip(per_topic.column("topic").to_pylist(), per_topic.column("size_bytes_sum").to_pylist(), strict=True)
+    )
+    return broker_bytes, topic_bytes
 
 
 Key = tuple[str, str, int]

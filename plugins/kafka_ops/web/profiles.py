@@ -3,7 +3,8 @@
 * `kafka-lag-exporter`: Kafka Lag Exporter's (seglo/kafka-lag-exporter README, "Metrics"), with
   its labels `cluster_name, group, topic, partition, member_host, consumer_id, client_id`.
 * `kminion`: KMinion's (redpanda-data/kminion, prometheus/exporter.go, namespace `kminion`), labels
-  `group_id, topic_name, partition_id`.
+  `group_id, topic_name, partition_id` and, for its broker, topic and cluster series, KMinion's own
+  (held against a capture of the real KMinion 2.3.5: tests/fixtures/peer-captures).
 * `kafka_exporter`: danielqsj/kafka_exporter's (kafka_exporter.go, namespace `kafka`), labels
   `consumergroup, topic, partition`.
 * `burrow`: Burrow's own (linkedin/Burrow, core/internal/httpserver/prometheus.go), labels `cluster,
@@ -24,6 +25,7 @@ from datetime import datetime
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 
+from kafka_ops import __version__
 from kafka_ops.web.figures import STATUS_CODES, ClusterFigures
 
 Profile = Callable[[Sequence[ClusterFigures]], list[Metric]]
@@ -87,6 +89,10 @@ def kafka_lag_exporter(clusters: Sequence[ClusterFigures]) -> list[Metric]:
 
 
 def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """KMinion 2.3.5's series about the cluster's state, with its label sets plus `cluster`: the groups'
+    (`_kminion_groups`), the partitions' water marks (`_kminion_offsets`), and the cluster's, brokers',
+    topics' and log dirs' (`_kminion_cluster`); `kminion_exporter_up` with `version`, kafka-ops' own.
+    KMinion's counters about its own process (requests, bytes, log messages) have no equivalent here."""
     tp = ["cluster", "group_id", "topic_name"]
     partition_lag = gauge("kminion_kafka_consumer_group_topic_partition_lag",
                           "Messages the group is behind on the partition.", [*tp, "partition_id"])  # fmt: skip
@@ -95,15 +101,9 @@ def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
     )
     offset_sum = gauge("kminion_kafka_consumer_group_topic_offset_sum", "The group's committed offsets summed over a "
                        "topic.", tp)  # fmt: skip
-    high = gauge("kminion_kafka_topic_partition_high_water_mark", "The partition's high water mark.",
-                 ["cluster", "topic_name", "partition_id"])  # fmt: skip
-    high_sum = gauge("kminion_kafka_topic_high_water_mark_sum", "High water marks summed over the topic's partitions.",
-                     ["cluster", "topic_name"])  # fmt: skip
-    cluster_info = gauge("kminion_kafka_cluster_info", "Kafka cluster information.",
-                         ["cluster", "cluster_version", "broker_count", "controller_id", "cluster_id"])  # fmt: skip
-    up = gauge("kminion_exporter_up", "1 when this cluster's figures could be read.", ["cluster"])
+    up = gauge("kminion_exporter_up", "1 when this cluster's figures could be read.", ["cluster", "version"])
     for c in clusters:
-        up.add_metric([c.cluster], 1 if c.up else 0)
+        up.add_metric([c.cluster, __version__], 1 if c.up else 0)
         lags: dict[tuple[str, str], int] = defaultdict(int)
         offsets: dict[tuple[str, str], int] = defaultdict(int)
         for p in c.partitions:
@@ -116,16 +116,76 @@ def kminion(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             topic_lag.add_metric([c.cluster, group, topic], value)
         for (group, topic), value in sorted(offsets.items()):
             offset_sum.add_metric([c.cluster, group, topic], value)
-        sums: dict[str, int] = defaultdict(int)
+    return [partition_lag, topic_lag, offset_sum, *_kminion_groups(clusters), *_kminion_offsets(clusters),
+            *_kminion_cluster(clusters), up]  # fmt: skip
+
+
+def _kminion_offsets(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """Each partition's high and low water marks (end and log start offsets) and their sums per topic,
+    for the partitions the group collection reads; as KMinion, a topic's low water mark sum only when
+    every such partition's start offset is known."""
+    tp, t = ["cluster", "topic_name", "partition_id"], ["cluster", "topic_name"]
+    high = gauge("kminion_kafka_topic_partition_high_water_mark", "The partition's high water mark.", tp)
+    high_sum = gauge("kminion_kafka_topic_high_water_mark_sum", "High water marks summed over the topic's partitions.",
+                     t)  # fmt: skip
+    low = gauge("kminion_kafka_topic_partition_low_water_mark", "The partition's low water mark (log start offset).",
+                tp)  # fmt: skip
+    low_sum = gauge("kminion_kafka_topic_low_water_mark_sum", "Low water marks summed over the topic's partitions.", t)
+    for c in clusters:
+        highs: dict[str, int] = defaultdict(int)
+        lows: dict[str, int | None] = defaultdict(int)
         for (topic, partition), end in sorted(c.end_offsets.items()):
             high.add_metric([c.cluster, topic, str(partition)], end)
-            sums[topic] += end
-        for topic, value in sorted(sums.items()):
+            highs[topic] += end
+            start = c.start_offsets.get((topic, partition))
+            if start is not None:
+                low.add_metric([c.cluster, topic, str(partition)], start)
+            known = lows[topic]
+            lows[topic] = None if known is None or start is None else known + start
+        for topic, value in sorted(highs.items()):
             high_sum.add_metric([c.cluster, topic], value)
-        if c.controller is not None or c.counts:
-            controller = "" if c.controller is None else str(c.controller.get("controller_id"))
-            cluster_info.add_metric([c.cluster, "", str(c.counts.get("brokers", "")), controller, ""], 1)
-    return [partition_lag, topic_lag, offset_sum, *_kminion_groups(clusters), high, high_sum, cluster_info, up]
+        for topic, total in sorted(lows.items()):
+            if total is not None:
+                low_sum.add_metric([c.cluster, topic], total)
+    return [high, high_sum, low, low_sum]
+
+
+def _kminion_cluster(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """The metadata snapshot's cluster, brokers, topics and replica bytes, as KMinion labels them
+    (`is_controller` "true"/"false", `controller_id` -1 without a controller). `cluster_version` is the
+    release of KRaft's finalized metadata.version ("v3.9"), empty on ZooKeeper: see `ClusterInfo.version`."""
+    broker = ["cluster", "broker_id", "address", "port", "rack_id"]
+    cluster_info = gauge("kminion_kafka_cluster_info", "Kafka cluster information.",
+                         ["cluster", "cluster_version", "broker_count", "controller_id", "cluster_id"])  # fmt: skip
+    broker_info = gauge("kminion_kafka_broker_info", "Kafka broker information.", [*broker, "is_controller"])
+    broker_bytes = gauge("kminion_kafka_broker_log_dir_size_total_bytes", "The bytes the broker's replicas hold in "
+                         "its log dirs.", broker)  # fmt: skip
+    topic_info = gauge(
+        "kminion_kafka_topic_info",
+        "Topic information.",
+        ["cluster", "topic_name", "partition_count", "replication_factor", "cleanup_policy"],
+    )
+    topic_bytes = gauge("kminion_kafka_topic_log_dir_size_total_bytes", "The bytes the topic's replicas hold on every "
+                        "broker.", ["cluster", "topic_name"])  # fmt: skip
+    for c in clusters:
+        if c.info is not None:
+            i = c.info
+            controller = "-1" if i.controller_id is None else str(i.controller_id)
+            version = "" if i.version is None else f"v{i.version}"
+            cluster_info.add_metric([c.cluster, version, str(i.broker_count), controller, i.cluster_id or ""], 1)
+        labels = {}
+        for b in c.brokers:
+            labels[b.broker_id] = [c.cluster, str(b.broker_id), b.host, "" if b.port is None else str(b.port),
+                                   b.rack or ""]  # fmt: skip
+            broker_info.add_metric([*labels[b.broker_id], str(b.is_controller).lower()], 1)
+        for broker_id, size in sorted(c.broker_bytes.items()):
+            broker_bytes.add_metric(labels.get(broker_id, [c.cluster, str(broker_id), "", "", ""]), size)
+        for t in c.topics:
+            topic_info.add_metric([c.cluster, t.topic, str(t.partitions), str(t.replication_factor), t.cleanup_policy],
+                                  1)  # fmt: skip
+        for topic, size in sorted(c.topic_bytes.items()):
+            topic_bytes.add_metric([c.cluster, topic], size)
+    return [cluster_info, broker_info, broker_bytes, topic_info, topic_bytes]
 
 
 def _kminion_groups(clusters: Sequence[ClusterFigures]) -> list[Metric]:

@@ -5,17 +5,26 @@ detectors write them (`lag_status`, `lag_time`, `isr_health`, `leader_balance`, 
 
 At `NOW` (the scenario's): group `stable` lags 280 on orders-0 (committed 120, end 400; STOP, 7,200 s
 behind, extrapolated) and 0 on orders-1; `analytics` is caught up everywhere.
+
+Beside the scenario, what KMinion's broker, topic and log-dir series read (`kminion_state`): the
+cluster's id, `solo` compacted, the replicas' bytes on disk, and the partitions' log start offsets
+(retention removed orders-0's first 100 records).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import ClusterSnapshot, ConfigOverride, LogDir, ReplicaSize
+from kafka_ops.model.groups import GroupSnapshot
 from kafka_ops.settings import ClusterConfig, LakeFormat, Settings, WebSettings
+from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.tables import group_batch
 from tests.unit.report import scenario
 
 NOW = scenario.NOW
@@ -81,8 +90,36 @@ def metadata_findings() -> dict[str, list[dict[str, Any]]]:
     return tables
 
 
+CLUSTER_ID = "E8KyUHmGSnyMvoo_7rulDw"
+BROKER_BYTES = {1: 1450, 2: 1350}
+"""orders-0, -1, -2 hold 1,000, 300 and 50 bytes on each of brokers 1 and 2; broker 1 also holds a future
+replica of orders-1 (100 bytes, moving to its second log dir). Broker 3, down, is not asked."""
+START_OFFSETS = {("orders", 0): 100, ("orders", 1): 0, ("orders", 2): 0}
+
+
+def kminion_state(snap: ClusterSnapshot) -> ClusterSnapshot:
+    """`snap` with a cluster id, `solo` compacted, and the replica bytes of `BROKER_BYTES`."""
+    sizes = {0: 1000, 1: 300, 2: 50}
+    replicas = [ReplicaSize("orders", p, b, "/data/a", size) for p, size in sizes.items() for b in (1, 2)]
+    return dataclasses.replace(
+        snap,
+        cluster_id=CLUSTER_ID,
+        configs=[*snap.configs, ConfigOverride("topic", "solo", {"cleanup.policy": "compact"})],
+        log_dirs=[LogDir(1, "/data/a"), LogDir(1, "/data/b"), LogDir(2, "/data/a")],
+        replica_sizes=[*replicas, ReplicaSize("orders", 1, 1, "/data/b", 100, 0, is_future=True)],
+    )
+
+
+def with_start_offsets(collection: GroupSnapshot) -> GroupSnapshot:
+    return dataclasses.replace(collection, start_offsets=START_OFFSETS)
+
+
 def build(root: Path, lake_format: str = "parquet") -> Lake:
-    lake = scenario.build(open_lake(root, lake_format), analyse=False)
+    lake = open_lake(root, lake_format)
+    for sid in scenario.SNAPSHOTS:
+        lake.publish(snapshot_batch(kminion_state(scenario.snapshot(sid))))
+    for gid in scenario.COLLECTIONS:
+        lake.publish(group_batch(with_start_offsets(scenario.collection(gid))))
     scenario.publish_findings(lake, "s4", "snapshots", metadata_findings())
     scenario.publish_findings(lake, "g4", "group_snapshots", group_findings())
     return lake

@@ -4,6 +4,7 @@ content negotiation, staleness, the cache, and a lake that cannot be read."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -18,6 +19,13 @@ from kafka_ops.web.profiles import PROFILES
 from tests.unit.web import lakes
 
 OPENMETRICS = "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+KMINION_CAPTURE = Path(__file__).parents[2] / "fixtures" / "peer-captures" / "kminion-2.3.5-metrics.json"
+KMINION_OWN_PROCESS = {
+    "kminion_kafka_requests_sent_total", "kminion_kafka_requests_received_total", "kminion_kafka_sent_bytes_total",
+    "kminion_kafka_received_bytes_total", "kminion_log_messages_total",
+    "kminion_exporter_offset_consumer_records_consumed_total",
+}  # fmt: skip
+"""KMinion's counters about its own process (its requests, bytes and log lines): nothing of the cluster."""
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
@@ -82,6 +90,50 @@ def test_kminion_names_and_labels(client: TestClient) -> None:
     ]
     assert value(samples, "kminion_kafka_topic_high_water_mark_sum", cluster="c1", topic_name="orders") == 450
     assert not any(name.startswith("kafka_consumergroup") for name, _ in samples)
+
+
+def test_kminion_cluster_broker_topic_and_log_dir_series(client: TestClient) -> None:
+    """KMinion's series about the cluster from the metadata snapshot (s4: brokers 1 and 2 serve, 1 the
+    controller; ZooKeeper, so no version) and the log start offsets from the group collection."""
+    samples, _ = scrape(client, "kminion")
+    c = {"cluster": "c1"}
+    info = {"cluster_version": "", "broker_count": "2", "controller_id": "1", "cluster_id": lakes.CLUSTER_ID}
+    assert value(samples, "kminion_kafka_cluster_info", **info, **c) == 1
+    for broker, rack, controller in ((1, "rack-a", "true"), (2, "rack-b", "false")):
+        address = {"broker_id": str(broker), "address": "127.0.0.1", "port": str(9000 + broker), "rack_id": rack}
+        assert value(samples, "kminion_kafka_broker_info", is_controller=controller, **address, **c) == 1
+        # every replica's bytes, a future one (moving between log dirs) included, as DescribeLogDirs lists them
+        size = value(samples, "kminion_kafka_broker_log_dir_size_total_bytes", **address, **c)
+        assert size == lakes.BROKER_BYTES[broker]
+    assert len([k for k in samples if k[0] == "kminion_kafka_broker_info"]) == 2  # broker 3 is down
+    orders = {"topic_name": "orders", "partition_count": "3", "replication_factor": "3"}
+    assert value(samples, "kminion_kafka_topic_info", cleanup_policy="delete", **orders, **c) == 1  # Kafka's default
+    solo = {"topic_name": "solo", "partition_count": "1", "replication_factor": "1"}
+    assert value(samples, "kminion_kafka_topic_info", cleanup_policy="compact", **solo, **c) == 1  # its override
+    sizes = {dict(k[1])["topic_name"]: v for k, v in samples.items() if k[0].endswith("topic_log_dir_size_total_bytes")}
+    assert sizes == {"orders": sum(lakes.BROKER_BYTES.values())}  # solo's only replica is on broker 3, down
+    for (topic, partition), start in lakes.START_OFFSETS.items():
+        low = {"topic_name": topic, "partition_id": str(partition)}
+        assert value(samples, "kminion_kafka_topic_partition_low_water_mark", **low, **c) == start
+    assert value(samples, "kminion_kafka_topic_low_water_mark_sum", topic_name="orders", **c) == 100
+
+
+def test_kminion_serves_every_cluster_series_of_the_real_kminion_with_its_labels(client: TestClient) -> None:
+    """Every name the real KMinion 2.3.5 served about a live cluster's state (tests/fixtures/peer-captures),
+    each with KMinion's label set plus `cluster`; beyond them only `empty_members`, which KMinion serves
+    only above 0 (no member of the captured groups was empty)."""
+    captured: dict[str, set[frozenset[str]]] = {}
+    for name, labels, _ in json.loads(KMINION_CAPTURE.read_text())["samples"]:
+        captured.setdefault(name, set()).add(frozenset(labels) | {"cluster"})
+    samples, _ = scrape(client, "kminion")
+    served: dict[str, set[frozenset[str]]] = {}
+    for name, labels in samples:
+        if name.startswith("kminion_"):
+            served.setdefault(name, set()).add(frozenset(k for k, _ in labels))
+    about_the_cluster = {name: sets for name, sets in captured.items() if name not in KMINION_OWN_PROCESS}
+    assert len(about_the_cluster) == 17
+    assert {name: served.get(name) for name in about_the_cluster} == about_the_cluster
+    assert set(served) - set(captured) == {"kminion_kafka_consumer_group_empty_members"}
 
 
 def test_burrow_names_labels_and_codes(client: TestClient) -> None:

@@ -1,5 +1,5 @@
-"""Collect every consumer group's description, committed offsets and end offsets with the
-Admin API (kafka-python), in batched requests.
+"""Collect every consumer group's description, committed offsets and end offsets (with the
+partitions' log start offsets) with the Admin API (kafka-python), in batched requests.
 
 Round trips per collection, whatever the number of groups and partitions: one ListGroups per
 broker (v5 on Kafka 4 also says each group's type); per batch of `batch_size` groups, one
@@ -7,17 +7,18 @@ FindCoordinator (cached after the first), one describe request per group type pr
 API of that type, `sources.groups.types`: DescribeGroups for classic groups,
 ConsumerGroupDescribe for consumer-protocol ones, ShareGroupDescribe and StreamsGroupDescribe)
 and one OffsetFetch (v8+: many groups per request; DescribeShareGroupOffsets for share groups,
-which commit none) per coordinator; one Metadata for the referenced topics; one ListOffsets per partition
-leader. Then exact lag and transactions: one small Fetch per leader per round (at most 3) for the first
-unconsumed record of every lagging partition (`record_times`); one read_committed ListOffsets per leader,
-one ListTransactions per broker, one DescribeTransactions per coordinator with open transactions and one
-DescribeProducers per leader (`transactions`). A batch that fails
-is retried group by group so one bad group becomes a `GroupIssue`, not a crash.
+which commit none) per coordinator; one Metadata for the referenced topics; two ListOffsets per
+partition leader (the latest offsets, then the earliest: each partition's log start offset). Then exact
+lag and transactions: one small Fetch per leader per round (at most 3) for the first unconsumed record
+of every lagging partition (`record_times`); one read_committed ListOffsets per leader, one
+ListTransactions per broker, one DescribeTransactions per coordinator with open transactions and one
+DescribeProducers per leader (`transactions`). A batch that fails is retried group by group so one bad
+group becomes a `GroupIssue`, not a crash.
 
 One broker down is not the cluster down: between a broker's death and its fencing (a session
 timeout, longer for a broker that hangs) it is still in the metadata, a coordinator and a leader. Its
-ListGroups, its groups' describes and offsets, and its partitions' end offsets then become issues that
-name it, and the rest of the cluster is collected; only when no broker lists groups, or no listed group
+ListGroups, its groups' describes and offsets, and its partitions' end and start offsets then become issues
+that name it, and the rest of the cluster is collected; only when no broker lists groups, or no listed group
 can be described because no coordinator answers, does the collection raise `KafkaUnreachable`.
 """
 
@@ -227,7 +228,7 @@ class _Run:
         groups = tuple(replace(described[g], coordinator_id=self._coordinator(g)) for g in group_ids if g in described)
         referenced = {tp for c in committed.values() for tp in c} | {tp for g in groups for tp in g.assigned}
         referenced |= {tp for s in shared.values() for tp in s}
-        existing, end_offsets = self._end_offsets({t for t, _ in referenced})
+        existing, end_offsets, start_offsets = self._partition_offsets({t for t, _ in referenced})
         offsets: list[GroupOffset] = []
         for group_id in group_ids:
             if group_id in shared:
@@ -256,6 +257,7 @@ class _Run:
             completed_at=datetime.now(UTC),
             record_times=times.times,
             stable_offsets=transactions.stable_offsets,
+            start_offsets=start_offsets,
             transactions=tuple(transactions.open),
             commits=tuple(logged.commits),
         )
@@ -347,11 +349,14 @@ class _Run:
             for group_id, offsets in fetched.items()
         }
 
-    # -- end offsets ------------------------------------------------------------------------
+    # -- end and start offsets --------------------------------------------------------------
 
-    def _end_offsets(self, topics: set[str]) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int]]:
-        """Partitions that still exist among `topics`, and the end offsets of those with a leader (one
-        ListOffsets per leader; a leader that does not answer leaves its partitions without one)."""
+    def _partition_offsets(
+        self, topics: set[str]
+    ) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int], dict[TopicPartition, int]]:
+        """Partitions that still exist among `topics`, the end offsets of those with a leader (one
+        ListOffsets per leader; a leader that does not answer leaves its partitions without one), and
+        the log start offsets of those with an end offset (`_starts`)."""
         problem = ""
         for _ in range(2):  # a topic deleted between the Metadata and ListOffsets reads: read both again
             existing, leaders = self._partitions(topics)
@@ -359,15 +364,16 @@ class _Run:
             for tp, leader in sorted(leaders.items()):
                 by_leader.setdefault(leader, []).append(tp)
             try:
-                return existing, {tp: o for leader, tps in by_leader.items() for tp, o in self._ends(leader, tps)}
+                ends = {tp: o for leader, tps in by_leader.items() for tp, o in self._ends(leader, tps)}
             except UnknownTopicOrPartitionError as e:
                 problem = f"{type(e).__name__}: {e}"
                 continue
             except KafkaError as e:
                 problem = f"{type(e).__name__}: {e}"
                 break
+            return existing, ends, self._starts({b: [tp for tp in tps if tp in ends] for b, tps in by_leader.items()})
         self.issues.append(GroupIssue(None, "end_offsets", f"no end offsets this time: {problem}"))
-        return existing, {}
+        return existing, {}, {}
 
     def _ends(self, leader: int, partitions: list[TopicPartition]) -> list[tuple[TopicPartition, int]]:
         """The end offsets of `partitions`, all led by `leader`; none when it does not answer (an issue)."""
@@ -382,6 +388,28 @@ class _Run:
         problem = f"leader {leader} did not answer: no end offset for its {len(partitions)} partitions this time"
         self.issues.append(GroupIssue(None, "end_offsets", problem))
         return []
+
+    def _starts(self, by_leader: Mapping[int, list[TopicPartition]]) -> dict[TopicPartition, int]:
+        """The log start offsets of the partitions in `by_leader`, one ListOffsets (earliest) per leader as
+        for the end offsets. A leader that refuses (a log dir failing since, say) or does not answer
+        leaves its partitions without one: an issue, and their end offsets and lag stand."""
+        starts: dict[TopicPartition, int] = {}
+        for leader, partitions in by_leader.items():
+            if not partitions:
+                continue
+            specs = {KafkaTopicPartition(t, p): OffsetSpec.EARLIEST for t, p in partitions}
+            try:
+                answered = self.admin.list_partition_offsets(specs)
+            except (KafkaError, *UNREACHABLE) as e:
+                self._lose(leader, e)
+                problem = (
+                    f"leader {leader} gave no log start offset for its {len(partitions)} partitions this time "
+                    f"({type(e).__name__}: {e})"
+                )
+                self.issues.append(GroupIssue(None, "start_offsets", problem))
+                continue
+            starts.update(((tp.topic, tp.partition), o.offset) for tp, o in answered.items())
+        return starts
 
     def _partitions(self, topics: set[str]) -> tuple[frozenset[TopicPartition], dict[TopicPartition, int]]:
         """(every existing partition of `topics`, the leader of each that has one)."""

@@ -56,7 +56,8 @@ def group_batch(snap: GroupSnapshot) -> Batch:
             for c in snap.commits
         ],
         "partition_end_offsets": [
-            {"topic": t, "partition": p, "end_offset": end, "last_stable_offset": snap.stable_offsets.get((t, p))}
+            {"topic": t, "partition": p, "end_offset": end, "last_stable_offset": snap.stable_offsets.get((t, p)),
+             "log_start_offset": snap.start_offsets.get((t, p))}
             for (t, p), end in sorted(snap.end_offsets.items())
         ],
         "open_transactions": [
