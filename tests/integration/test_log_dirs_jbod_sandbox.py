@@ -133,6 +133,12 @@ def test_a_replica_moving_between_log_dirs_is_reported_on_both(jbod: tuple[Sandb
         admin.alter_configs(
             [ConfigResource(ConfigResourceType.BROKER, "1", {THROTTLE: "1"})], incremental=True, raise_on_unknown=False
         )
+        # the broker applies a dynamic config when ZooKeeper tells it, not when the write returns: a copy
+        # started before that runs unthrottled and may be over before it can be seen (seen on a loaded machine)
+        deadline = time.monotonic() + 60
+        while throttle_of(cluster) != "1":
+            assert time.monotonic() < deadline, "broker 1 never applied the 1 byte/s throttle"
+            time.sleep(0.5)
         answer = admin.alter_replica_log_dirs({("moving", 0, 1): target})
         assert {e.__name__ for e in answer.values()} == {"NoError"}, answer
         wait_for_kafka(cluster, lambda v: (1, target, "moving", 0, True) in v["replicas"], "the future replica")
