@@ -14,7 +14,7 @@ cluster's id, `solo` compacted, the replicas' bytes on disk, and the partitions'
 from __future__ import annotations
 
 import dataclasses
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +112,12 @@ def kminion_state(snap: ClusterSnapshot) -> ClusterSnapshot:
 
 def with_start_offsets(collection: GroupSnapshot) -> GroupSnapshot:
     return dataclasses.replace(collection, start_offsets=START_OFFSETS)
+
+
+def publish_collection(lake: Lake, snapshot_id: str, at: datetime) -> None:
+    """A new commit: g4's groups and offsets collected again at `at` as `snapshot_id`."""
+    again = dataclasses.replace(scenario.collection("g4"), snapshot_id=snapshot_id, captured_at=at, completed_at=at)
+    lake.publish(group_batch(with_start_offsets(again)))
 
 
 def build(root: Path, lake_format: str = "parquet") -> Lake:

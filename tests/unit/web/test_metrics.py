@@ -1,20 +1,31 @@
 """`/metrics` on a lake written by the real writers: every profile's names, labels and types, the
-content negotiation, staleness, the cache, and a lake that cannot be read."""
+content negotiation, staleness, the cache, a lake that cannot be read, and the refresher that makes
+each commit's rendering ready before the scrape (a lake turning unreadable, a failed or stalled refresh)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from kafka_ops.lake.open import lake_of
 from kafka_ops.settings import ClusterConfig
+from kafka_ops.sources.watch_status import WatchStatusStore
+from kafka_ops.web import lake_cache
 from kafka_ops.web.app import build_app
+from kafka_ops.web.figures import ClusterFigures
+from kafka_ops.web.lake_cache import LakeCache
+from kafka_ops.web.metrics import MetricsEndpoint
 from kafka_ops.web.profiles import PROFILES
 from tests.unit.web import lakes
 
@@ -45,10 +56,20 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples[(name, tuple(sorted(labels.items())))]
 
 
+def caught_up(client: TestClient) -> None:
+    """Wake the app's metrics refresher and wait until it has listed, read and rendered the lake as it is now."""
+    assert client.app.state.metrics.refresher.refreshed(timeout=120)  # type: ignore[attr-defined]
+
+
+def groups_at(samples: Samples) -> float:
+    return value(samples, "kafka_ops_collected_timestamp_seconds", cluster="c1", source="groups")
+
+
 @pytest.fixture
-def client(tmp_path: Path) -> TestClient:
+def client(tmp_path: Path) -> Iterator[TestClient]:
     lakes.build(tmp_path / "lake")
-    return TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW))
+    with TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)) as client:
+        yield client  # then the app's shutdown stops its refresher
 
 
 def test_kafka_lag_exporter_names_and_labels(client: TestClient) -> None:
@@ -257,6 +278,7 @@ def test_the_lake_is_read_once_per_commit(tmp_path: Path) -> None:
     second, _ = scrape(client)
     assert second == first
     lakes.scenario.publish_findings(lake, "g3", "group_snapshots", {})  # a new commit (an older analysis)
+    caught_up(client)
     third, _ = scrape(client)
     owner = {"cluster_name": "c1", "group": "stable", "topic": "orders", "partition": "0", "member_host": "",
              "consumer_id": "", "client_id": ""}  # fmt: skip
@@ -306,3 +328,194 @@ def test_each_profile_is_rendered_once_per_commit(client: TestClient, monkeypatc
         for name in ("kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"):
             scrape(client, name)
     assert rendered == ["kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"]
+
+
+REFRESHER = "kafka-ops-metrics-refresher"
+
+
+def spy_on_the_lake(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the threads that list the commit logs, read a cluster or read a watch document, from now on."""
+    seen: list[str] = []
+
+    def spied(read: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            seen.append(threading.current_thread().name)
+            return read(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(lake_cache, "read_cluster", spied(lake_cache.read_cluster))
+    monkeypatch.setattr(LakeCache, "_fingerprint", spied(LakeCache._fingerprint))
+    monkeypatch.setattr(WatchStatusStore, "read", spied(WatchStatusStore.read))
+    return seen
+
+
+def test_a_scrape_after_a_commit_reads_nothing_once_the_refresher_caught_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    with TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)) as client:
+        before, _ = scrape(client)  # the process' first scrape: read and rendered inline
+        reads = spy_on_the_lake(monkeypatch)
+        at = lakes.NOW - timedelta(seconds=30)
+        lakes.publish_collection(lake, "g5", at)
+        caught_up(client)
+        assert REFRESHER in reads  # the refresher listed the lake and read the cluster again
+        reads.clear()
+        after, _ = scrape(client)
+        assert [name for name in reads if name != REFRESHER] == []  # nothing on the request path
+    assert groups_at(before) == lakes.scenario.COLLECTIONS["g4"][0].timestamp()
+    assert groups_at(after) == at.timestamp()
+    assert value(after, "kafka_ops_data_age_seconds", cluster="c1", source="groups") == 30
+
+
+def test_a_new_commit_is_served_once_the_refresher_ran_by_itself(tmp_path: Path) -> None:
+    """No one wakes the refresher: it finds the commit on its own listing, and until its rendering is
+    ready scrapes serve the previous commit with that commit's capture time and age, never a mix."""
+    lake = lakes.build(tmp_path / "lake")
+    app = build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW, refresh_seconds=0.05)
+    with TestClient(app) as client:
+        scrape(client)
+        at = lakes.NOW - timedelta(seconds=30)
+        lakes.publish_collection(lake, "g5", at)
+        served: list[float] = []
+        deadline = time.monotonic() + 120
+        while not served or served[-1] != at.timestamp():
+            assert time.monotonic() < deadline, f"the new commit was not served in 120 s: {served[-3:]}"
+            samples, _ = scrape(client)
+            served.append(groups_at(samples))
+            age = value(samples, "kafka_ops_data_age_seconds", cluster="c1", source="groups")
+            assert age == lakes.NOW.timestamp() - served[-1]
+            time.sleep(0.01)
+    assert set(served) <= {lakes.scenario.COLLECTIONS["g4"][0].timestamp(), at.timestamp()}
+
+
+def test_a_lake_that_turns_unreadable_is_up_0_not_the_old_figures(tmp_path: Path) -> None:
+    lakes.build(tmp_path / "lake")
+    with TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)) as client:
+        samples, _ = scrape(client)
+        assert value(samples, "kafka_ops_up") == 1
+        shutil.rmtree(tmp_path / "lake")  # the lake's volume unmounted, say
+        caught_up(client)
+        response = client.get("/metrics")
+    assert response.status_code == 503
+    assert "no lake at" in response.headers["x-kafka-ops-error"]
+    families = {f.name: f for f in text_string_to_metric_families(response.text)}
+    assert [s.value for s in families["kafka_ops_up"].samples] == [0]
+    assert [s.value for s in families["kafka_ops_cluster_up"].samples] == [0]
+    assert "kafka_consumergroup_group_lag{" not in response.text and "kafka_ops_data_age_seconds{" not in response.text
+
+
+def test_a_refresh_that_fails_is_a_503_with_why_until_one_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = lakes.build(tmp_path / "lake")
+    with TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)) as client:
+        scrape(client)
+
+        def broken(figures: list[ClusterFigures]) -> list[Any]:
+            if any(f.up for f in figures):
+                raise RuntimeError("a profile that cannot render this commit")
+            return []
+
+        monkeypatch.setitem(PROFILES, "kafka-lag-exporter", broken)
+        lakes.publish_collection(lake, "g5", lakes.NOW - timedelta(seconds=30))
+        caught_up(client)
+        failed = client.get("/metrics")
+        monkeypatch.undo()
+        caught_up(client)
+        samples, _ = scrape(client)
+    assert failed.status_code == 503
+    assert "failed: RuntimeError: a profile that cannot render this commit" in failed.headers["x-kafka-ops-error"]
+    assert "kafka_ops_up 0.0" in failed.text and "kafka_consumergroup_group_lag{" not in failed.text
+    assert value(samples, "kafka_ops_up") == 1
+    assert groups_at(samples) == (lakes.NOW - timedelta(seconds=30)).timestamp()
+
+
+def test_a_refresher_that_stalled_is_a_503_not_what_it_read_last(tmp_path: Path) -> None:
+    """A refresher stuck (a listing that never returns) leaves its last rendering: past 60 s without a
+    listing it is not served; the next listing serves again."""
+    lakes.build(tmp_path / "lake")
+    settings = lakes.settings(tmp_path / "lake")
+    ticks = [1000.0]
+    endpoint = MetricsEndpoint(
+        LakeCache(lake_of(settings), ["c1"]), settings.web, lambda: lakes.NOW, refresh_seconds=20,
+        monotonic=lambda: ticks[0],
+    )  # fmt: skip
+    try:
+        assert endpoint.scrape(None, None).status_code == 200
+        ticks[0] += 59
+        assert endpoint.scrape(None, None).status_code == 200
+        ticks[0] += 2
+        stalled = endpoint.scrape(None, None)
+        assert endpoint.refresher is not None and endpoint.refresher.refreshed(timeout=120)
+        assert endpoint.scrape(None, None).status_code == 200
+    finally:
+        endpoint.close()
+    assert stalled.status_code == 503
+    assert "has not listed the lake" in stalled.headers["x-kafka-ops-error"]
+    assert b"kafka_ops_up 0.0" in stalled.body and b"kafka_consumergroup_group_lag{" not in stalled.body
+
+
+def test_the_refresher_starts_with_the_first_scrape_and_stops_with_the_app(tmp_path: Path) -> None:
+    lakes.build(tmp_path / "lake")
+    app = build_app(lakes.settings(tmp_path / "lake"), clock=lambda: lakes.NOW)
+    with TestClient(app) as client:
+        assert app.state.metrics.refresher.thread is None  # nothing runs before a scrape
+        scrape(client)
+        thread = app.state.metrics.refresher.thread
+        assert thread is not None and thread.is_alive() and thread.daemon
+    assert not thread.is_alive()
+
+
+def test_a_profile_not_scraped_for_ten_minutes_is_no_longer_rendered(tmp_path: Path) -> None:
+    """One `?profile=` tried by hand does not cost a render per commit for ever."""
+    lakes.build(tmp_path / "lake")
+    settings = lakes.settings(tmp_path / "lake")
+    ticks = [1000.0]
+    endpoint = MetricsEndpoint(
+        LakeCache(lake_of(settings), ["c1"]), settings.web, lambda: lakes.NOW, refresh_seconds=20,
+        monotonic=lambda: ticks[0],
+    )  # fmt: skip
+    try:
+        endpoint.scrape(None, None)
+        endpoint.scrape("kminion", None)
+        rendered = []
+        for at in (1400.0, 1700.0):  # Prometheus goes on scraping the default profile only
+            ticks[0] = at
+            assert endpoint.refresher is not None and endpoint.refresher.refreshed(timeout=120)
+            assert endpoint.scrape(None, None).status_code == 200
+            assert endpoint.ready is not None
+            rendered.append({profile for profile, _, _ in endpoint.ready.renderings})
+    finally:
+        endpoint.close()
+    assert rendered == [{"kafka-lag-exporter", "kminion"}, {"kafka-lag-exporter"}]  # kminion: 700 s unscraped
+
+
+def test_a_source_turning_stale_is_left_out_at_once_without_a_render_on_the_scrape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The refresher renders the sources stale now and a minute from now: when g4 (collected a minute
+    before NOW) passes the 30-minute `metrics_max_age`, its rendering without the groups is ready."""
+    lakes.build(tmp_path / "lake")
+    now = [lakes.NOW + timedelta(minutes=28, seconds=30)]
+    rendered_by: list[str] = []
+    profile = PROFILES["kafka-lag-exporter"]
+
+    def spied(figures: list[ClusterFigures]) -> list[Any]:
+        rendered_by.append(threading.current_thread().name)
+        return profile(figures)
+
+    monkeypatch.setitem(PROFILES, "kafka-lag-exporter", spied)
+    with TestClient(build_app(lakes.settings(tmp_path / "lake"), clock=lambda: now[0])) as client:
+        fresh, _ = scrape(client)  # the first: rendered inline, for now and for a minute from now
+        rendered_by.clear()
+        now[0] = lakes.NOW + timedelta(minutes=29, seconds=30)
+        stale, _ = scrape(client)
+    assert [name for name in rendered_by if name != REFRESHER] == []
+    assert value(fresh, "kafka_ops_data_stale", cluster="c1", source="groups") == 0
+    assert value(fresh, "kafka_consumergroup_group_lag", cluster_name="c1", group="stable", topic="orders",
+                 partition="0", member_host="/10.0.0.1", consumer_id="m-a", client_id="client-a") == 280  # fmt: skip
+    assert value(stale, "kafka_ops_data_stale", cluster="c1", source="groups") == 1
+    assert value(stale, "kafka_ops_data_age_seconds", cluster="c1", source="groups") == 30.5 * 60
+    assert not [name for name, _ in stale if name.startswith("kafka_consumergroup")]
