@@ -155,10 +155,14 @@ def kafka_health_analysis() -> None:
     @task
     def spark_jars() -> str:
         """spark-submit --jars: Delta Lake's Spark connector when lake_format = 'delta', Hadoop's S3A
-        filesystem when the lake root is on S3, else none."""
+        filesystem when the lake root is on S3, else none. Through spark-submit, it first fails (and is
+        retried) while the `spark_default` connection's standalone master does not answer, naming it."""
         from kafka_ops.airflow.analysis_arguments import spark_jars
+        from kafka_ops.airflow.spark_master import check_connection
         from kafka_ops.settings import load_settings
 
+        if not SPARK_CONNECT_CONN_ID:
+            check_connection("spark_default")
         return spark_jars(load_settings())
 
     @task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['target']['cluster'] }}")

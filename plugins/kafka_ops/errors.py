@@ -65,6 +65,11 @@ class KafkaProtocolError(KafkaUnreachable):
     peer and the request."""
 
 
+class SparkUnreachable(KafkaOpsError):
+    """The Spark master an analysis is submitted to does not answer: the message names the Airflow
+    connection and the endpoints tried."""
+
+
 class LakeError(KafkaOpsError):
     """The lake cannot be read or written as asked."""
 
