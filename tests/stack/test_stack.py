@@ -123,6 +123,17 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_survives_the
     finished = {a["name"].split(":")[0] for a in master["completedapps"] if a["state"] == "FINISHED"}
     assert {f"kafka-ops {job}" for job in ran} <= finished, f"the Spark master's finished applications: {finished}"
 
+    # what the operator opens in the Airflow UI, served by the plugin on this api-server for both clusters: the
+    # health report's page (the report itself, or "no health report yet" until an analysis of a metadata
+    # snapshot wrote one: at this load that can take longer than the test waits), the plans, the metrics
+    for cluster in CLUSTERS:
+        status, page = _plugin(api, f"ui/reports/{cluster.name}")
+        assert status == 200 or (status == 404 and f"{cluster.name}: no health report yet" in page), page[:500]
+        status, page = _plugin(api, f"ui/plans/{cluster.name}")
+        assert status == 200 and f"{cluster.name}: remediation plans" in page, page[:500]
+    status, page = _plugin(api, "metrics")
+    assert status == 200 and "kafka_ops_" in page, page[:500]
+
     targets = wait_until(lambda: _query(state, 'up{job="kafka-ops"} == 1'), 120, "Prometheus to scrape the plugin")
     assert targets
     assert _query(state, '{job="kafka-ops", __name__=~"kafka_ops_.+"}'), "the scrape has no kafka-ops series"
@@ -187,6 +198,13 @@ def _listed(value: object) -> list[Any]:
     """A report field: a JSON list, absent from a report that sent nothing (an as-of run)."""
     assert value is None or isinstance(value, list), f"a report field is {value!r}, not a JSON list"
     return list(value or [])
+
+
+def _plugin(api: AirflowApi, path: str) -> tuple[int, str]:
+    """A page of the kafka-ops plugin on the api-server (`/kafka-ops/<path>`), as the admin: status and body."""
+    response = httpx.get(f"{api.url}/kafka-ops/{path}", headers={"Authorization": f"Bearer {api.token()}"},
+                         timeout=60)  # fmt: skip
+    return response.status_code, response.text
 
 
 def _query(state: State, promql: str) -> list[dict[str, Any]]:
