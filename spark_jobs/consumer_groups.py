@@ -6,7 +6,8 @@
 Runs every consumer-group detector (or those named with --detectors) over the committed group
 collections of the last `history_hours` up to the latest one (or --snapshot-id, a group
 collection id): lag status by Burrow's rules, lag in seconds as Kafka Lag Exporter estimates
-it, assignor skew. Publishes one findings table per detector output atomically (commit log:
+it, records retention deleted or is about to delete before a group read them, assignor skew.
+Publishes one findings table per detector output atomically (commit log:
 `analysis_runs`, source `group_snapshots`). Prints one JSON summary line at the end.
 """
 

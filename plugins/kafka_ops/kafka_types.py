@@ -33,6 +33,10 @@ KAFKA_DEFAULT_MIN_ISR = 1
 KAFKA_DEFAULT_CLEANUP_POLICY = "delete"
 """Kafka's default `cleanup.policy` (a topic without the override, server.properties without
 `log.cleanup.policy`)."""
+KAFKA_DEFAULT_RETENTION_MS = 604_800_000
+"""Kafka's default `retention.ms` (7 days: server.properties without `log.retention.ms`, `.minutes` or `.hours`)."""
+KAFKA_DEFAULT_RETENTION_BYTES = -1
+"""Kafka's default `retention.bytes` (-1: no size limit; server.properties without `log.retention.bytes`)."""
 METADATA_VERSION_RELEASES = (
     (1, "3.0"), (2, "3.1"), (3, "3.2"), (4, "3.3"), (8, "3.4"), (9, "3.5"), (12, "3.6"), (15, "3.7"),
     (20, "3.8"), (21, "3.9"), (22, "4.0"), (26, "4.1"), (28, "4.2"), (30, "4.3"), (31, "4.4"), (34, None),

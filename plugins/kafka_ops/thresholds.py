@@ -36,7 +36,8 @@ least 1 unless 0 is allowed (a `lag_window` of 0.5 would be a window of no sampl
 DURATIONS: dict[str, DurationUnit] = {
     "history_hours": "hours", "stuck_reassignment_minutes": "minutes", "lag_seconds_warning": "seconds",
     "lag_seconds_critical": "seconds", "transaction_age_warning_s": "seconds",
-    "transaction_age_critical_s": "seconds", "quorum_fetch_seconds": "seconds", "quorum_lag_seconds": "seconds",
+    "transaction_age_critical_s": "seconds", "retention_eta_warning_s": "seconds",
+    "retention_eta_critical_s": "seconds", "quorum_fetch_seconds": "seconds", "quorum_lag_seconds": "seconds",
     "migration_stall_minutes": "minutes", "migration_divergence_minutes": "minutes", "load_window_hours": "hours",
     "disk_days_warning": "days", "disk_days_critical": "days",
 }  # fmt: skip
@@ -127,6 +128,12 @@ class Thresholds:
     transaction_age_critical_s: float = 900.0
     """transactions: ... and longer than this is critical (Kafka's default transaction.max.timeout.ms);
     a hanging transaction (no coordinator will ever end it) is critical whatever its age."""
+    retention_eta_warning_s: float = 3600.0
+    """retention_risk: a group whose first unconsumed record on a partition retention can delete within this many
+    seconds (at the earliest by retention.ms, at the current rate by retention.bytes) is at risk: a warning."""
+    retention_eta_critical_s: float = 900.0
+    """retention_risk: ... and within this many, critical: the loss is imminent (a few collections away); a group
+    that already lost records to retention is critical whatever this says."""
     max_collection_issues: float = 0.0
     """Integrity: a ZooKeeper snapshot with more collection issues (znodes that failed to read or
     parse) than this is untrusted. A count: a fraction is truncated."""
@@ -152,7 +159,8 @@ class Thresholds:
 
     load_window_hours: float = 1.0
     """load: partition byte rates are measured over the snapshots of this many last hours (at most
-    `history_hours`); disk growth (days to full) is fitted over the whole history."""
+    `history_hours`); disk growth (days to full) is fitted over the whole history. retention_risk: a partition's
+    produce rate is the end offset's advance over the group collections of these last hours."""
     disk_days_warning: float = 14.0
     """load: a broker or log dir that fills up within this many days at its current growth is a warning."""
     disk_days_critical: float = 3.0

@@ -23,6 +23,7 @@ from kafka_ops.detectors import (
     quorum_health,
     reassignments,
     replica_placement,
+    retention_risk,
     topic_deletions,
     transactions,
 )
@@ -50,6 +51,7 @@ GROUP_DETECTORS: dict[str, Detector] = {
     for d in (
         lag_status.DETECTOR,
         lag_time.DETECTOR,
+        retention_risk.DETECTOR,
         assignor_skew.DETECTOR,
         assignor_whatif.DETECTOR,
         transactions.DETECTOR,

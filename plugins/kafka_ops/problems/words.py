@@ -38,6 +38,16 @@ def duration(span: float | timedelta | None) -> str:
     return f"{secs} s"
 
 
+def data_size(count: float | None) -> str:
+    """`1.5 GB`, `800 kB`, `12 B` (powers of 1000, as disks are sold and `load` says them); `unknown` for None."""
+    if count is None:
+        return "unknown"
+    for unit, name in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
+        if abs(count) >= unit:
+            return f"{count / unit:.1f} {name}"
+    return f"{int(count)} B"
+
+
 def when(moment: datetime) -> str:
     """`2026-11-21 08:47:01 UTC`: a moment as every consumer prints it."""
     return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"

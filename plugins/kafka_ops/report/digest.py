@@ -17,6 +17,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.problems.groups import behind_figure
 from kafka_ops.problems.problem import Problem
 from kafka_ops.problems.registry import group_problems, metadata_problems
+from kafka_ops.problems.retention import partition_text
 from kafka_ops.problems.words import SEVERITY_RANK, duration, when
 from kafka_ops.report.findings import Findings
 
@@ -217,6 +218,12 @@ _SECTIONS: list[tuple[str, str, Callable[[Row], str | None]]] = [
         "Time behind (exact: the first unconsumed record's time; ~ estimate, ≥ lower bound)",
         "lag_time_groups",
         _lag_time,
+    ),
+    (
+        "Retention (lost: deleted before the group read them; retention.ms: at the earliest; retention.bytes: ~ at "
+        "the current rate)",
+        "retention_risk_partitions",
+        lambda r: f"{r['severity']:<8} {partition_text(r)}",
     ),
     (
         "Open transactions (read_committed consumers wait at the last stable offset)",

@@ -19,7 +19,8 @@ from kafka_ops.problems import registry
 from kafka_ops.problems.groups import behind_figure
 from kafka_ops.problems.partitions import under_replicated_since
 from kafka_ops.problems.registry import metadata_problems
-from kafka_ops.problems.words import SEVERITY_RANK, duration, worst_broker
+from kafka_ops.problems.retention import eta_phrase
+from kafka_ops.problems.words import SEVERITY_RANK, duration, partition, worst_broker
 from kafka_ops.report import reads
 from kafka_ops.report.model import (
     BrokerDisk,
@@ -84,8 +85,9 @@ def zookeeper_problems(f: Findings) -> list[Problem]:
 
 
 def group_problems(f: Findings) -> list[Problem]:
-    """Consumer groups that lag, stopped, or are skewed, and the transactions that hold read_committed
-    consumers at a last stable offset below the high watermark, in the catalogue's words."""
+    """Consumer groups that lag, stopped, are skewed, or lost (or are about to lose) records to retention, and the
+    transactions that hold read_committed consumers at a last stable offset below the high watermark, in the
+    catalogue's words."""
     return registry.group_problems(f)
 
 
@@ -305,7 +307,8 @@ def zookeeper_offenders(f: Findings) -> list[OffenderTable]:
 
 def group_offenders(f: Findings, types: Mapping[str, str] | None = None) -> list[OffenderTable]:
     """Consumer groups that are not OK by Burrow's rules, with their type (`types`: group id →
-    classic, consumer, ...) and how far behind they are in time."""
+    classic, consumer, ...) and how far behind they are in time; partitions whose records retention deleted
+    before their group read them, or can delete within `retention_eta_warning_s`."""
     behind = {r["group_id"]: r for r in f.rows("lag_time_groups") or []}
     spec = _Offenders(
         title="Consumer groups in trouble",
@@ -325,7 +328,28 @@ def group_offenders(f: Findings, types: Mapping[str, str] | None = None) -> list
         ),
         none="every group is OK by Burrow's rules",
     )
-    return [spec.table(f)]
+    retention = _Offenders(
+        title="Partitions losing records to retention",
+        source="retention_risk_partitions",
+        keep=lambda r: r["state"] in ("lost", "at_risk"),
+        order=_retention_order,
+        columns=("Group", "Partition", "State", "Records lost", "Lost since", "Deletable", "By", "Lag"),
+        cells=lambda r: (
+            r["group_id"],
+            partition(r),
+            r["state"],
+            r["records_lost"],
+            r["lost_since"],
+            eta_phrase(r["eta_seconds"], r["eta_is_lower_bound"]) if r["state"] == "at_risk" else None,
+            r["eta_basis"],
+            r["lag"],
+        ),
+        none="no group lost records to retention, nor can lose any within retention_eta_warning_s",
+    )
+    tables = [spec.table(f)]
+    if f.rows("retention_risk_partitions") is not None:  # an analysis from before the detector: no empty table
+        tables.append(retention.table(f))
+    return tables
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -335,6 +359,12 @@ def _behind(t: Row | None) -> str | None:
     if t is None or t["max_lag_seconds"] is None:
         return None
     return behind_figure(t)
+
+
+def _retention_order(r: Row) -> tuple[Any, ...]:
+    """Worst first: lost (most records first), then the earliest deletion."""
+    eta = r["eta_seconds"] if r["eta_seconds"] is not None else float("inf")
+    return SEVERITY_RANK[r["severity"]], -(r["records_lost"] or 0), eta, r["group_id"], r["topic"], r["partition"]
 
 
 def _ids(values: list[int] | None) -> str | None:

@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from kafka_ops.problems import load, migration, partitions, quorum
+from kafka_ops.problems import load, migration, partitions, quorum, retention
 from kafka_ops.problems import transactions as open_transactions
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.suites import OK
@@ -408,6 +408,20 @@ def group_gates(groups: pa.Table) -> pd.DataFrame:
         )
     columns = ["group_id", "state", "status", "total_lag", "max_lag", "max_lag_topic", "max_lag_partition", "cause"]
     return _frame(out, columns, s.GATE_GROUPS)
+
+
+def retention_gates(groups: pa.Table | None) -> pd.DataFrame:
+    """`retention_risk_groups` (findings) with the `GATE_RETENTION` check columns (the catalogue's sentence about
+    the group, `problems.retention.group_sentence`); no rows for an analysis from before the detector existed."""
+    columns = ["group_id", "state", "records_lost", "lost_partitions", "lost_topic", "lost_partition", "lost_since",
+               "at_risk_partitions", "eta_seconds", "eta_topic", "eta_partition", "eta_is_lower_bound",
+               "severity"]  # fmt: skip
+    out = []
+    for r in groups.to_pylist() if groups is not None else []:
+        sentence = retention.group_sentence(r)  # an alert lists it after the group: "group billing: lost ..."
+        out.append({**{c: r.get(c) for c in columns},
+                    **{name: sentence if fails(r) else OK for name, fails in retention.FAILS.items()}})  # fmt: skip
+    return _frame(out, columns, s.GATE_RETENTION)
 
 
 def _frame(rows: list[dict[str, Any]], columns: list[str], spec: s.SuiteSpec) -> pd.DataFrame:

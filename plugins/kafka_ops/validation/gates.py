@@ -14,6 +14,9 @@ that decides what happens next (critical pages someone and blocks remediation; w
   above `thresholds.controller_elections_per_hour`;
 * `no_group_in_err` (critical) / `no_group_in_warn` (warning): a `lag_status_groups` status is ERR /
   WARN (group gates run only when a group collection is named);
+* `no_group_losing_records` (critical) / `no_group_at_retention_risk` (warning): a `retention_risk_groups` row
+  is critical (records lost to retention, or deletable within `retention_eta_critical_s`) / warning (within
+  `retention_eta_warning_s`); with the group gates, no rows for an analysis without the table;
 * `no_disk_running_out` (critical) / `disk_within_limits` (warning) / `no_hot_spots` (warning): a
   `load_problems` row about disk that is critical (filling within `disk_days_critical`, fuller than
   `disk_share_critical`) / about disk and a warning (filling within `disk_days_warning`, over the
@@ -49,10 +52,9 @@ import pyarrow as pa
 from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.problems import groups
 from kafka_ops.problems.leaders import is_kraft
 from kafka_ops.problems.problem import Problem
-from kafka_ops.problems.registry import GATES
+from kafka_ops.problems.registry import GATES, PER_GROUP
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation import frames
 from kafka_ops.validation import suites as s
@@ -63,7 +65,8 @@ TOP = 20
 ClusterKind = Literal["zookeeper", "kraft"]
 ZOOKEEPER: ClusterKind = "zookeeper"
 KRAFT: ClusterKind = "kraft"
-GROUP_GATES = frozenset({groups.IN_ERR, groups.IN_WARN})
+GROUP_GATES = frozenset(PER_GROUP)
+"""Gates whose failing rows are consumer groups: one problem, and one alert, per group."""
 
 
 @dataclass(frozen=True)
@@ -239,6 +242,7 @@ def run_gates(
     if group_snapshot_id is not None:
         groups = _Evidence.of(lake, cluster, group_snapshot_id)
         inputs.append((s.GATE_GROUPS, frames.group_gates(groups.required("lag_status_groups")), groups))
+        inputs.append((s.GATE_RETENTION, frames.retention_gates(groups.optional("retention_risk_groups")), groups))
         inputs.append((s.GATE_TRANSACTIONS, frames.transaction_gates(groups.optional("transactions")), groups))
     frames_by_suite = {spec.name: (frame, evidence) for spec, frame, evidence in inputs}
     runs = [SuiteRun(spec, frame, str(evidence.batch.commit["snapshot_id"])) for spec, frame, evidence in inputs]
@@ -283,7 +287,7 @@ def _result(
         offending = _offending_rows(frame, outcome.spec, check)
         problem = replace(GATES[check.check.name](offending, evidence, parameters), severity=check.check.severity)
         if check.check.name in GROUP_GATES:
-            per_group = tuple(groups.per_group(list(problem.rows), evidence).values())
+            per_group = tuple(PER_GROUP[check.check.name](list(problem.rows), evidence).values())
     return GateResult(
         name=check.check.name,
         severity=check.check.severity,

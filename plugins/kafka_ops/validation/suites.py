@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from great_expectations.core import ExpectationSuite
     from great_expectations.expectations import Expectation
 
-SUITE_VERSION = "7"
+SUITE_VERSION = "8"
 
 OK = "OK"
 """The value of a derived check column on a row that passes."""
@@ -328,6 +328,18 @@ NO_GROUP_IN_WARN = Check(
     "no consumer group is in WARN (Burrow: lag grew across the whole window)",
     "warning",
 )
+NO_GROUP_LOSING_RECORDS = Check(
+    "no_group_losing_records",
+    "no consumer group has lost records to retention (its committed offset below the partition's log start "
+    "offset), nor can lose any within retention_eta_critical_s (retention_risk_groups)",
+    "critical",
+)
+NO_GROUP_AT_RETENTION_RISK = Check(
+    "no_group_at_retention_risk",
+    "no consumer group's first unconsumed record on a partition can be deleted by retention within "
+    "retention_eta_warning_s (retention_risk_groups)",
+    "warning",
+)
 NO_HANGING_TRANSACTIONS = Check(
     "no_hanging_transactions",
     "no transaction is hanging, open past its own timeout or open longer than transaction_age_critical_s "
@@ -382,6 +394,9 @@ GATE_MIGRATION = SuiteSpec(
 GATE_GROUPS = SuiteSpec(
     "health_gates_consumer_groups", "consumer group", ("group_id",), (NO_GROUP_IN_ERR, NO_GROUP_IN_WARN)
 )
+GATE_RETENTION = SuiteSpec(
+    "health_gates_retention", "consumer group", ("group_id",), (NO_GROUP_LOSING_RECORDS, NO_GROUP_AT_RETENTION_RISK)
+)
 GATE_TRANSACTIONS = SuiteSpec(
     "health_gates_transactions",
     "open transaction on a partition",
@@ -399,8 +414,8 @@ INTEGRITY_SUITES = (
     SNAPSHOT_PARTITIONS, SNAPSHOT_LOG_DIRS, SNAPSHOT_REPLICA_SIZES, SNAPSHOT_SUMMARY, GROUP_OFFSETS, GROUP_SUMMARY,
 )  # fmt: skip
 GATE_SUITES = (
-    GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS, GATE_TRANSACTIONS,
-    GATE_LOAD,
+    GATE_PARTITIONS, GATE_LEADER_BALANCE, GATE_CONTROLLER, GATE_QUORUM, GATE_MIGRATION, GATE_GROUPS, GATE_RETENTION,
+    GATE_TRANSACTIONS, GATE_LOAD,
 )  # fmt: skip
 SUITES: dict[str, SuiteSpec] = {s.name: s for s in (*INTEGRITY_SUITES, *GATE_SUITES)}
 CHECKS: dict[str, Check] = {c.name: c for s in SUITES.values() for c in s.checks}

@@ -1,8 +1,9 @@
 """From a `ClusterView` to the figures every metrics profile names its own way.
 
 One pass over the latest batches gives per-partition lag (messages from the group collection,
-seconds and Burrow's status from the latest group analysis), per-group roll-ups, the partitions'
-end and log start offsets, the partition health counts, leader balance, controller, reassignments and
+seconds and Burrow's status from the latest group analysis), per-group roll-ups, what retention deleted
+or can soon delete before the groups read it (`retention_risk_partitions`), the partitions' end and log start
+offsets, the partition health counts, leader balance, controller, reassignments and
 open alerts, and from the metadata snapshot the cluster's id and version, its brokers, its topics
 (partitions, replication factor, cleanup policy) and the bytes its replicas hold on disk. Every part
 carries the capture time of the batch it comes from.
@@ -154,6 +155,9 @@ class ClusterFigures:
     topic_bytes: dict[str, int] = field(default_factory=dict)
     """Replica bytes per topic, summed over every broker; empty when some broker or log dir could not be
     described (a partial sum would look like a topic shrinking)."""
+    retention: list[Row] | None = None
+    """The latest group analysis' `retention_risk_partitions` rows; None when the view holds none (not analysed,
+    stale, or not read by the lake cache)."""
 
 
 def parts_of(view: ClusterView, now: datetime, max_age: timedelta) -> dict[str, Part]:
@@ -208,6 +212,7 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
         for topic in {tp["topic"] for tp in assigned}:
             topics[m["group_id"]][topic][1] += 1
     seconds, statuses, group_status, group_seconds = _analysed(analysis)
+    figures.retention = analysis.rows("retention_risk_partitions") if analysis is not None else None
     for r in groups.rows("group_offsets") or []:
         key = (r["group_id"], r["topic"], r["partition"])
         if r.get("topic_deleted"):

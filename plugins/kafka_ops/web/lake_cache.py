@@ -37,7 +37,13 @@ Row = dict[str, Any]
 WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE)
 GROUP_TABLES = ("group_offsets", "group_members", "consumer_groups", "partition_end_offsets")
 METADATA_TABLES = ("brokers", "partitions", "configs", "replica_sizes", "collection_issues")
-GROUP_FINDINGS = ("lag_status_partitions", "lag_status_groups", "lag_time_partitions", "lag_time_groups")
+GROUP_FINDINGS = (
+    "lag_status_partitions",
+    "lag_status_groups",
+    "lag_time_partitions",
+    "lag_time_groups",
+    "retention_risk_partitions",
+)
 METADATA_FINDINGS = ("isr_health", "leader_balance_cluster", "controller_health", "reassignments_in_flight")
 REQUIRED = {
     "lag_status_partitions": ("group_id", "topic", "partition", "status"),

@@ -344,8 +344,8 @@ def freshness_metrics(clusters: Sequence[ClusterFigures], now: datetime, lake_up
 
 
 def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
-    """kafka-ops' own figures no profile names: lag with its method, Burrow statuses, partition health,
-    leaders, controller, reassignments and open alerts."""
+    """kafka-ops' own figures no profile names: lag with its method, Burrow statuses, records lost or about to be
+    lost to retention, partition health, leaders, controller, reassignments and open alerts."""
     c_ = ["cluster"]
     lag = gauge("kafka_ops_partition_lag", "Messages the group is behind on the partition.",
                 ["cluster", "group", "topic", "partition"])  # fmt: skip
@@ -396,9 +396,32 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
         _alerts(c, alert, alerts)
-    return [lag, seconds, partition_status, group_status, group_state,
+    return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
             alert, alerts]  # fmt: skip
+
+
+def _retention(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """From `retention_risk_partitions`: when retention can delete each group's first unconsumed record, and the
+    records it deleted before the group read them (0 where retention applies and nothing is lost; no sample where
+    the analysis could not tell)."""
+    labels = ["cluster", "group", "topic", "partition"]
+    eta = gauge("kafka_ops_group_retention_eta_seconds", "Seconds until retention can delete the group's first "
+                "unconsumed record on the partition: basis retention.ms is a lower bound (whole segments, at the "
+                "retention checks), retention.bytes an estimate at the current produce rate.",
+                [*labels, "basis"])  # fmt: skip
+    lost = gauge("kafka_ops_group_records_lost", "Records retention deleted before the group read them (its "
+                 "committed offset below the partition's log start offset).", labels)  # fmt: skip
+    for c in clusters:
+        for r in c.retention or []:
+            where = [c.cluster, r["group_id"], r["topic"], str(r["partition"])]
+            if r.get("eta_seconds") is not None:
+                eta.add_metric([*where, r.get("eta_basis") or ""], r["eta_seconds"])
+            if r["state"] == "lost":
+                lost.add_metric(where, r["records_lost"])
+            elif r["state"] in ("at_risk", "ok", "not_applicable"):
+                lost.add_metric(where, 0)
+    return [eta, lost]
 
 
 def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> None:

@@ -25,9 +25,14 @@ def test_detectors_read_only_lake_tables() -> None:
 
 def test_group_detectors_read_only_group_tables() -> None:
     # their context is the latest group collection: ZooKeeper snapshots would not line up with it,
-    # except as the partition layout (replicas, racks) the assignor what-if assigns from, and the
-    # client quotas lag_status reads from the latest snapshot at or before the collection
-    borrowed = {"assignor_whatif": {"brokers", "partitions"}, "lag_status": {"quotas", "snapshots"}}
+    # except as the partition layout (replicas, racks) the assignor what-if assigns from, the
+    # client quotas lag_status reads from the latest snapshot at or before the collection, and the
+    # topic configs, leaders and replica sizes retention_risk reads from that snapshot likewise
+    borrowed = {
+        "assignor_whatif": {"brokers", "partitions"},
+        "lag_status": {"quotas", "snapshots"},
+        "retention_risk": {"snapshots", "configs", "partitions", "replica_sizes"},
+    }
     for detector in GROUP_DETECTORS.values():
         allowed = set(GROUP_TABLES) | borrowed.get(detector.name, set())
         assert set(detector.tables) <= allowed, detector.name

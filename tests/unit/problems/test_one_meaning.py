@@ -13,6 +13,7 @@ from kafka_ops.alerting.from_findings import gate_alerts
 from kafka_ops.alerting.incidents import Notification
 from kafka_ops.alerting.render import plain_text
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems.retention import partition_text
 from kafka_ops.problems.words import when
 from kafka_ops.report.data import gather
 from kafka_ops.report.digest import render_findings
@@ -20,7 +21,15 @@ from kafka_ops.report.html import render
 from kafka_ops.validation.gates import run_gates
 from tests.unit.report import scenario
 from tests.unit.report.scenario import COLLECTIONS, NOW, SNAPSHOTS
-from tests.unit.validation.findings import group, healthy_zk, isr, leader_cluster, publish_analysis
+from tests.unit.validation.findings import (
+    group,
+    healthy_zk,
+    isr,
+    leader_cluster,
+    publish_analysis,
+    retention_group,
+    retention_partition,
+)
 
 S4, G4 = SNAPSHOTS["s4"][0], COLLECTIONS["g4"][0]
 
@@ -73,8 +82,27 @@ def broken_cluster() -> dict[str, list[dict[str, Any]]]:
 
 
 def stopped_group() -> dict[str, list[dict[str, Any]]]:
-    """Group `stable` stopped committing 2 h before the collection; a transaction has hung on orders-2 for 1 h."""
+    """Group `stable` stopped committing 2 h before the collection; a transaction has hung on orders-2 for 1 h;
+    retention deleted 1,200 records of orders-2 group `billing` had not read, first seen 40 min before the
+    collection, and can delete group `late`'s first unconsumed record on orders-1 in 40 min at the earliest."""
+    billing = [
+        retention_partition(
+            "billing",
+            "orders",
+            2,
+            "lost",
+            committed=3_000,
+            start=4_200,
+            end=9_000,
+            severity="critical",
+            lost_since=G4 - timedelta(minutes=40),
+        )
+    ]
+    late = [retention_partition("late", "orders", 1, "at_risk", committed=100, start=0, end=500, severity="warning",
+                                eta=2_400.0, basis="retention.ms", written=G4 - timedelta(minutes=20))]  # fmt: skip
     return {
+        "retention_risk_partitions": [*billing, *late],
+        "retention_risk_groups": [retention_group(billing), retention_group(late)],
         "lag_status_groups": [
             {**group("stable", "ERR", "1 partition STOP: no new commit for 2 h", max_lag=280), "stop_partitions": 1}
         ],
@@ -108,6 +136,8 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
         "1 partition offline (no leader): produce and consume fail on them",
         "1 partition under min ISR: producers with acks=all are refused",
         "1 transaction hanging or open too long: read_committed consumers are stalled",
+        "consumer group billing lost 1,200 records of orders-2 to retention",
+        "consumer group late will lose unconsumed records of orders-1 in 40 min at the earliest",
         "consumer group stable is in ERR",
         "controller churn: 3 elections in the last hour",
         "disk running out: 1 broker or log dir full or filling up within days",
@@ -124,12 +154,18 @@ def test_the_page_the_report_and_the_digest_agree_on_title_action_and_since(lake
         assert f"      do: {alert.action}" in digest[at + 2 : at + 4]
 
     # since: the under-replication streak, the first election of the hour, the oldest stuck commit, the
-    # disk's growth, the transaction's start, and the capture time where the findings record no start
+    # disk's growth, the transaction's start, the first collection that saw the records lost, and the capture
+    # time where the findings record no start
     assert _since(alerts, "under min ISR") == S4 - timedelta(minutes=20)
     assert _since(alerts, "controller churn") == S4 - timedelta(minutes=45)
     assert _since(alerts, "consumer group stable") == G4 - timedelta(hours=2)
     assert _since(alerts, "disk running out") == S4 - timedelta(hours=20)
     assert _since(alerts, "transaction") == G4 - timedelta(hours=1)
+    assert _since(alerts, "group billing lost") == G4 - timedelta(minutes=40)
+    assert _since(alerts, "group late") == G4
+    # the digest's retention rows are the catalogue's too
+    lost, at_risk = stopped_group()["retention_risk_partitions"]
+    assert f"  - critical {partition_text(lost)}" in digest and f"  - warning  {partition_text(at_risk)}" in digest
     assert _since(alerts, "offline") == _since(alerts, "leader imbalance") == S4
 
 

@@ -97,6 +97,25 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("last_stable_offset", pa.int64()), ("groups", pa.list_(pa.string())), ("problem", pa.string()),
         ("action", pa.string()), ("severity", pa.string()),
     ]),
+    "retention_risk_partitions": pa.schema([
+        ("snapshot_id", pa.string()), ("group_id", pa.string()), ("topic", pa.string()), ("partition", pa.int32()),
+        ("committed_offset", pa.int64()), ("log_start_offset", pa.int64()), ("end_offset", pa.int64()),
+        ("lag", pa.int64()), ("state", pa.string()), ("records_lost", pa.int64()), ("lost_since", TS),
+        ("lost_since_window_start", pa.bool_()), ("eta_seconds", pa.float64()), ("eta_basis", pa.string()),
+        ("eta_is_lower_bound", pa.bool_()), ("time_eta_seconds", pa.float64()), ("size_eta_seconds", pa.float64()),
+        ("first_unconsumed_at", TS), ("retention_ms", pa.int64()), ("retention_ms_source", pa.string()),
+        ("retention_bytes", pa.int64()), ("retention_bytes_source", pa.string()), ("cleanup_policy", pa.string()),
+        ("size_bytes", pa.int64()), ("produce_rate", pa.float64()), ("log_start_rate", pa.float64()),
+        ("reason", pa.string()), ("severity", pa.string()),
+    ]),
+    "retention_risk_groups": pa.schema([
+        ("snapshot_id", pa.string()), ("group_id", pa.string()), ("state", pa.string()), ("partitions", pa.int32()),
+        ("lost_partitions", pa.int32()), ("at_risk_partitions", pa.int32()), ("unknown_partitions", pa.int32()),
+        ("records_lost", pa.int64()), ("lost_since", TS), ("lost_since_window_start", pa.bool_()),
+        ("lost_topic", pa.string()), ("lost_partition", pa.int32()), ("eta_seconds", pa.float64()),
+        ("eta_topic", pa.string()), ("eta_partition", pa.int32()), ("eta_basis", pa.string()),
+        ("eta_is_lower_bound", pa.bool_()), ("severity", pa.string()),
+    ]),
     "load_problems": pa.schema([
         ("snapshot_id", pa.string()), ("kind", pa.string()), ("broker_id", pa.int32()), ("log_dir", pa.string()),
         ("topic", pa.string()), ("partition", pa.int32()), ("value", pa.float64()), ("problem", pa.string()),
@@ -172,6 +191,49 @@ def group(group_id: str, status: str, cause: str | None, *, max_lag: int) -> dic
             "max_lag_topic": "orders", "max_lag_partition": 0, "max_lag": max_lag, "ok_partitions": 0,
             "warn_partitions": 0, "stop_partitions": 0, "stall_partitions": 0, "rewind_partitions": 0,
             "complete": 1.0, "severity": severity, "cause": cause}  # fmt: skip
+
+
+def retention_partition(
+    group_id: str, topic: str, p: int, state: str, *, committed: int, start: int, end: int, severity: str,
+    lost_since: datetime | None = None, eta: float | None = None, basis: str | None = None,
+    written: datetime | None = None, retention_ms: int = 3_600_000, retention_bytes: int = -1,
+    size_bytes: int | None = None, produce_rate: float | None = None,
+) -> dict[str, Any]:  # fmt: skip
+    """A retention_risk_partitions row, the figures the detector derives from those given."""
+    lost = state == "lost"
+    return {"group_id": group_id, "topic": topic, "partition": p, "committed_offset": committed,
+            "log_start_offset": start, "end_offset": end, "lag": end - committed, "state": state,
+            "records_lost": start - committed if lost else None, "lost_since": lost_since if lost else None,
+            "lost_since_window_start": False if lost else None, "eta_seconds": eta, "eta_basis": basis,
+            "eta_is_lower_bound": None if basis is None else basis == "retention.ms",
+            "time_eta_seconds": eta if basis == "retention.ms" else None,
+            "size_eta_seconds": eta if basis == "retention.bytes" else None, "first_unconsumed_at": written,
+            "retention_ms": retention_ms, "retention_ms_source": "topic", "retention_bytes": retention_bytes,
+            "retention_bytes_source": "kafka_default" if retention_bytes < 0 else "topic", "cleanup_policy": "delete",
+            "size_bytes": size_bytes, "produce_rate": produce_rate, "log_start_rate": None, "reason": None,
+            "severity": severity}  # fmt: skip
+
+
+def retention_group(partitions: list[dict[str, Any]]) -> dict[str, Any]:
+    """The retention_risk_groups row of one group's `retention_partition` rows, rolled up as the detector does."""
+    rank = {"critical": 3, "warning": 2, "info": 1, "ok": 0}
+    states = ("lost", "at_risk", "unknown", "ok", "not_applicable")
+    lost = sorted((r for r in partitions if r["state"] == "lost"),
+                  key=lambda r: (-r["records_lost"], r["topic"], r["partition"]))  # fmt: skip
+    timed = sorted((r for r in partitions if r["eta_seconds"] is not None),
+                   key=lambda r: (r["eta_seconds"], r["topic"], r["partition"]))  # fmt: skip
+    since = min((r["lost_since"] for r in lost), default=None)
+    first = timed[0] if timed else {}
+    return {"group_id": partitions[0]["group_id"], "state": min((r["state"] for r in partitions), key=states.index),
+            "partitions": len(partitions), "lost_partitions": len(lost),
+            "at_risk_partitions": sum(r["state"] == "at_risk" for r in partitions),
+            "unknown_partitions": sum(r["state"] == "unknown" for r in partitions),
+            "records_lost": sum(r["records_lost"] for r in lost), "lost_since": since,
+            "lost_since_window_start": False if lost else None, "lost_topic": lost[0]["topic"] if lost else None,
+            "lost_partition": lost[0]["partition"] if lost else None, "eta_seconds": first.get("eta_seconds"),
+            "eta_topic": first.get("topic"), "eta_partition": first.get("partition"),
+            "eta_basis": first.get("eta_basis"), "eta_is_lower_bound": first.get("eta_is_lower_bound"),
+            "severity": max((r["severity"] for r in partitions), key=rank.__getitem__)}  # fmt: skip
 
 
 def publish_analysis(

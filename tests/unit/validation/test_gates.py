@@ -25,6 +25,8 @@ from tests.unit.validation.findings import (
     leader_cluster,
     publish_analysis,
     publish_group_analysis,
+    retention_group,
+    retention_partition,
 )
 
 GATES = [
@@ -58,6 +60,8 @@ def test_a_healthy_cluster_passes_every_gate(lake: Lake) -> None:
         *GATES,
         "no_group_in_err",
         "no_group_in_warn",
+        "no_group_losing_records",
+        "no_group_at_retention_risk",
         "no_hanging_transactions",
         "no_long_open_transactions",
     ]
@@ -454,6 +458,45 @@ def test_hanging_and_long_open_transactions_alert_with_id_partition_age_and_comm
         "orders-1: transaction tx-1 open on orders-1 since offset 40 for 600.0 s"
     ]
     assert "--start-offset 40" in alert.action
+
+
+def test_groups_losing_records_to_retention_page_per_group_and_those_at_risk_warn(lake: Lake) -> None:
+    publish_analysis(lake, "s1", healthy_zk())
+    lost_at = GROUPS_AT - timedelta(minutes=30)
+    partitions = {
+        "billing": [retention_partition("billing", "orders", 2, "lost", committed=3_000, start=4_200, end=9_000,
+                                        severity="critical", lost_since=lost_at)],
+        "soon": [retention_partition("soon", "orders", 0, "at_risk", committed=10, start=0, end=90,
+                                     severity="critical", eta=300.0, basis="retention.ms")],
+        "late": [retention_partition("late", "orders", 1, "at_risk", committed=10, start=0, end=90,
+                                     severity="warning", eta=2_400.0, basis="retention.ms")],
+        "fine": [retention_partition("fine", "orders", 1, "ok", committed=10, start=0, end=90, severity="ok",
+                                     eta=86_400.0, basis="retention.ms")],
+    }  # fmt: skip
+    tables = healthy_groups()
+    tables["retention_risk_partitions"] = [r for rows in partitions.values() for r in rows]
+    tables["retention_risk_groups"] = [retention_group(rows) for rows in partitions.values()]
+    publish_group_analysis(lake, "g1", tables)
+    report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    losing, at_risk = gate(report, "no_group_losing_records"), gate(report, "no_group_at_retention_risk")
+    assert (losing.severity, losing.count, [r["group_id"] for r in losing.rows]) == ("critical", 2, ["billing", "soon"])
+    assert (at_risk.severity, at_risk.count, [r["group_id"] for r in at_risk.rows]) == ("warning", 1, ["late"])
+    assert losing.since == lost_at and losing.snapshot_id == "g1"
+    assert [r.name for r in report.failed("critical")] == ["no_group_losing_records"]
+    # one alert per group, in the catalogue's words, keyed by gate and group
+    alerts = {a.key: a for a in gate_alerts(report, Links(), GROUPS_AT)}
+    assert sorted(alerts) == [
+        "no_group_at_retention_risk:late", "no_group_losing_records:billing", "no_group_losing_records:soon"
+    ]  # fmt: skip
+    billing = alerts["no_group_losing_records:billing"]
+    assert (billing.severity, billing.title, billing.since) == (
+        "critical", "consumer group billing lost 1,200 records of orders-2 to retention", lost_at
+    )  # fmt: skip
+    assert [a.text for a in billing.affected] == ["billing: lost 1,200 records of orders-2 to retention"]
+    assert billing.cause.startswith("its committed offset 3,000 on orders-2 is below the log start offset 4,200")
+    soon = alerts["no_group_losing_records:soon"]
+    assert soon.title == "consumer group soon will lose unconsumed records of orders-0 in 5 min at the earliest"
+    assert alerts["no_group_at_retention_risk:late"].severity == "warning"
 
 
 def _load_problem(kind: str, severity: str, value: float, *, broker: int | None = None, log_dir: str | None = None,

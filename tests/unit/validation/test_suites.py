@@ -15,7 +15,7 @@ PARAMETERS = {"max_collection_issues": 0, "max_group_collection_issues": 2, "lea
 
 def test_names_are_unique_and_every_check_means_something() -> None:
     names = [c.name for spec in s.SUITES.values() for c in spec.checks]
-    assert len(names) == len(set(names)) == len(s.CHECKS) == 33
+    assert len(names) == len(set(names)) == len(s.CHECKS) == 35
     assert all(c.meaning and c.severity in {"critical", "warning"} for c in s.CHECKS.values())
     assert all(c.severity == "critical" for spec in s.INTEGRITY_SUITES for c in spec.checks)
 
