@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from kafka_ops.analysis.lag_estimates import group_method, time_behind
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, groups_rolled_up, since
 from kafka_ops.problems.words import SEVERITY_RANK, duration, more, plural
 
 IN_ERR = "no_group_in_err"
@@ -56,15 +56,14 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
         full = {r["group_id"]: r for r in findings.rows("lag_status_groups") or []}
         mine = [group({**full.get(r["group_id"], {}), **r}, findings) for r in rows]
         cause = "; ".join(f"group {r['group_id']}: {r['cause'] or r['status']}" for r in rows[:3])
-        return Problem(
+        return groups_rolled_up(
             "critical" if name == IN_ERR else "warning",
             f"{plural(len(rows), 'consumer group')} in {'ERR' if name == IN_ERR else 'WARN'}",
             cause + more(len(rows), 3, "groups"),
-            "; ".join(f"group {r['group_id']}: {p.action}" for r, p in zip(rows[:3], mine, strict=False)),
-            min(p.since for p in mine),
             "lag_status_groups",
             name,
-            tuple({**r, "since": p.since} for r, p in zip(rows, mine, strict=True)),
+            rows=rows,
+            mine=mine,
         )
 
     return compose

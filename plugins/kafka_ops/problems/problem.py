@@ -76,3 +76,20 @@ def gate_problems(
         if hit:
             out.append(compose(name)(hit, findings, {}))
     return out
+
+
+def groups_rolled_up(
+    severity: str, title: str, cause: str, table: str, name: str, *, rows: list[Row], mine: list[Problem]
+) -> Problem:
+    """A group gate's problem from its failing groups' own (`mine`, one per row of `rows`): the first three
+    groups' actions, the earliest since, and each row with its group's since."""
+    return Problem(
+        severity,
+        title,
+        cause,
+        "; ".join(f"group {r['group_id']}: {p.action}" for r, p in zip(rows[:3], mine, strict=False)),
+        min(p.since for p in mine),
+        table,
+        name,
+        tuple({**r, "since": p.since} for r, p in zip(rows, mine, strict=True)),
+    )

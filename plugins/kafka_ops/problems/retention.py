@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from kafka_ops.problems.problem import FindingsRows, Problem, Row, since
+from kafka_ops.problems.problem import FindingsRows, Problem, Row, groups_rolled_up, since
 from kafka_ops.problems.words import SEVERITY_RANK, data_size, duration, more, partition, plural, when
 
 LOSING = "no_group_losing_records"
@@ -167,15 +167,14 @@ def gate(name: str) -> Callable[[list[Row], FindingsRows, Mapping[str, float]], 
     def compose(rows: list[Row], findings: FindingsRows, params: Mapping[str, float]) -> Problem:
         rows = sorted(_with_findings(rows, findings), key=_worst_first)
         mine = [group(r, findings) for r in rows]
-        return Problem(
+        return groups_rolled_up(
             "critical" if name == LOSING else "warning",
             _GATE_TITLES[name](len(rows)),
             "; ".join(p.title for p in mine[:3]) + more(len(rows), 3, "groups"),
-            "; ".join(f"group {r['group_id']}: {p.action}" for r, p in zip(rows[:3], mine, strict=False)),
-            min(p.since for p in mine),
             "retention_risk_groups",
             name,
-            tuple({**r, "since": p.since} for r, p in zip(rows, mine, strict=True)),
+            rows=rows,
+            mine=mine,
         )
 
     return compose
