@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems.problem import Problem
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult, run_gates
 from kafka_ops.validation.integrity import (
@@ -124,14 +125,31 @@ def gates_of(
 
 def gate_report_to_dict(report: GateReport) -> dict[str, Any]:
     """Every field, JSON-ready (datetimes as ISO strings): how the DAG passes gates between tasks."""
-    results = [{**dataclasses.asdict(r), "since": r.since.isoformat() if r.since else None} for r in report.results]
+    results = [
+        {
+            **dataclasses.asdict(r),
+            "since": r.since.isoformat() if r.since else None,
+            "problems": [{**dataclasses.asdict(p), "since": p.since.isoformat()} for p in r.problems],
+        }
+        for r in report.results
+    ]
     return {**dataclasses.asdict(report), "results": results}
 
 
 def gate_report_from_dict(data: Mapping[str, Any]) -> GateReport:
+    """The `GateReport` `gate_report_to_dict` wrote, its results' problems `Problem`s again (the alerts
+    read a group gate's problem per group from them)."""
     results = tuple(
         GateResult(
-            **{**r, "rows": tuple(r["rows"]), "since": datetime.fromisoformat(r["since"]) if r["since"] else None}
+            **{
+                **r,
+                "rows": tuple(r["rows"]),
+                "since": datetime.fromisoformat(r["since"]) if r["since"] else None,
+                "problems": tuple(
+                    Problem(**{**p, "rows": tuple(p["rows"]), "since": datetime.fromisoformat(p["since"])})
+                    for p in r.get("problems", ())
+                ),
+            }
         )
         for r in data["results"]
     )

@@ -15,6 +15,7 @@ from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.store import Lake
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.gates import GateReport, GateResult, run_gates
+from kafka_ops.validation.pipeline import gate_report_from_dict, gate_report_to_dict
 from tests.unit.snapshots import AT, GROUPS_AT
 from tests.unit.validation.docs import table_rows
 from tests.unit.validation.findings import (
@@ -304,6 +305,31 @@ def test_groups_in_err_are_critical_and_in_warn_a_warning(lake: Lake) -> None:
     assert warning.since == GROUPS_AT - timedelta(minutes=1)
     assert [f"ERR: {stop}", "1", "billing"] in table_rows(err.data_docs or "")
     assert [r.name for r in report.failed("critical")] == ["no_group_in_err"]
+
+
+def test_a_gate_report_passed_between_tasks_keeps_each_groups_problem(lake: Lake) -> None:
+    """The DAG hands the gates to the alerting task as a dict: a group gate's problems come back as
+    `Problem`s, so each group's alert says its own title, cause and action."""
+    publish_analysis(lake, "s1", healthy_zk())
+    stop = "1 partitions STOP: no new commit for 30 min while lag grew to 4,000"
+    publish_group_analysis(
+        lake,
+        "g1",
+        {
+            "lag_status_groups": [{**group("billing", "ERR", stop, max_lag=4000), "stop_partitions": 1}],
+            "lag_status_partitions": [
+                {"group_id": "billing", "topic": "orders", "partition": 0, "status": "STOP", "committed_offset": 10,
+                 "end_offset": 4010, "lag": 4000, "last_commit_at": GROUPS_AT - timedelta(minutes=30),
+                 "severity": "critical"}
+            ],
+        },
+    )  # fmt: skip
+    report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    passed = gate_report_from_dict(gate_report_to_dict(report))
+    assert passed == report
+    assert gate_alerts(passed, Links(), GROUPS_AT) == gate_alerts(report, Links(), GROUPS_AT)
+    (alert,) = [a for a in gate_alerts(passed, Links(), GROUPS_AT) if a.key == "no_group_in_err:billing"]
+    assert alert.cause == stop
 
 
 def test_top_limits_the_rows_not_the_count(lake: Lake) -> None:

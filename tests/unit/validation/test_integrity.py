@@ -32,6 +32,7 @@ from kafka_ops.validation.integrity import (
     validation_of,
 )
 from kafka_ops.validation.pipeline import recorded_verdict
+from kafka_ops.validation.suites import SUITE_VERSION
 from tests.unit.snapshots import AT, broker, group_snapshot, small_snapshot, stat, state
 from tests.unit.validation.docs import table_rows
 
@@ -68,7 +69,12 @@ def test_a_consistent_snapshot_is_trusted_even_with_a_broker_down(lake: Lake) ->
     require_trusted(lake, "c1", sid)
     row = validation_of(lake, "c1", sid)
     assert row is not None
-    assert (row["source"], row["trusted"], row["failed"], row["suite_version"]) == ("snapshots", True, [], "7")
+    assert (row["source"], row["trusted"], row["failed"], row["suite_version"]) == (
+        "snapshots",
+        True,
+        [],
+        SUITE_VERSION,
+    )
     assert row["data_docs"] == result.page and Path(row["data_docs"]).is_file()
     assert json.loads(row["details"])["failed"] == {}
     index = Path(result.data_docs or "")
