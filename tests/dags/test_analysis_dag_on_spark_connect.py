@@ -15,16 +15,20 @@ from pathlib import Path
 
 import pytest
 from airflow.dag_processing.dagbag import DagBag
+from fastapi.testclient import TestClient
 
 from kafka_ops.airflow.connect_analysis import analyse_on_connect
 from kafka_ops.analysis.connect import CONNECT_SWITCHES, connect_session
 from kafka_ops.analysis.connect_server import local_server
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import open_lake
+from kafka_ops.report.digest import render_findings
+from kafka_ops.settings import load_settings
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
+from kafka_ops.web.app import build_app
 from sandbox.cluster import free_port
-from tests.unit.snapshots import group_snapshot, small_snapshot
+from tests.unit.snapshots import GROUPS_AT, group_snapshot, small_snapshot
 
 pytestmark = [pytest.mark.dags, pytest.mark.integration, pytest.mark.slow, pytest.mark.usefixtures("airflow_db")]
 
@@ -53,9 +57,12 @@ def classic_spark_after() -> Iterator[None]:
 def test_the_analysis_dag_runs_its_jobs_on_the_spark_connect_server(
     connect_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """With KAFKA_OPS_SPARK_CONNECT_CONN_ID, both jobs run inside their tasks on the server: the same
-    findings, gates, alerts and report as through spark-submit (`test_analysis_dag_run`), while the
-    spark-submit connection points at a master that does not exist."""
+    """With KAFKA_OPS_SPARK_CONNECT_CONN_ID, both jobs run inside their tasks on the server, while the
+    spark-submit connection points at a master that does not exist: a manual run for the one cluster with a
+    ZooKeeper snapshot and a group collection, on the default Delta lake, from integrity validation through
+    the detectors, the gates and the alerts to the report, then the digest and the web metrics read it.
+    The same DAG through spark-submit runs in the stack test (Airflow on Celery, a Spark standalone master:
+    tests/stack/test_stack.py); its jobs' arguments are tested in test_analysis_dag_run.py."""
     lake = open_lake(tmp_path / "lake", "delta")
     lake.publish(snapshot_batch(small_snapshot("s1", cluster="default")))
     lake.publish(group_batch(group_snapshot("g1", cluster="default")))
@@ -82,15 +89,25 @@ def test_the_analysis_dag_runs_its_jobs_on_the_spark_connect_server(
     assert health[("orders", 0)] == "under_replicated" and health[("solo", 0)] == "offline"
     groups = {r["group_id"]: r["status"] for r in lake.read("lag_status_groups", "default").to_pylist()}
     assert groups == {"stable": "OK", "committer": "OK"}
-    sink = tmp_path / "lake" / "_alerting" / "default.alerts.jsonl"
+    validations = {r["snapshot_id"]: r["trusted"] for r in lake.read("snapshot_validations", "default").to_pylist()}
+    assert set(validations) == {"s1", "g1"}
+    sink = tmp_path / "lake" / "_alerting" / "default.alerts.jsonl"  # the default log sink
     opened = {(a["key"], a["severity"]) for a in map(json.loads, sink.read_text().splitlines()) if a["event"] == "open"}
     assert ("no_offline_partitions", "critical") in opened
+    page = tmp_path / "lake" / "_reports" / "default" / "s1.html"
+    assert "solo" in page.read_text() and (page.parent / "latest.html").exists()
+    assert (tmp_path / "lake" / "analysis_runs" / "_delta_log").is_dir()  # the jobs wrote through delta-rs
+    assert "solo" in render_findings(lake, "default")
+    metrics = TestClient(build_app(load_settings(), clock=lambda: GROUPS_AT)).get("/metrics").text.splitlines()
+    lags = [m for m in metrics if m.startswith("kafka_consumergroup_group_lag{") and 'group="stable"' in m]
+    assert lags and all('cluster_name="default"' in m for m in lags)
 
 
 def test_a_server_that_is_down_fails_the_analysis_at_once_naming_the_connection(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """No fallback to spark-submit, no ten minutes of Spark Connect's retries: one line, in seconds."""
+    open_lake(tmp_path, "delta").publish(snapshot_batch(small_snapshot("s1", cluster="default")))
     closed = free_port()
     monkeypatch.setenv(
         f"AIRFLOW_CONN_{CONN_ID.upper()}",

@@ -1,7 +1,7 @@
 """The pipeline's readers see the same lake whether it is Parquet or Delta: the report scenario
 written through each format's real writer gives the same validation verdicts (Great Expectations),
 report figures and web metrics. The gates and the digest, which need real findings, are run on a
-Delta lake by tests/dags/test_analysis_dag_run.py."""
+Delta lake by tests/dags/test_analysis_dag_on_spark_connect.py."""
 
 from __future__ import annotations
 
