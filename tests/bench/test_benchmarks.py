@@ -139,7 +139,8 @@ NO_TOY = {
     "fleet": (
         "one cycle's analysis is a spark-submit of every detector (half a minute at the smallest size, minutes on "
         "a loaded machine). Its stages are the product's own functions, each tested: the snapshot and its pages "
-        "(tests/unit/airflow/test_page_from_snapshot.py), the analysis job (tests/dags/test_analysis_dag_on_spark_connect.py)"
+        "(tests/unit/airflow/test_page_from_snapshot.py), the analysis DAG's jobs "
+        "(tests/dags/test_analysis_dag_on_spark_connect.py)"
     ),
     "time_to_page": (
         "it brings up the whole running topology (sandboxes, Airflow on Celery and PostgreSQL, Spark, "
