@@ -1,15 +1,19 @@
-"""Spark reads a Delta lake written by `DeltaLake` through Delta's Spark connector (pinned to
-pyspark 4.1), sees exactly the committed batches, and its writes keep the tables readable by delta-rs."""
+"""Spark reads a Delta lake written by `DeltaLake` (the files its log lists, or through Delta's Spark
+connector, pinned to pyspark 4.1), sees exactly the committed batches, and its writes keep the tables
+readable by delta-rs."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from datetime import date
 from pathlib import Path
 
 from deltalake import DeltaTable
 from pyspark.sql import SparkSession
 
 from kafka_ops.lake.delta_store import DeltaLake
-from kafka_ops.lake.spark import read_table
+from kafka_ops.lake.spark import LATEST, _delta_files, read_table
 from kafka_ops.snapshot.tables import snapshot_batch
 from tests.unit.snapshots import small_snapshot
 from tests.unit.test_delta_lake import EXPECTED_ROWS, finish, run_writer
@@ -60,3 +64,48 @@ def test_spark_sees_no_torn_batch_after_killed_writers(spark: SparkSession, tmp_
         frame = read_table(spark, lake.root, table, lake_format="delta")
         counts = {r.snapshot_id: r["count"] for r in frame.groupBy("snapshot_id").count().collect()}
         assert counts == dict.fromkeys(committed, EXPECTED_ROWS[table]), table
+
+
+def test_spark_reads_the_files_delta_rs_lists_and_the_connector_reads_the_same_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A table the lake wrote is read from the Parquet files its log lists (no Delta connector job), one
+    cluster's days only; the same rows as Delta's connector reads; a table the lake does not write is read
+    through the connector."""
+    lake = DeltaLake(tmp_path / "lake")
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    lake.publish(snapshot_batch(small_snapshot("s2", cluster="c2")))
+    files = _delta_files(lake.root, "partitions", LATEST, "c1", None)
+    assert files and all("/partitions/cluster=c1/dt=2026-11-21/" in f for f in files)
+    assert _delta_files(lake.root, "partitions", LATEST, "c1", (date(2026, 11, 22), date(2026, 11, 23))) == []
+    assert _delta_files(lake.root, "group_offsets", LATEST, None, None) == []  # never written
+
+    listed = read_table(spark, lake.root, "partitions", lake_format="delta", cluster="c1")
+    connector = spark.read.format("delta").load(f"{lake.base}/partitions").where("cluster = 'c1'")
+    columns = ("cluster", "dt", "snapshot_id", "topic", "partition", "leader", "isr")
+    assert sorted(tuple(r) for r in listed.select(*columns).collect()) == sorted(
+        tuple(r) for r in connector.select(*columns).collect()
+    )
+    first = DeltaTable(f"{lake.base}/brokers").version()
+    lake.publish(snapshot_batch(small_snapshot("s3")))
+    at_first = read_table(spark, lake.root, "brokers", committed_only=False, lake_format="delta",
+                          versions={"brokers": first})  # fmt: skip
+    assert {r.snapshot_id for r in at_first.collect()} == {"s1", "s2"}
+
+
+def test_a_file_outside_its_partition_folder_is_read_through_the_connector(spark: SparkSession, tmp_path: Path) -> None:
+    """Spark takes a row's cluster and day from its file's folder: a table whose log adds a file elsewhere
+    (a writer other than the lake's) is read through Delta's connector, which takes them from the log."""
+    lake = DeltaLake(tmp_path / "lake")
+    lake.publish(snapshot_batch(small_snapshot("s1")))
+    table = Path(lake.base) / "brokers"
+    (written,) = (table / "cluster=c1" / "dt=2026-11-21").glob("*.parquet")
+    (table / "elsewhere").mkdir()
+    shutil.copy(written, table / "elsewhere" / "copy.parquet")
+    add = {"path": "elsewhere/copy.parquet", "partitionValues": {"cluster": "c2", "dt": "2026-11-21"},
+           "size": written.stat().st_size, "modificationTime": 0, "dataChange": True}  # fmt: skip
+    version = DeltaTable(str(table)).version() + 1
+    (table / "_delta_log" / f"{version:020d}.json").write_text(json.dumps({"add": add}) + "\n")
+    assert _delta_files(lake.root, "brokers", LATEST, None, None) is None
+    rows = read_table(spark, lake.root, "brokers", committed_only=False, lake_format="delta").collect()
+    assert sorted({(r.cluster, r.snapshot_id) for r in rows}) == [("c1", "s1"), ("c2", "s1")]

@@ -16,7 +16,6 @@ from kafka_ops.analysis.runner import (
     AnalysisResult,
     add_arguments,
     analyse,
-    analysed_batch,
     build_session,
     parse_capacity,
     parse_thresholds,
@@ -72,14 +71,10 @@ def analyse_job(
     thresholds = parse_thresholds(args.thresholds)
     capacity = parse_capacity(args.capacity)
     lake_format = lake_format_or_settings(args.lake_format)
-    detectors = [registry[n] for n in names]
-    analysed_batch(
-        args.lake, args.cluster, detectors, snapshot_id=args.snapshot_id, lake_format=lake_format, as_of=args.as_of
-    )
     spark = session(f"kafka-ops {prog}: {args.cluster}", lake_format, args.lake)
     try:
         return analyse(
-            spark, args.lake, args.cluster, detectors, thresholds, snapshot_id=args.snapshot_id,
+            spark, args.lake, args.cluster, [registry[n] for n in names], thresholds, snapshot_id=args.snapshot_id,
             min_insync_replicas_default=args.min_insync_replicas_default, capacity=capacity,
             lake_format=lake_format, as_of=args.as_of,
         )  # fmt: skip

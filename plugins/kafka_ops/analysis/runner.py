@@ -245,24 +245,6 @@ def analyse(
     return AnalysisResult(cluster, context.snapshot_id, counts)
 
 
-def analysed_batch(
-    lake_root: str,
-    cluster: str,
-    detectors: Sequence[Detector],
-    *,
-    snapshot_id: str | None = None,
-    lake_format: str = DEFAULT_LAKE_FORMAT,
-    as_of: datetime | None = None,
-) -> str:
-    """The id of the batch `analyse` would analyse, read from the commit log without Spark: a job checks
-    it before it starts a JVM, so that a missing batch fails in a second. Raises `LakeError` as `analyse`."""
-    sources = sorted({d.source for d in detectors})
-    if len(sources) != 1:
-        raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
-    lake = open_lake(lake_root, lake_format)
-    return _context(lake, cluster, snapshot_id, Thresholds(), sources[0], as_of=as_of).snapshot_id
-
-
 @contextmanager
 def _store_failures_as_lake_errors(spark: SparkSession, lake_root: str) -> Iterator[None]:
     """A Spark read that failed on the lake's object store raises one `LakeError` line naming the lake

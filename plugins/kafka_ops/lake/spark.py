@@ -1,8 +1,14 @@
 """Reading lake tables from Spark with the documented schema and string partition columns.
 
-A Delta lake (`lake_format="delta"`) is read through Delta's Spark connector, whose jars must be
-on the session's classpath (`spark.jars`, see `kafka_ops.jars.fetch.ensure_delta_spark_jars`):
-each table at its latest Delta version, then semi-joined on its commit table as for Parquet.
+A Delta lake (`lake_format="delta"`) is read at each table's latest Delta version (or the version asked
+for), then semi-joined on its commit table as for Parquet. Its files are listed by delta-rs from the
+table's log, and Spark reads just those Parquet files (`_delta_files`): the lake's tables are reader
+version 1 (`delta_store.check_protocol`: no deletion vectors, no column mapping), whose data is exactly
+its live files' rows, so this is the table; and it spares Spark's Delta connector rebuilding each
+table's state in a dozen small Spark jobs, the most of a small analysis' time (an analysis of a toy
+lake took 114 s through the connector, 29 s read so). A table with more features, or a file outside
+its partition's folder, is read through the connector, whose jars must then be on the session's
+classpath (`spark.jars`, see `kafka_ops.jars.fetch.ensure_delta_spark_jars`).
 
 A read restricted to one cluster's days (`read_table`'s `cluster` and `days`, as the analysis reads
 its window) touches only those partitions, of the table and of its commit table alike, so its cost
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 import pyarrow as pa
 
@@ -65,7 +72,7 @@ def read_table(
             f"the last: got cluster {cluster!r}, days {days[0]} to {days[1]}"
         )
     if lake_format == "delta":
-        frame = _read_delta(spark, root, table, (versions or {}).get(table, LATEST))
+        frame = _read_delta(spark, root, table, (versions or {}).get(table, LATEST), cluster, days)
     elif lake_format == "parquet":
         frame = _read_parquet(spark, root, table, cluster, days)
     else:
@@ -129,7 +136,14 @@ def _read_parquet(
     return frame
 
 
-def _read_delta(spark: SparkSession, root: str, table: str, version: int | None) -> DataFrame:
+def _read_delta(  # noqa: PLR0917 - read_table's own arguments, passed on
+    spark: SparkSession,
+    root: str,
+    table: str,
+    version: int | None,
+    cluster: str | None = None,
+    days: tuple[date, date] | None = None,
+) -> DataFrame:
     from pyspark.errors import AnalysisException  # noqa: PLC0415 - only Spark callers import pyspark
     from pyspark.sql import functions as F  # noqa: PLC0415
 
@@ -139,6 +153,12 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
         if known is None:
             raise LakeError(f"lake table {table!r} under {root} did not exist at the time asked for")
         return spark.createDataFrame([], known)
+    files = _delta_files(root, table, version, cluster, days) if known is not None else None
+    if files is not None and known is not None:
+        if not files:  # not created yet, or none of its files in the partitions asked for
+            return spark.createDataFrame([], known)
+        frame = spark.read.schema(known).option("basePath", path).parquet(*files)
+        return frame.select(*TABLES[table].names, "cluster", "dt")
     reader = spark.read.format("delta")
     if version != LATEST:
         reader = reader.option("versionAsOf", version)
@@ -158,6 +178,50 @@ def _read_delta(spark: SparkSession, root: str, table: str, version: int | None)
             for f in known.fields
         ]
     )
+
+
+def _delta_files(
+    root: str, table: str, version: int, cluster: str | None, days: tuple[date, date] | None
+) -> list[str] | None:
+    """The Parquet files of Delta table `table` at `version` (`LATEST`: the latest) in `cluster`'s `days`
+    (either None: all), as delta-rs lists them from the table's log; [] when the table does not exist
+    yet; None when Spark must read it through Delta's connector instead: a table whose protocol has
+    features the lake never writes, or a file not in the `cluster=/dt=` folder of its partition values
+    (the path Spark's reader takes them from)."""
+    from deltalake import DeltaTable  # noqa: PLC0415 - a Parquet lake's reader never needs delta-rs
+    from deltalake.exceptions import DeltaError, TableNotFoundError  # noqa: PLC0415
+
+    from kafka_ops.lake.delta_store import DeltaLake, check_protocol  # noqa: PLC0415
+
+    lake = DeltaLake(root)
+    uri = lake.table_uri(table)
+    try:
+        delta = DeltaTable(uri, version=None if version == LATEST else version, storage_options=lake.storage_options)
+    except TableNotFoundError:
+        return []
+    except (OSError, DeltaError) as e:
+        raise lake.failure(f"read the Delta log of {uri}", e) from e
+    try:
+        check_protocol(delta, uri)
+    except LakeError:
+        return None
+    actions = delta.get_add_actions(flatten=True)
+    if "partition.cluster" not in actions.schema.names or "partition.dt" not in actions.schema.names:
+        return None  # not partitioned as the lake writes its tables
+    paths, clusters, dts = (actions.column(c).to_pylist() for c in ("path", "partition.cluster", "partition.dt"))
+    base = f"{root.rstrip('/')}/{table}"
+    first, last = (f"{d:%Y-%m-%d}" for d in days) if days is not None else (None, None)
+    files = []
+    for path, part_cluster, part_dt in zip(paths, clusters, dts, strict=True):
+        relative = unquote(str(path))
+        if not relative.startswith(f"cluster={part_cluster}/dt={part_dt}/"):
+            return None
+        if cluster is not None and part_cluster != cluster:
+            continue
+        if first is not None and last is not None and not first <= str(part_dt) <= last:
+            continue
+        files.append(f"{base}/{relative}")
+    return files
 
 
 def _documented(table: str) -> StructType | None:
