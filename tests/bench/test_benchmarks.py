@@ -132,8 +132,8 @@ TOYS: dict[str, Toy] = {
 NO_TOY = {
     "analysis_latency": (
         "its smallest size (50 partitions, 4 snapshots) took over 10 minutes here: a fresh Spark Connect server's "
-        "first Delta analysis spends minutes warming its JIT, and each analysis rebuilt every table's Delta state "
-        "in 250-odd small Spark jobs (docs/known-limits.md). The warm path it times is tested in "
+        "first Delta analysis spends minutes warming its JIT, and an analysis of every detector is some 300 small "
+        "Spark jobs (docs/known-limits.md). The warm path it times is tested in "
         "tests/dags/test_analysis_dag_on_spark_connect.py"
     ),
     "fleet": (
