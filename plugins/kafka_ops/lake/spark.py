@@ -5,10 +5,10 @@ for), then semi-joined on its commit table as for Parquet. Its files are listed 
 table's log, and Spark reads just those Parquet files (`_delta_files`): the lake's tables are reader
 version 1 (`delta_store.check_protocol`: no deletion vectors, no column mapping), whose data is exactly
 its live files' rows, so this is the table; and it spares Spark's Delta connector rebuilding each
-table's state in a dozen small Spark jobs, the most of a small analysis' time (an analysis of a toy
-lake took 114 s through the connector, 29 s read so). A table with more features, or a file outside
-its partition's folder, is read through the connector, whose jars must then be on the session's
-classpath (`spark.jars`, see `kafka_ops.jars.fetch.ensure_delta_spark_jars`).
+table's state in a dozen small Spark jobs per read (the warm 1-day analysis of `bench/lake_history.py`'s
+toy lake: 65 s through the connector, 31 s so, on a loaded machine). A table with more features, or a
+file outside its partition's folder, is read through the connector, whose jars must then be on the
+session's classpath (`spark.jars`, see `kafka_ops.jars.fetch.ensure_delta_spark_jars`).
 
 A read restricted to one cluster's days (`read_table`'s `cluster` and `days`, as the analysis reads
 its window) touches only those partitions, of the table and of its commit table alike, so its cost
