@@ -160,14 +160,20 @@ class DeltaLake(Lake):
 
     def open_table(self, table: str) -> DeltaTable | None:
         """The Delta table `table`, checked for features delta-rs and Delta Spark both support."""
+        delta = self.table_at(table)
+        if delta is not None:
+            check_protocol(delta, self.table_uri(table))
+        return delta
+
+    def table_at(self, table: str, version: int | None = None) -> DeltaTable | None:
+        """The Delta table `table` at `version` (None: the latest), not checked for its features; None when
+        it does not exist (yet)."""
         try:
-            delta = DeltaTable(self.table_uri(table), storage_options=self.storage_options)
+            return DeltaTable(self.table_uri(table), version=version, storage_options=self.storage_options)
         except TableNotFoundError:
             return None
         except (DeltaError, OSError) as e:
             raise self.failure(f"open the Delta table {self.table_uri(table)}", e) from e
-        check_protocol(delta, self.table_uri(table))
-        return delta
 
     def dataset(self, delta: DeltaTable, table: str) -> ds.Dataset:
         """`delta`'s files as a pyarrow dataset. On an object store they are read through the lake's own

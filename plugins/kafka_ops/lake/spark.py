@@ -154,9 +154,9 @@ def _read_delta(  # noqa: PLR0917 - read_table's own arguments, passed on
             raise LakeError(f"lake table {table!r} under {root} did not exist at the time asked for")
         return spark.createDataFrame([], known)
     files = _delta_files(root, table, version, cluster, days) if known is not None else None
-    if files is not None and known is not None:
-        if not files:  # not created yet, or none of its files in the partitions asked for
-            return spark.createDataFrame([], known)
+    if known is not None and files == []:  # not created yet, or none of its files in the partitions asked for
+        return spark.createDataFrame([], known)
+    if known is not None and files:
         frame = spark.read.schema(known).option("basePath", path).parquet(*files)
         return frame.select(*TABLES[table].names, "cluster", "dt")
     reader = spark.read.format("delta")
@@ -188,21 +188,14 @@ def _delta_files(
     yet; None when Spark must read it through Delta's connector instead: a table whose protocol has
     features the lake never writes, or a file not in the `cluster=/dt=` folder of its partition values
     (the path Spark's reader takes them from)."""
-    from deltalake import DeltaTable  # noqa: PLC0415 - a Parquet lake's reader never needs delta-rs
-    from deltalake.exceptions import DeltaError, TableNotFoundError  # noqa: PLC0415
-
-    from kafka_ops.lake.delta_store import DeltaLake, check_protocol  # noqa: PLC0415
+    from kafka_ops.lake.delta_store import DeltaLake, check_protocol  # noqa: PLC0415 - delta-rs for Delta only
 
     lake = DeltaLake(root)
-    uri = lake.table_uri(table)
-    try:
-        delta = DeltaTable(uri, version=None if version == LATEST else version, storage_options=lake.storage_options)
-    except TableNotFoundError:
+    delta = lake.table_at(table, None if version == LATEST else version)
+    if delta is None:
         return []
-    except (OSError, DeltaError) as e:
-        raise lake.failure(f"read the Delta log of {uri}", e) from e
     try:
-        check_protocol(delta, uri)
+        check_protocol(delta, lake.table_uri(table))
     except LakeError:
         return None
     actions = delta.get_add_actions(flatten=True)
@@ -210,17 +203,14 @@ def _delta_files(
         return None  # not partitioned as the lake writes its tables
     paths, clusters, dts = (actions.column(c).to_pylist() for c in ("path", "partition.cluster", "partition.dt"))
     base = f"{root.rstrip('/')}/{table}"
-    first, last = (f"{d:%Y-%m-%d}" for d in days) if days is not None else (None, None)
+    window = None if days is None else (f"{days[0]:%Y-%m-%d}", f"{days[1]:%Y-%m-%d}")
     files = []
     for path, part_cluster, part_dt in zip(paths, clusters, dts, strict=True):
         relative = unquote(str(path))
         if not relative.startswith(f"cluster={part_cluster}/dt={part_dt}/"):
             return None
-        if cluster is not None and part_cluster != cluster:
-            continue
-        if first is not None and last is not None and not first <= str(part_dt) <= last:
-            continue
-        files.append(f"{base}/{relative}")
+        if cluster in (None, part_cluster) and (window is None or window[0] <= str(part_dt) <= window[1]):
+            files.append(f"{base}/{relative}")
     return files
 
 
