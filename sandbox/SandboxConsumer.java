@@ -3,9 +3,11 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -33,12 +35,13 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * <p>Commands on stdin: {@code pause} (stay in the group, consume and commit nothing),
  * {@code stall} (stay in the group, consume nothing, and commit the same positions again every
  * second, as a consumer stuck on a record does while its auto-commit goes on), {@code resume},
- * {@code rate N}, {@code seek TOPIC PARTITION OFFSET} (then commit it), {@code exit} (leave the
- * group cleanly).
+ * {@code rate N}, {@code take N} (consume N more records, commit them at once, then pause: a consumer
+ * whose progress and commits are staged exactly, whatever the machine's load), {@code seek TOPIC PARTITION OFFSET}
+ * (then commit it), {@code exit} (leave the group cleanly).
  *
  * <p>Prints one JSON line per event on stdout: {@code assigned} (the whole assignment, each
  * time it changed: after a classic rebalance, or a consumer-protocol reconciliation step), {@code committed} (the offsets just committed, per partition), {@code exit}.
- * Offsets are committed synchronously after every poll that consumed something.
+ * Offsets are committed synchronously after every poll that consumed something (during a take, once it is done).
  */
 public final class SandboxConsumer {
     private static final Map<String, String> ASSIGNORS = Map.of(
@@ -53,6 +56,8 @@ public final class SandboxConsumer {
     private boolean stalled;
     private long recommitted;
     private double rate;
+    private long budget = -1; // records left to consume before pausing; -1: no limit
+    private final Map<TopicPartition, OffsetAndMetadata> pending = new HashMap<>(); // consumed, not committed
     private String reported = "\"partitions\":[]"; // before the first assignment, nothing to report
 
     private SandboxConsumer(Map<String, String> args) {
@@ -150,6 +155,14 @@ public final class SandboxConsumer {
             case "rate":
                 rate = Double.parseDouble(words[1]);
                 break;
+            case "take":
+                budget = Long.parseLong(words[1]);
+                paused = budget == 0;
+                stalled = false;
+                if (!paused) {
+                    consumer.resume(consumer.assignment());
+                }
+                break;
             case "seek":
                 TopicPartition tp = new TopicPartition(words[1], Integer.parseInt(words[2]));
                 long offset = Long.parseLong(words[3]);
@@ -203,16 +216,38 @@ public final class SandboxConsumer {
                 if (records.isEmpty()) {
                     continue;
                 }
-                Map<TopicPartition, OffsetAndMetadata> next = new HashMap<>();
+                Set<TopicPartition> heldBack = new HashSet<>();
                 for (ConsumerRecord<byte[], byte[]> record : records) {
-                    next.put(new TopicPartition(record.topic(), record.partition()),
-                            new OffsetAndMetadata(record.offset() + 1));
+                    TopicPartition tp = new TopicPartition(record.topic(), record.partition());
+                    if (heldBack.contains(tp)) {
+                        continue;
+                    }
+                    if (budget == 0) { // taken all it was told to: the rest is read again after the next take
+                        consumer.seek(tp, record.offset());
+                        heldBack.add(tp);
+                        continue;
+                    }
+                    pending.put(tp, new OffsetAndMetadata(record.offset() + 1));
+                    if (budget > 0) {
+                        budget--;
+                    }
                     if (rate > 0) {
                         Thread.sleep((long) (1000.0 / rate));
                     }
                 }
-                consumer.commitSync(next);
-                SandboxLines.print("committed", offsetsJson(next));
+                if (budget > 0) {
+                    continue; // a take commits once, when it has read all it was told to
+                }
+                if (!pending.isEmpty()) {
+                    consumer.commitSync(pending);
+                    SandboxLines.print("committed", offsetsJson(pending));
+                    pending.clear();
+                }
+                if (budget == 0) {
+                    budget = -1;
+                    paused = true;
+                    consumer.pause(consumer.assignment());
+                }
             }
         } finally {
             consumer.close(Duration.ofSeconds(10));

@@ -91,6 +91,11 @@ class JavaConsumer(JavaClient):
     def set_rate(self, records_per_second: float) -> None:
         self.send(f"rate {records_per_second}")
 
+    def take(self, records: int) -> None:
+        """Consume and commit `records` more records, then pause: a consumer whose progress a test
+        stages exactly, however long each of its steps takes on a busy machine."""
+        self.send(f"take {records}")
+
     def seek(self, topic: str, partition: int, offset: int) -> None:
         """Move its position to `offset` and commit it (a rewind when `offset` is behind)."""
         self.send(f"seek {topic} {partition} {offset}")

@@ -60,7 +60,8 @@ window's logged commits, where they make it).
 
 Findings table `lag_status_partitions`, one row per evaluated partition: snapshot_id, group_id,
 topic, partition, status (OK, WARN, STOP, STALL, REWIND), committed_offset, end_offset and lag
-(the latest sample's), lag_start (the window's first commit's or sample's lag) and lag_end (the
+(the latest sample's), lag_start (the window's first commit's or sample's lag; null for a commit before the first
+collection, whose end offset was never seen) and lag_end (the
 latest sample's), samples, complete, last_commit_at (the last logged commit's time; in a window of
 samples, when the current offset was first observed),
 owner (member_id of the member the partition is assigned to now, null if none), severity (OK: ok,
@@ -199,7 +200,7 @@ def _lag_at_commit(window: DataFrame, samples: DataFrame, context: Context) -> D
     )
     return paired.select(
         *KEY, F.col("at").alias("captured_at"), "committed_offset", end.alias("end_offset"),
-        F.greatest(end - F.col("committed_offset"), F.lit(0)).alias("lag"), "rank",
+        F.when(end.isNotNull(), F.greatest(end - F.col("committed_offset"), F.lit(0))).alias("lag"), "rank",
     )  # fmt: skip
 
 

@@ -400,3 +400,16 @@ def test_one_logged_commit_leaves_the_window_to_the_samples(spark: SparkSession)
     found, _ = detect(spark, history("g", "t", 0, [(20, 100, 200), (10, 150, 260), (0, 200, 320)]),
                       commits=[logged("g", "t", 0, 200, 30)])  # fmt: skip
     expect(spark, found.select("status", "samples"), [("WARN", 3)])
+
+
+def test_a_commit_before_the_first_collection_has_an_unknown_lag_not_zero(spark: SparkSession) -> None:
+    # commits every 5 s from 80 s ago, 7 records/s against 10 produced; the collections start 60 s ago:
+    # the end offset at the first commits' times was never seen, so their lag is unknown (not 0, which
+    # would read as "at the head" and rate a consumer falling behind OK)
+    times = [80 - 5 * k for k in range(16)]
+    commits = [logged("g", "t", 0, 300 + 35 * k, t) for k, t in enumerate(times)]
+    seen = {60: 405, 40: 545, 20: 685, 0: 825}
+    partitions, _ = detect(
+        spark, collections(seen), [group("g")], commits=commits, thresholds=Thresholds(lag_window=16)
+    )
+    expect(spark, partitions.select("status", "samples", "lag_start"), [("WARN", 16, None)])
