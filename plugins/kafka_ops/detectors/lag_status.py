@@ -60,10 +60,10 @@ window's logged commits, where they make it).
 
 Findings table `lag_status_partitions`, one row per evaluated partition: snapshot_id, group_id,
 topic, partition, status (OK, WARN, STOP, STALL, REWIND), committed_offset, end_offset and lag
-(the latest sample's), lag_start (the window's first commit's or sample's lag; null for a commit before the first
-collection, whose end offset was never seen) and lag_end (the
-latest sample's), samples, complete, last_commit_at (the last logged commit's time; in a window of
-samples, when the current offset was first observed),
+(the latest sample's), lag_start (the window's first commit's or sample's lag; null for a commit
+before the first collection, whose end offset was never seen) and lag_end (the latest sample's),
+samples, complete, last_commit_at (the last logged commit's time; in a window of samples, when the
+current offset was first observed),
 owner (member_id of the member the partition is assigned to now, null if none), severity (OK: ok,
 WARN: warning, STOP/STALL/REWIND: critical); then Burrow's `start` and `end` of the window:
 first_commit_at and first_commit_offset (its first commit, or sample), last_commit_offset and
