@@ -52,6 +52,8 @@ handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute 
 CELERY_CONCURRENCY = "2"
 HEARTBEAT_TIMEOUT_S = 60
 ORPHAN_CHECK_S = 30
+QUEUED_TIMEOUT_S = 180
+QUEUED_CHECK_S = 30
 PORTS = ("postgres", "redis", "object-store", "webhook", "spark-master", "spark-master-ui",
          *(f"{w}{s}" for w in SPARK_WORKERS for s in ("", "-ui")), "spark-connect", "airflow-api-server",
          "airflow-triggerer-logs", "airflow-worker-logs", "prometheus", "alertmanager")  # fmt: skip
@@ -243,6 +245,12 @@ class Topology:
             # heartbeat grace) and only looks again after this interval: until then the tasks that one
             # queued are nobody's, and one whose worker died holds the run (5 minutes by default; seen)
             "AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL": str(ORPHAN_CHECK_S),
+            # a task a Celery worker took but died before starting stays `queued` (its message taken, never
+            # run): it is requeued after 3 minutes in the queue, checked every 30 s, not 10 minutes checked
+            # every 2 (seen in the soak: the snapshot DAG held past the end of its settling time). The Spark
+            # jobs wait on a queue of their own, so a default-queue task waits seconds, never minutes
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT": str(QUEUED_TIMEOUT_S),
+            "AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL": str(QUEUED_CHECK_S),
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(ports["airflow-worker-logs"]),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(ports["airflow-triggerer-logs"]),
             "KAFKA_OPS_CONFIG": str(settings),

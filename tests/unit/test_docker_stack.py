@@ -30,7 +30,13 @@ from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.settings import load_settings
 from stack import fleet
 from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_QUEUE, SPARK_WORKERS, WORKER_QUEUES
-from stack.topology import HEARTBEAT_TIMEOUT_S, ORPHAN_CHECK_S, SPARK_WORKER_OPTS
+from stack.topology import (
+    HEARTBEAT_TIMEOUT_S,
+    ORPHAN_CHECK_S,
+    QUEUED_CHECK_S,
+    QUEUED_TIMEOUT_S,
+    SPARK_WORKER_OPTS,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
@@ -431,11 +437,14 @@ def test_spark_workers_clean_up_finished_applications_as_the_native_stack_does(s
 
 def test_the_scheduler_recovers_a_dead_workers_task_as_the_native_stack_does(services: dict[str, Any]) -> None:
     """A task whose worker died fails (and is retried) after the same heartbeat timeout in both
-    topologies, and a scheduler restarted at once takes over its predecessor's tasks as soon."""
+    topologies, a scheduler restarted at once takes over its predecessor's tasks as soon, and a task whose
+    worker died before starting it leaves the queue as soon."""
     for name in AIRFLOW:
         env = environment(services[name])
         assert env["AIRFLOW__SCHEDULER__TASK_INSTANCE_HEARTBEAT_TIMEOUT"] == str(HEARTBEAT_TIMEOUT_S), name
         assert env["AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL"] == str(ORPHAN_CHECK_S), name
+        assert env["AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT"] == str(QUEUED_TIMEOUT_S), name
+        assert env["AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL"] == str(QUEUED_CHECK_S), name
 
 
 def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
