@@ -26,13 +26,14 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 import _detectors
+from _session import spark_session
 from synthetic_history import generate
 
-from kafka_ops.analysis.runner import analyse, build_session
+from kafka_ops.analysis.runner import analyse
 from kafka_ops.thresholds import Thresholds
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--snapshots", type=int, default=288)
@@ -40,17 +41,15 @@ def main() -> None:
     parser.add_argument("--warm-up", choices=("small", "none"), default="small",
                         help="small: one untimed analysis of a small lake first (the JIT, Spark's caches)")  # fmt: skip
     _detectors.add_option(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     scales = [int(s) for s in args.scales.split(",")]
     detectors = _detectors.chosen(args.detectors)
 
-    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
     started = time.perf_counter()
-    spark = build_session("kafka-ops bench: health analysis")
-    session_s = time.perf_counter() - started
     seconds: dict[int, float] = {}
     findings: dict[int, dict[str, dict[str, int]]] = {}
-    try:
+    with spark_session("kafka-ops bench: health analysis", "parquet") as spark:
+        session_s = time.perf_counter() - started
         if args.warm_up == "small":
             warm = tempfile.mkdtemp(prefix="bench-warm-")
             generate(warm, "warm", 500, snapshots=12)
@@ -66,8 +65,6 @@ def main() -> None:
                 seconds[scale] = time.perf_counter() - t
                 findings[scale] = result.counts
                 print(f"{scale}x: analysed in {seconds[scale]:.1f}s", file=sys.stderr)
-    finally:
-        spark.stop()
     base = seconds[scales[0]]
     figures = {
         "bench": "health_analysis",

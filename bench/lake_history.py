@@ -70,11 +70,12 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 import _detectors
+from _session import spark_session
 from deltalake import DeltaTable
 from synthetic_history import DAY, START, snapshot_batches
 
 from kafka_ops.analysis.detector import Detector
-from kafka_ops.analysis.runner import analyse, build_session
+from kafka_ops.analysis.runner import analyse
 from kafka_ops.lake.delta_store import DeltaLake
 from kafka_ops.lake.maintenance import maintain
 from kafka_ops.lake.migrate import migrate_to_delta
@@ -86,7 +87,7 @@ CLUSTER = "synth"
 FORMATS = ("delta", "parquet")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--partitions", type=int, default=20_000)
     parser.add_argument("--days", type=int, default=30)
@@ -108,7 +109,7 @@ def main() -> None:
     parser.add_argument("--workdir", default=None, help="where the analysed copies go (default: a temp dir)")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each timed analysis; the fastest counts")
     _detectors.add_option(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     detectors = _detectors.chosen(args.detectors)
     histories = sorted({int(d) for d in args.histories.split(",")}, reverse=True)
     if histories[0] > args.days or histories[-1] < 1 or not 1 <= args.delta_days <= args.days:
@@ -299,12 +300,10 @@ def analyse_histories(
     between the runs), after an untimed analysis of each lake with the longest history if `warm_up`,
     `repeats` times each; the fastest run's seconds, the findings counts, and every run's seconds, by
     format and days of history."""
-    os.environ.setdefault("PYSPARK_SUBMIT_ARGS", "--master local[2] --driver-memory 6g pyspark-shell")
-    spark = build_session("kafka-ops bench: lake history", "delta")  # Delta's connector; reads Parquet too
     seconds: dict[str, dict[int, float]] = {fmt: {} for fmt in FORMATS}
     findings: dict[str, dict[int, dict[str, dict[str, int]]]] = {fmt: {} for fmt in FORMATS}
     runs: dict[str, dict[int, list[float]]] = {fmt: defaultdict(list) for fmt in FORMATS}
-    try:
+    with spark_session("kafka-ops bench: lake history", "delta") as spark:  # Delta's connector; reads Parquet too
         keep_days(delta, parquet, START + timedelta(days=days - histories[0]))
         for fmt, lake in (("delta", delta), ("parquet", parquet)) if warm_up else ():
             t = time.perf_counter()
@@ -319,8 +318,6 @@ def analyse_histories(
                 seconds[fmt][history] = min(runs[fmt][history])
                 findings[fmt][history] = result.counts
                 print(f"{fmt}, {history} days of history: {runs[fmt][history][-1]:.1f}s", file=sys.stderr, flush=True)
-    finally:
-        spark.stop()
     return seconds, findings, runs
 
 
