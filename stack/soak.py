@@ -48,7 +48,7 @@ SOAK_GROUP = "kafka-ops-soak"
 BROKER_FAULTS = {f"{c.mode}-broker": c.name for c in CLUSTERS}
 """The broker faults and the fleet cluster each one hits: their outage should page."""
 KINDS = ("spark-worker", "celery-worker", "zk-broker", "kraft-broker", "kraft-controller", "consumer-group",
-         "scheduler", "postgres", "object-store")  # fmt: skip
+         "scheduler", "redis", "postgres", "object-store")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -180,6 +180,12 @@ class Soak:
         time.sleep(min(self.timing.outage_s, 10))
         self.faults.start("airflow-scheduler", how)
         return True, "SIGKILLed airflow-scheduler; restarted after 10s"
+
+    def _redis(self) -> tuple[bool, str]:
+        how = self.faults.kill("redis")  # a crash: its append-only file keeps what was queued
+        time.sleep(min(self.timing.outage_s, 10))
+        self.faults.start("redis", how)
+        return True, "SIGKILLed Redis, the Celery broker; restarted after 10s"
 
     def _postgres(self) -> tuple[bool, str]:
         how = self.faults.kill("postgres", signal.SIGINT)  # a fast shutdown: every backend is cut

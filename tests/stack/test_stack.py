@@ -154,9 +154,15 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_survives_the
     print(one_line(report))
     assert failures(report) == [], text(report)
     exercised = {f["kind"] for f in report["faults"] if f["exercised"]}
-    assert exercised >= {"zk-broker", "kraft-broker", "kraft-controller", "consumer-group", "scheduler", "postgres"}, (
-        text(report)
-    )
+    assert exercised >= {
+        "zk-broker",
+        "kraft-broker",
+        "kraft-controller",
+        "consumer-group",
+        "scheduler",
+        "redis",
+        "postgres",
+    }, text(report)
     assert stack_pids(ROOT) == [], "processes of the stack outlived down"
     assert [n for n, pid in pids.items() if start_time(pid) == state.started[n]] == []
     assert healthy_sandbox.broker_running(1) and healthy_kraft_sandbox.broker_running(1), "down stopped the sandboxes"
