@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Iterator
 from concurrent.futures import thread as futures_thread
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -55,6 +55,24 @@ from kafka_ops.lake.store import Lake  # noqa: E402
 from sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 
 _EXIT_STATUS = {"status": 0}
+_LANE_TIMES = lanes.LaneTimes()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if lanes.worker() is not None and session.config.getvalue("loadgroup"):
+        lanes.check_grouped(session.items)
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if lanes.worker() is None:
+        _LANE_TIMES.add(report)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _LANE_TIMES.seconds:
+        terminalreporter.write_sep("=", "minutes per xdist worker, and its longest groups")
+        for line in _LANE_TIMES.lines():
+            terminalreporter.write_line(line)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -74,3 +74,43 @@ def assign_groups(items: list[pytest.Item], tests: Path) -> None:
     if worker() is not None:
         rank = {group: i for i, group in enumerate(LONGEST_FIRST)}
         items.sort(key=lambda item: rank.get(groups[item.nodeid], len(rank)))
+
+
+def check_grouped(items: list[pytest.Item]) -> None:
+    """In a worker of `--dist loadgroup`: every item's node id ends with its group, which is how xdist
+    hands a group to one worker. A pytest whose node ids xdist cannot suffix (9.2 with xdist 3.8) spreads
+    each group over both workers, each then starting its own sandboxes, Spark and JVMs, without a word."""
+    ungrouped = [item.nodeid for item in items if "@" not in item.nodeid.rsplit("]", 1)[-1]]
+    if ungrouped:
+        raise pytest.UsageError(
+            f"pytest-xdist did not add the group to {len(ungrouped)} node id(s) (e.g. {ungrouped[0]}): "
+            "`--dist loadgroup` would not keep a group in one worker; pin a pytest that xdist supports"
+        )
+
+
+class LaneTimes:
+    """Seconds spent per xdist worker and group (setup, call and teardown), as the controller hears the
+    workers' reports: the summary says which worker's lane made the run as long as it was, and with what."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, dict[str, float]] = {}
+
+    def add(self, report: pytest.TestReport) -> None:
+        node = getattr(report, "node", None)
+        gateway = getattr(node, "gateway", None)
+        if gateway is None:
+            return
+        nodeid = report.nodeid
+        group = nodeid.split("@")[-1] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid.split("::")[0]
+        lane = self.seconds.setdefault(str(gateway.id), {})
+        lane[group] = lane.get(group, 0.0) + report.duration
+
+    def lines(self, top: int = 8) -> list[str]:
+        out = []
+        for worker_id, groups in sorted(self.seconds.items()):
+            biggest = sorted(groups.items(), key=lambda kv: -kv[1])[:top]
+            out.append(
+                f"{worker_id}: {sum(groups.values()) / 60:.1f} min in {len(groups)} groups; longest: "
+                + ", ".join(f"{g} {s / 60:.1f}" for g, s in biggest)
+            )
+        return out
