@@ -58,11 +58,6 @@ _EXIT_STATUS = {"status": 0}
 _LANE_TIMES = lanes.LaneTimes()
 
 
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if lanes.worker() is not None and session.config.getvalue("loadgroup"):
-        lanes.check_grouped(session.items)
-
-
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if lanes.worker() is None:
         _LANE_TIMES.add(report)
@@ -197,7 +192,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Note where each session sandbox is last needed (after `-m`/`-k` deselected tests), instead of
     leaving it idle beside the rest of the run (unit tests need none):
     - in one process, after the last test of the folder holding its last user, when the module- and
@@ -205,6 +200,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     - in an xdist worker, after the last user of each group (`lanes`): a group runs whole in one
       worker, and what the worker gets next is not known here. A later test that needs the sandbox
       again starts it again (`pytest_runtest_setup`)."""
+    if lanes.worker() is not None and config.getvalue("loadgroup"):
+        lanes.check_grouped(items)  # after xdist's own hook has added each group to its node ids
     _LAST_USERS.clear()
     for name in SESSION_SANDBOXES:
         users = [i for i, item in enumerate(items) if name in getattr(item, "fixturenames", ())]

@@ -80,7 +80,7 @@ def check_grouped(items: list[pytest.Item]) -> None:
     """In a worker of `--dist loadgroup`: every item's node id ends with its group, which is how xdist
     hands a group to one worker. A pytest whose node ids xdist cannot suffix (9.2 with xdist 3.8) spreads
     each group over both workers, each then starting its own sandboxes, Spark and JVMs, without a word."""
-    ungrouped = [item.nodeid for item in items if "@" not in item.nodeid.rsplit("]", 1)[-1]]
+    ungrouped = [item.nodeid for item in items if not item.nodeid.endswith(f"@{group(item)}")]
     if ungrouped:
         raise pytest.UsageError(
             f"pytest-xdist did not add the group to {len(ungrouped)} node id(s) (e.g. {ungrouped[0]}): "
