@@ -50,7 +50,8 @@ differences from its code listed there. First match wins:
    not REWIND, and later rewinds are not examined.
 4. OK when any sample in the window had a lag <= `thresholds.lag_allowed`.
 5. STALL when every commit of the window is the same offset (a single commit counts).
-6. WARN when the lag never strictly decreased from one commit to the next (equal lags warn).
+6. WARN when the lag never strictly decreased from one commit to the next (equal lags warn), over
+   2 or more commits whose lag is known (a commit before the first collection has none).
 7. OK otherwise.
 
 With fewer than 2 samples the status is OK (nothing to compare: Burrow's ring fills with commits
@@ -265,7 +266,7 @@ def _status(context: Context) -> Column:
         .when(F.coalesce(F.col("first_rewind.unrecovered"), F.lit(False)), "REWIND")
         .when(F.col("min_lag") <= allowed, "OK")
         .when(F.col("lowest_offset") == F.col("highest_offset"), "STALL")
-        .when(~F.col("lag_fell"), "WARN")
+        .when(~F.col("lag_fell") & (F.col("known_lags") >= 2), "WARN")  # unknown lags show no trend
         .otherwise("OK")
     )
 
@@ -291,6 +292,7 @@ def detect_partitions(
             # the oldest rewind (ranks count backwards) and whether it recovered
             F.max(F.when(F.col("rewound"), F.struct("rank", "unrecovered"))).alias("first_rewind"),
             F.bool_or("commit_lag_fell").alias("lag_fell"),
+            F.count("lag").alias("known_lags"),  # a commit before the first collection has none
             F.min("committed_offset").alias("lowest_offset"),
             F.max("committed_offset").alias("highest_offset"),
             F.min("captured_at").alias("first_at"),

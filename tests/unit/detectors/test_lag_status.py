@@ -413,3 +413,11 @@ def test_a_commit_before_the_first_collection_has_an_unknown_lag_not_zero(spark:
         spark, collections(seen), [group("g")], commits=commits, thresholds=Thresholds(lag_window=16)
     )
     expect(spark, partitions.select("status", "samples", "lag_start"), [("WARN", 16, None)])
+
+
+def test_commits_that_all_came_before_the_first_collection_show_no_trend(spark: SparkSession) -> None:
+    # the commit log's history predates the only collection: no commit's lag is known, so "lag never
+    # decreased" has nothing to stand on (OK), and the current lag is still reported
+    commits = [logged("g", "t", 0, 300 + 35 * k, 24 - 5 * k) for k in range(5)]
+    partitions, _ = detect(spark, [offset("g", "t", 0, 440, 900, 0)], [group("g")], commits=commits)
+    expect(spark, partitions.select("status", "samples", "lag", "lag_start"), [("OK", 5, 460, None)])
