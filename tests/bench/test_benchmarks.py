@@ -187,8 +187,7 @@ def test_benchmark_runs_at_toy_size(
         monkeypatch.syspath_prepend(str(BENCH))  # its sibling modules, as `python bench/<name>.py` has them
         monkeypatch.chdir(REPO)
         runpy.run_path(str(BENCH / f"{name}.py"), run_name=f"bench_{name}")["main"](list(toy.args))
-        out = capsys.readouterr().out
-        done = subprocess.CompletedProcess([name, *toy.args], 0, out, "")
+        stdout, stderr = capsys.readouterr()
     else:
         done = subprocess.run(
             [sys.executable, str(BENCH / f"{name}.py"), *toy.args],
@@ -198,9 +197,10 @@ def test_benchmark_runs_at_toy_size(
             timeout=600,
             check=False,
         )
-    assert done.returncode == 0, f"bench/{name}.py exited {done.returncode}:\n{done.stderr[-4000:]}"
-    lines = done.stdout.strip().splitlines()
-    assert lines, f"bench/{name}.py printed nothing on stdout:\n{done.stderr[-2000:]}"
+        assert done.returncode == 0, f"bench/{name}.py exited {done.returncode}:\n{done.stderr[-4000:]}"
+        stdout, stderr = done.stdout, done.stderr
+    lines = stdout.strip().splitlines()
+    assert lines, f"bench/{name}.py printed nothing on stdout:\n{stderr[-2000:]}"
     result = json.loads(lines[-1])
     assert result["bench"] == name
     for key in toy.keys:
