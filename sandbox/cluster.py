@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import CollectionFailed, SandboxError, ZooKeeperUnreachable
 from kafka_ops.jars.fetch import ensure_jars, var_dir
 from kafka_ops.model.cluster import ClusterSnapshot
@@ -86,13 +86,12 @@ def launch(node: _Node, command: list[str], with_parent: bool) -> None:
     test run's group does not reach it), and killed with this process when `with_parent`."""
     with open(node.home / "console.log", "ab") as out:
         node.process = subprocess.Popen(
-            command,
+            dying_with_parent(command) if with_parent else command,
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             cwd=node.home,
             start_new_session=True,
-            preexec_fn=die_with_parent if with_parent else None,  # noqa: PLW1509
         )
     node.pid = node.process.pid
     log.info("started %s (pid %s)", node.name, node.pid)

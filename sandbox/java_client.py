@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any, Self
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jvm import compile_java, java_command
 
@@ -62,12 +62,11 @@ class JavaClient:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._stderr = open(log_dir / f"{main_class}-{name}.log", "ab")  # noqa: SIM115 - handed to the child
         self._process = subprocess.Popen(
-            command,
+            dying_with_parent(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr,
             text=True,
-            preexec_fn=die_with_parent,  # noqa: PLW1509
         )
         self._reader = threading.Thread(target=self._read, name=f"{main_class}-{name}", daemon=True)
         self._reader.start()

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
 from sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, launch, read_state
@@ -397,18 +397,19 @@ class KRaftSandbox:
             (
                 node,
                 subprocess.Popen(
-                    [
-                        *self._java(node, "128m"),
-                        "kafka.tools.StorageTool",
-                        "format",
-                        f"--cluster-id={self.cluster_id}",  # one word: an id may start with "-" (base64url)
-                        "--config",
-                        str(node.config),
-                    ],
+                    dying_with_parent(
+                        [
+                            *self._java(node, "128m"),
+                            "kafka.tools.StorageTool",
+                            "format",
+                            f"--cluster-id={self.cluster_id}",  # one word: an id may start with "-" (base64url)
+                            "--config",
+                            str(node.config),
+                        ]
+                    ),
                     stdout=subprocess.PIPE,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
-                    preexec_fn=die_with_parent,  # noqa: PLW1509
                 ),
             )
             for node in nodes

@@ -25,7 +25,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import SandboxError, ZooKeeperUnreachable
 from kafka_ops.jars.fetch import ensure_jars
 from kafka_ops.sources.zookeeper.session import ZkReadSession
@@ -205,7 +205,7 @@ class MigrationSandbox(SandboxCluster):
             "--config",
             str(node.config),
         ]
-        done = subprocess.run(command, capture_output=True, timeout=120, preexec_fn=die_with_parent, check=False)
+        done = subprocess.run(dying_with_parent(command), capture_output=True, timeout=120, check=False)
         if done.returncode != 0:
             output = (done.stdout + done.stderr).decode(errors="replace")[-800:]
             raise SandboxError(f"kafka-storage format failed for {node.name} (exit {done.returncode}): {output}")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import httpx
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from sandbox.cluster import free_port
 from sandbox.metrics_agent import URP_GAUGE
 from stack.monitoring import alertmanager_argv, prometheus_argv, write_json_yaml
@@ -112,8 +112,7 @@ class Baseline:
     def _launch(self, name: str, argv: list[str]) -> None:
         with open(self.home / f"{name}.log", "ab") as out:
             process = subprocess.Popen(
-                argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.home,
-                preexec_fn=die_with_parent,  # noqa: PLW1509 - only a prctl call in the child
+                dying_with_parent(argv), stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.home,
             )  # fmt: skip
         self.processes[name] = process
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from stack.processes import StackError
 from stack.state import Sandbox
 
@@ -127,8 +127,8 @@ def _sandbox(verb: str, mode: str, where: list[str], env: Mapping[str, str], log
     with log.open("a") as out:
         out.write(f"$ {' '.join(argv)}\n")
         done = subprocess.run(
-            argv, env=dict(env), cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
-            preexec_fn=die_with_parent,
+            dying_with_parent(argv), env=dict(env), cwd=REPO, capture_output=True, text=True, timeout=600,
+            check=False,
         )  # fmt: skip
         out.write(done.stdout + done.stderr)
     if done.returncode != 0:

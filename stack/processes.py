@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 
 MARKER = "KAFKA_OPS_STACK"
 
@@ -99,7 +99,7 @@ def run(
     with log.open("ab") as out:
         try:
             done = subprocess.run(
-                list(argv),
+                dying_with_parent(argv),
                 env=dict(env),
                 cwd=cwd,
                 stdout=out,
@@ -108,7 +108,6 @@ def run(
                 timeout=timeout_s,
                 check=False,
                 user=user,
-                preexec_fn=die_with_parent,
             )
         except subprocess.TimeoutExpired:
             raise StackError(f"{' '.join(argv[:4])} took more than {timeout_s:g}s:\n{tail(log)}") from None

@@ -307,7 +307,8 @@ def lake(tmp_path: Path) -> Lake:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     """One local Spark for the whole run (loopback only), stopped at the end."""
-    from pyspark.sql import SparkSession  # noqa: PLC0415 - only Spark tests pay for the JVM
+    from pyspark import SparkContext  # noqa: PLC0415 - only Spark tests pay for the JVM
+    from pyspark.sql import SparkSession  # noqa: PLC0415
 
     from kafka_ops.jars.fetch import ensure_delta_spark_jars  # noqa: PLC0415
     from kafka_ops.lake.spark import DELTA_SPARK_CONF  # noqa: PLC0415
@@ -339,12 +340,18 @@ def spark() -> Iterator[SparkSession]:
     _SPARK[:] = [session]
     # PySpark starts its JVM with a preexec_fn of its own, so it cannot be asked to die with us;
     # a watcher SIGKILLs it if this run ends without reaching the teardown (os._exit, a kill).
-    reaper = kill_when_gone(session.sparkContext._gateway.proc.pid)  # type: ignore[union-attr]
+    jvm = session.sparkContext._gateway.proc  # type: ignore[union-attr]
+    reaper = kill_when_gone(jvm.pid)
     try:
         yield session
     finally:
         _SPARK.clear()
         session.stop()
+        # stopping the session leaves its JVM running until every copy of its stdin's write end is closed,
+        # and a child forked from this process may hold one: end it here, not at the process' exit
+        jvm.kill()
+        jvm.wait()
+        SparkContext._gateway = SparkContext._jvm = None  # a later session starts a JVM of its own
         reaper.kill()
         reaper.wait()
 

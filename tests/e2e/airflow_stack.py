@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from sandbox.cluster import free_port
 from stack.airflow import ADMIN, VIEWER, airflow_environment
 
@@ -116,14 +116,13 @@ class AirflowStack:
         for name in COMPONENTS:
             with (self.logs / f"{name}.log").open("ab") as out:
                 self.processes[name] = subprocess.Popen(
-                    [sys.executable, "-m", "airflow", name],
+                    dying_with_parent([sys.executable, "-m", "airflow", name]),
                     env=env,
                     cwd=self.home,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
                     start_new_session=True,  # its own process group: stop() ends its workers too
-                    preexec_fn=die_with_parent,  # noqa: PLW1509 - no threads started yet in the child
                 )
         self.wait_for("the REST API to answer", self._healthy, timeout_s)
         return self

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from sandbox.cluster import free_port
 from tests.e2e.airflow_stack import wait_until
 
@@ -67,10 +67,9 @@ class PrometheusServer:
         config.write_text(json.dumps(self.config(), indent=2))  # JSON is YAML
         log = (self.home / "prometheus.log").open("ab")
         self.process = subprocess.Popen(
-            [BINARY, f"--config.file={config}", f"--storage.tsdb.path={self.home / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{self.port}"],
+            dying_with_parent([BINARY, f"--config.file={config}", f"--storage.tsdb.path={self.home / 'tsdb'}",
+                               f"--web.listen-address=127.0.0.1:{self.port}"]),
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            preexec_fn=die_with_parent,  # noqa: PLW1509 - no threads started yet in the child
         )  # fmt: skip
         wait_until(self._ready, timeout_s, "Prometheus to answer")
         return self

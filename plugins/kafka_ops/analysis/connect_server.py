@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kafka_ops.analysis.connect import DEFAULT_PORT
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import ConfigError
 from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
 from kafka_ops.lake.spark import DELTA_SPARK_CONF
@@ -69,7 +69,7 @@ def local_server(
     command = server_command(SPARK_SUBMIT, master, "local-lake", host="127.0.0.1", port=port, environ=os.environ,
                              conf=conf)  # fmt: skip
     with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)  # noqa: PLW1509 - no threads started in the child
+        server = subprocess.Popen(dying_with_parent(command), stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout_s
         while STARTED not in log.read_text(errors="replace"):

@@ -36,7 +36,7 @@ from kafka_ops.assignors.model import (
     GroupInput,
     KafkaTestHooks,
 )
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.jars.fetch import ensure_kafka4_jars
 from kafka_ops.jvm import compile_java, java_command
@@ -145,14 +145,13 @@ class AssignorBridge:
         self._clusters.clear()
         try:
             process = subprocess.Popen(
-                command,
+                dying_with_parent(command),  # the JVM must not outlive us
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
                 encoding="utf-8",
                 bufsize=1 << 20,
-                preexec_fn=die_with_parent,  # noqa: PLW1509 - the JVM must not outlive us
             )
         except OSError as e:
             raise AssignorBridgeError(f"cannot start {command[0]!r} (a Java 17+ runtime must be on PATH): {e}") from e

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.child_process import die_with_parent
+from kafka_ops.child_process import dying_with_parent
 
 START_TIMEOUT_S = 60.0
 
@@ -41,12 +41,12 @@ class MotoServer:
     def start(self) -> None:
         with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+                # a killed test run leaves no server behind
+                dying_with_parent([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)]),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 env={**os.environ, **(self.env or {})},
-                preexec_fn=die_with_parent,  # noqa: PLW1509 - a killed test run leaves no server behind
             )
         deadline = time.monotonic() + START_TIMEOUT_S
         while not self._answers():
