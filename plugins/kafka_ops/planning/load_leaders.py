@@ -22,8 +22,10 @@ partitions it changes. `even_leaders` runs it for any planner, with or without a
 
 1. Leader bytes-in (when rates are known): the participant leading the most bytes/s gives, to the
    follower leading the least, the leadership of the largest partition that takes neither past the
-   mean's band (± `LEADER_TOLERANCE`); repeated until every participant is within the band or the
-   one furthest above has nothing left to give.
+   mean's band (± `LEADER_TOLERANCE`) and keeps the leader counts in theirs (`_counts_allow`: without
+   it, evening bytes by the largest leaderships piled small ones on a few brokers, a 20-broker
+   rebalance leaving leader counts 141 apart where they had been 8); repeated until every participant
+   is within the band or the one furthest above has nothing left to give.
 2. Leader counts: the participant leading the most partitions gives the one with the smallest rate
    to its follower leading fewest, while that follower leads at least two fewer, and only where
    both brokers' leader bytes-in stay within the range step 1 left (so step 2 never undoes step 1).
@@ -42,6 +44,10 @@ from kafka_ops.planning.view import ClusterView
 
 LEADER_TOLERANCE = 0.02
 """A participant within ±2 % of the mean leader bytes-in is balanced."""
+LEADER_COUNT_TOLERANCE = 0.05
+"""Step 1 hands a leadership over only where the leader counts stay in a band of ±5 % of their mean
+(at least ±1) or in the range they spanned (`LeaderBalancer._counts_allow`): evening bytes must not
+cost the counts their balance."""
 _SCAN = 64
 """Partitions tried per step before the giving broker is set aside."""
 
@@ -129,6 +135,10 @@ class LeaderBalancer:
     def _even_bytes(self) -> None:
         mean = sum(self.rate_sum.values()) / len(self.participants)
         tol = mean * LEADER_TOLERANCE
+        counts = sum(self.count.values()) / len(self.participants)
+        band = max(1.0, counts * LEADER_COUNT_TOLERANCE)
+        self.count_band = (counts - band, counts + band)
+        self.count_range = (min(self.count.values()), max(self.count.values()))
         stuck: set[int] = set()
         while True:
             sources = [b for b in self.participants if b not in stuck]
@@ -143,18 +153,31 @@ class LeaderBalancer:
                 stuck.add(source)
 
     def _give_bytes(self, source: int, queue: _Queue, most: float, ceiling: float) -> bool:
-        """Hand over the largest partition of at most `most` bytes/s whose follower stays under `ceiling`."""
+        """Hand over the largest partition of at most `most` bytes/s whose follower stays under `ceiling`
+        (and whose leader counts stay in range: `_counts_allow`)."""
         start = bisect.bisect_left(queue.neg, -most)
         for i in range(start, min(len(queue.tps), start + _SCAN)):
             tp, rate = queue.tps[i], -queue.neg[i]
             if rate <= 0:
                 return False
-            fits = [d for d in self._receivers(tp) if self.rate_sum[d] + rate <= ceiling]
+            fits = [
+                d for d in self._receivers(tp) if self.rate_sum[d] + rate <= ceiling and self._counts_allow(source, d)
+            ]
             if fits:
                 dest = min(fits, key=lambda d: (self.rate_sum[d], d))
                 self._hand_over(tp, source, dest, queue, i)
                 return True
         return False
+
+    def _counts_allow(self, source: int, dest: int) -> bool:
+        """A leadership from `source` to `dest` leaves both leader counts inside the band, or goes from
+        more leaders to fewer (the counts' squared deviation from their mean does not grow), or, except
+        with `keep_spread`, stays inside the range the counts spanned when step 1 began (after brokers
+        are added it is wide, the new ones leading few: only replica moves can give them more)."""
+        (low, high), given, taken = self.count_band, self.count[source], self.count[dest]
+        if (taken + 1 <= high and given - 1 >= low) or given > taken:
+            return True
+        return not self.keep_spread and self.count_range[0] < given and taken < self.count_range[1]
 
     # -- step 2: leader counts ------------------------------------------------------------------------
 

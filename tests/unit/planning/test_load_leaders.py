@@ -134,3 +134,17 @@ def test_a_replication_factor_change_evens_the_leaders_of_the_partitions_it_chan
     assert (before, after) == (4, 0), "1 led all four t partitions and 2 both of other's: 2, 2, 2 after"
     assert all(e.topic == "t" and e.leader == 1 for e in plan.elections) and len(plan.elections) == 2
     assert plan.figures["bytes_moved"] == plan.figures["lower_bound_bytes"] == 4 * GB
+
+
+def test_evening_leader_bytes_in_does_not_widen_the_leader_count_spread() -> None:
+    # broker 1 leads four 100 B/s partitions, broker 2 eight of 10 B/s: handing broker 2 a 100 B/s
+    # leadership evens bytes-in a little and leaves 3 against 9 leaders, a wider count spread than the 4 found
+    topics: Assignment = {"big": {p: (1, 2) for p in range(4)}, "small": {p: (2, 1) for p in range(8)}}
+    snap = sized({1: None, 2: None}, topics, {"big": GB, "small": GB})
+    rates = {("big", p): PartitionRates(100.0) for p in range(4)}
+    rates |= {("small", p): PartitionRates(10.0) for p in range(8)}
+    plan = plan_replica_balance(snap, load=cluster_load(snap, rates=rates))
+    check_invariants(plan, snap)
+    after = leaders_after(plan)
+    assert max(after.values()) - min(after.values()) <= 4, after
+    assert plan.figures["bytes_moved"] == 0
