@@ -83,6 +83,9 @@ class LoadBalancer:
     ) -> None:
         self.view, self.layout, self.load = view, layout, load
         self.participants = sorted(participants)
+        self.rack_member = {view.rack_of[b]: b for b in reversed(self.participants)}
+        """One participant of each rack (the lowest id), to ask a rack question of."""
+        self.participant_racks = set(self.rack_member)
         self.drained = set(drained)
         self.max_moves = max_moves
         self.moves = 0
@@ -153,7 +156,11 @@ class LoadBalancer:
 
     # -- hard goals on one receiver -------------------------------------------------------------------
 
-    def _fits(self, tp: TopicPartition, source: int, dest: int, size: float) -> bool:
+    def _fits(
+        self, tp: TopicPartition, source: int, dest: int, size: float, racks: set[str | None] | None = None
+    ) -> bool:
+        """Whether `dest` may take `tp`'s replica from `source` under every hard goal; `racks`: the
+        receiving racks that keep its rack spread, when the caller has them (`_receiving_racks`)."""
         replicas = self.layout.replicas[tp]
         if dest in replicas:
             return False
@@ -162,9 +169,11 @@ class LoadBalancer:
             return False
         if self.max_replicas is not None and self.layout.count[dest] >= self.max_replicas:
             return False
+        if racks is not None and self.view.rack_of[dest] not in racks:
+            return False
         if self._over_network(tp, dest):
             return False
-        return self._racks_kept(replicas, source, dest)
+        return racks is not None or self._racks_kept(replicas, source, dest)
 
     def _over_network(self, tp: TopicPartition, dest: int) -> bool:
         """Whether `tp`'s replica would take `dest` past its `network_in_bytes_per_s` (where set)."""
@@ -177,6 +186,11 @@ class LoadBalancer:
         before = len(others | {rack_of.get(source, f"<unknown: {source}>")})
         after = len(others) + (rack_of[dest] not in others)
         return spread_kept(before, after, len(replicas), self.racks_available)
+
+    def _receiving_racks(self, replicas: list[int], source: int) -> set[str | None]:
+        """The participants' racks a replica of `replicas` may go to from `source` with the partition's
+        rack spread kept: `_racks_kept` once per rack rather than once per broker."""
+        return {r for r in self.participant_racks if self._racks_kept(replicas, source, self.rack_member[r])}
 
     def _move(self, tp: TopicPartition, source: int, dest: int, index: int) -> None:
         size, rate = self.load.size(tp), self.load.bytes_in(tp)
@@ -201,7 +215,8 @@ class LoadBalancer:
         work = sorted(((tp, b) for b in self.drained for tp in self.queue[b]), key=lambda x: (-self.load.size(x[0]), x))
         for tp, source in work:
             size = self.load.size(tp)
-            fits = [d for d in self.participants if self._fits(tp, source, d, size)]
+            racks = self._receiving_racks(self.layout.replicas[tp], source)
+            fits = [d for d in self.participants if self._fits(tp, source, d, size, racks)]
             if not fits:
                 raise self._nowhere(tp, source, size)
             others = {self.view.rack_of.get(b) for b in self.layout.replicas[tp] if b != source}
