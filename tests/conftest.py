@@ -346,9 +346,13 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         _SPARK.clear()
+        gateway = SparkContext._gateway
         session.stop()
         # stopping the session leaves its JVM running until every copy of its stdin's write end is closed,
-        # and a child forked from this process may hold one: end it here, not at the process' exit
+        # and a child forked from this process may hold one: end it here (its py4j connections first, so
+        # nothing at the process' exit talks to a JVM that is gone), not at the process' exit
+        if gateway is not None:
+            gateway.shutdown()
         jvm.kill()
         jvm.wait()
         SparkContext._gateway = SparkContext._jvm = None  # a later session starts a JVM of its own

@@ -71,7 +71,8 @@ class GroupMember:
         target; a streams member's tasks, standby and warmup included, are compared)."""
         if self.tasks is not None and self.tasks != self.target_tasks:
             return True
-        return self.target_assignment is not None and self.assignment != self.target_assignment
+        target = self.target_assignment
+        return target is not None and sorted(self.assignment) != sorted(target)  # both in the broker's order
 
 
 @dataclass(frozen=True, slots=True)

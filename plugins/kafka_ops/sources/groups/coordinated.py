@@ -73,7 +73,10 @@ def describe_per_coordinator(
 def named_partitions(
     group_id: str, where: str, what: str, raw: Any, issues: list[GroupIssue]
 ) -> tuple[TopicPartition, ...]:
-    """The (topic, partition)s of a Kafka 4 `Assignment` (`raw`, possibly None), sorted. The broker
+    """The (topic, partition)s of a Kafka 4 `Assignment` (`raw`, possibly None), in the broker's order:
+    the group coordinator's own map order, in which its uniform assignor reads a member's previous
+    assignment (two topic ids in one bucket of that HashMap, about one pair in sixteen, come in the
+    order they were put in, and the assignor keeps different partitions for another order). The broker
     names each topic id it knows; a partition of a topic id it could not name (the topic just
     deleted) is left out, as an issue naming `where` (e.g. the member) and `what` (e.g. "assignment")."""
     partitions = []
@@ -85,4 +88,4 @@ def named_partitions(
             issues.append(GroupIssue(group_id, "assignment", problem))
             continue
         partitions += [(topic.topic_name, p) for p in topic.partitions]
-    return tuple(sorted(partitions))
+    return tuple(partitions)
