@@ -37,7 +37,8 @@ class StreamsTasks:
 class GroupMember:
     """One member of a group, as the coordinator describes it.
 
-    `assignment` is what the member holds, sorted. In a classic group it is the decoded
+    `assignment` is what the member holds: sorted in a classic group; in the broker's order in the
+    others (the order the coordinator's assignor reads it in). In a classic group it is the decoded
     consumer-protocol assignment, empty unless the group is Stable and speaks the `consumer`
     protocol (other states carry no assignment); in a consumer-protocol group (KIP-848) it is the
     member's current assignment, which `target_assignment` is what the broker's assignor wants it
