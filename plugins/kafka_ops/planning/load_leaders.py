@@ -86,6 +86,12 @@ class LeaderBalancer:
             if leader in self.participants:
                 self.rate_sum[leader] += load.bytes_in(tp)
                 self.count[leader] += 1
+        counts = sum(self.count.values()) / max(1, len(self.participants))
+        band = max(1.0, counts * LEADER_COUNT_TOLERANCE)
+        self.count_band = (counts - band, counts + band)
+        """Where step 1 keeps every leader count (`_counts_allow`)."""
+        self.count_range = (min(self.count.values(), default=0), max(self.count.values(), default=0))
+        """The leader counts' range before step 1."""
         # per giving broker, two queues (moved partitions first), each sorted by rate descending
         self.queues: dict[int, tuple[_Queue, _Queue]] = {b: (_Queue(), _Queue()) for b in self.participants}
         for tp in movable:
@@ -135,10 +141,6 @@ class LeaderBalancer:
     def _even_bytes(self) -> None:
         mean = sum(self.rate_sum.values()) / len(self.participants)
         tol = mean * LEADER_TOLERANCE
-        counts = sum(self.count.values()) / len(self.participants)
-        band = max(1.0, counts * LEADER_COUNT_TOLERANCE)
-        self.count_band = (counts - band, counts + band)
-        self.count_range = (min(self.count.values()), max(self.count.values()))
         stuck: set[int] = set()
         while True:
             sources = [b for b in self.participants if b not in stuck]
