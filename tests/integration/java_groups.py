@@ -77,10 +77,10 @@ def wait_settled(
     while True:
         d = described(sandbox, group)
         if d is not None and d.state == "Stable" and len(d.members) == len(consumers):
-            recorded = {m.client_id: m.assignment for m in d.members}
+            recorded = {m.client_id: sorted(m.assignment) for m in d.members}  # the broker's order
             held = {tp for c in consumers for tp in c.assignment or ()}
             if (
-                all(recorded.get(c.name) == c.assignment for c in consumers)
+                all(recorded.get(c.name) == sorted(c.assignment or ()) for c in consumers)
                 and not d.reconciling_members
                 and held == subscribed
             ):
