@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
 SCRAM_PASSWORD = "scram-Pa55-never-in-the-lake"
 QUOTA = 2_000  # bytes/s: far below what the producer writes each step
+BACKLOG_RECORDS = 7_000  # of 200 bytes: 1.4 MB, more than one fetch returns
 
 
 def kafka_tool(main_class: str, *args: str) -> str:
@@ -140,6 +141,12 @@ def test_a_consumer_quota_is_told_apart_from_a_slow_consumer(
     lake.publish(snapshot_batch(sandbox.snapshot()))  # the quotas, as the snapshot DAG records them
     target = KafkaTarget(sandbox.bootstrap_servers, FAST)
     producer = KafkaProducer(bootstrap_servers=sandbox.bootstrap_servers, linger_ms=5)
+    # a backlog larger than one fetch (max.partition.fetch.bytes, 1 MiB) before either consumer joins:
+    # a throttled consumer catches up in bursts, and one burst that reached the head would make its
+    # window OK (a lag of 0 in the window, as Burrow rates it); from behind that backlog it never does
+    for _ in range(BACKLOG_RECORDS):
+        producer.send(topic, b"x" * 200)
+    producer.flush()
     with ExitStack() as stack:
         stack.callback(producer.close)
         consumers = {
