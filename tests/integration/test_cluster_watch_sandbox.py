@@ -1,6 +1,7 @@
 """The change watch's trigger against the real sandboxes: its `run()` driven directly, as the triggerer
 drives it, on an asyncio loop. Nothing while the cluster is steady; an event within the controller's own
-detection time after a broker is killed (kill -9); the broker is restarted before the test ends.
+detection time after a broker is killed (kill -9), or after a consumer group's last member leaves; the
+broker is restarted before the test ends.
 
 Cost: ZooKeeper ~30 s, KRaft ~30 s (most of it the broker's restart and the cluster healing), plus the
 sandboxes' start when no other test started them.
@@ -23,6 +24,9 @@ from kazoo.client import KazooClient
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger
 from kafka_ops.sources.watch_status import WatchStatusStore
 from sandbox import KRaftSandbox, SandboxCluster
+from sandbox.cluster import free_port
+from sandbox.java_consumer import JavaConsumer
+from tests.integration.java_groups import make_topics
 
 pytestmark = pytest.mark.integration
 
@@ -111,7 +115,11 @@ def test_zookeeper_watch_sees_a_killed_broker_within_its_session_timeout(
 
 
 def test_unparseable_znodes_are_logged_issues_and_the_watch_goes_on(
-    sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sandbox: SandboxCluster,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Garbage in the znodes the controller watches, in a chroot of the sandbox's ZooKeeper that no broker
     uses (the real controller must not read it). Cost: ~8 s."""
@@ -124,9 +132,11 @@ def test_unparseable_znodes_are_logged_issues_and_the_watch_goes_on(
         zk.create(chroot + "/controller", b'{"version": 2, "brokerid": "one"')
         host = f"{sandbox.zookeeper_hosts}{chroot}"
         _connection(monkeypatch, "zk_bad_input", {"conn_type": "zookeeper", "host": host})
+        # its Kafka connection leads nowhere: the groups cannot be listed, and the znodes are watched regardless
+        _connection(monkeypatch, "kafka_nowhere", {"conn_type": "kafka_admin", "host": f"127.0.0.1:{free_port()}"})
         trigger = ClusterChangeTrigger(
-            cluster="bad", metadata_source="zookeeper", zookeeper_conn_id="zk_bad_input", lake_root=str(tmp_path),
-            min_gap_s=1.0,
+            cluster="bad", metadata_source="zookeeper", zookeeper_conn_id="zk_bad_input",
+            kafka_conn_id="kafka_nowhere", lake_root=str(tmp_path), min_gap_s=1.0, poll_interval_s=1.0,
         )  # fmt: skip
 
         async def scenario() -> list[dict[str, Any]]:
@@ -145,8 +155,9 @@ def test_unparseable_znodes_are_logged_issues_and_the_watch_goes_on(
         zk.stop()
         zk.close()
     assert first["changes"] == ["reassignment"] and second["changes"] == ["brokers"]
-    out = capsys.readouterr().out
+    out = capsys.readouterr().out + caplog.text
     assert "collection issue at ZooKeeper" in out and "/controller: " in out
+    assert out.count("cannot list the groups without members") == 1  # said once, not at every poll
     assert "/admin/reassign_partitions: " in out and "/brokers/ids/notanid" in out
     status = WatchStatusStore(tmp_path).read("bad")
     assert status is not None and status.state == "watching" and status.issues >= 3 and status.events == 2
@@ -208,3 +219,49 @@ def test_kraft_watch_sees_a_fenced_broker_within_fencing_time_and_two_polls(
 
     asyncio.run(scenario())
     cluster.wait_healthy(180)
+
+
+def test_zookeeper_watch_sees_a_group_lose_and_regain_its_members(
+    healthy_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A consumer group whose only consumer (Kafka's Java client) leaves is an event within two polls of
+    the groups without members; its consumer back is another. Only the groups the settings select count:
+    a group outside `groups_include` comes and goes unseen. Cost: ~25 s."""
+    cluster = healthy_sandbox
+    run = uuid.uuid4().hex[:6]
+    topic, watched, ignored = f"watch-{run}", f"watch-{run}-billing", f"watch-{run}-ignored"
+    make_topics(cluster, {topic: 1})
+    _connection(monkeypatch, "zk_group_watch", {"conn_type": "zookeeper", "host": cluster.zookeeper_connect})
+    _connection(monkeypatch, "kafka_group_watch", {"conn_type": "kafka_admin", "host": cluster.bootstrap_servers})
+    trigger = ClusterChangeTrigger(
+        cluster="sandbox", metadata_source="zookeeper", zookeeper_conn_id="zk_group_watch",
+        kafka_conn_id="kafka_group_watch", groups_include=f"watch-{run}-(billing|orders)", poll_interval_s=1.0,
+        min_gap_s=1.0,
+    )  # fmt: skip
+    bound = 2 * 1.0 + 1.0 + 5  # two polls, the gap, a loaded machine
+
+    def consumer(group: str) -> JavaConsumer:
+        return JavaConsumer(cluster.bootstrap_servers, group, [topic], log_dir=tmp_path / group)
+
+    async def scenario() -> list[dict[str, Any]]:
+        seen = []
+        with consumer(watched) as billing:
+            billing.wait_until(lambda c: bool(c.assignment), 60, "its partition")
+            async with Watch(trigger) as watch:
+                await watch.quiet(3)
+                with consumer(ignored) as other:  # joins, then leaves: outside the selection
+                    other.wait_until(lambda c: bool(c.assignment), 60, "its partition")
+                await watch.quiet(3)
+                left_at = time.monotonic()
+                billing.close()  # leaves the group: Empty at once
+                at, payload = await watch.until("groups_without_members", bound)
+                assert at - left_at <= bound
+                seen.append(payload)
+                with consumer(watched) as again:
+                    again.wait_until(lambda c: bool(c.assignment), 60, "its partition")
+                    seen.append((await watch.until("groups_without_members", bound + 30))[1])
+        return seen
+
+    left, back = asyncio.run(scenario())
+    assert left["changes"] == ["groups_without_members"] and left["source"] == "ZooKeeper"
+    assert back["changes"] == ["groups_without_members"]

@@ -4,6 +4,9 @@ ever blocking the loop. Blocking work (kazoo's session, kafka-python's requests,
 on the trigger's own one-thread executor; kazoo's watch callbacks reach the loop through
 `loop.call_soon_threadsafe`.
 
+`WithGroupStates` adds the consumer groups without members to either source, read through the
+cluster's Kafka connection.
+
 A source that loses its cluster raises a `CollectionFailed` (`ZooKeeperUnreachable`,
 `KafkaUnreachable`) from `read`; the trigger closes it and opens a new one after a backoff.
 """
@@ -12,9 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
-from collections.abc import Hashable
-from concurrent.futures import Executor
+from collections.abc import Callable, Hashable
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -24,6 +28,7 @@ from kafka_ops.errors import KafkaUnreachable, ZooKeeperUnreachable
 from kafka_ops.model.cluster import CollectionIssue
 from kafka_ops.sources import change_digest as parts
 from kafka_ops.sources import log_dirs
+from kafka_ops.sources.groups import state_poll
 from kafka_ops.sources.kraft import change_poll
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.change_watch import SESSION, ZnodeChange, ZooKeeperChangeWatch
@@ -33,6 +38,8 @@ if TYPE_CHECKING:
 
     from kafka_ops.sources.groups.collector import KafkaTarget
     from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
+
+log = logging.getLogger(__name__)
 
 Reading = tuple[dict[str, Hashable], list[CollectionIssue]]
 
@@ -160,3 +167,79 @@ class KRaftChanges:
         admin, self._admin = self._admin, None
         if admin is not None:
             await asyncio.get_running_loop().run_in_executor(self.executor, admin.close)
+
+
+class WithGroupStates:
+    """`source`'s parts, and every `interval_s` the consumer groups without members
+    (`sources.groups.state_poll`, part `groups_without_members`) read through an admin client of its own
+    to `target`, on a thread of its own: a slow or unreachable Kafka never delays `source`'s reads, and
+    never stops them (the part stays as it was, logged once, asked again at the next interval)."""
+
+    def __init__(
+        self,
+        source: ChangeSource,
+        target: KafkaTarget,
+        *,
+        interval_s: float,
+        request_timeout_s: float,
+        selected: Callable[[str], bool],
+    ) -> None:
+        self.source = source
+        self.kind, self.where = source.kind, f"{source.where}; groups at Kafka {target.bootstrap_servers}"
+        self.target = replace(target, options=log_dirs.bounded(target.options, request_timeout_s))
+        self.interval_s = interval_s
+        self.selected = selected
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kafka-ops-watch-groups")
+        self._admin: KafkaAdminClient | None = None
+        self._pending: asyncio.Future[tuple[Hashable, list[CollectionIssue]]] | None = None
+        self._next_poll = 0.0
+        self._failing = False
+        self._closed = False
+
+    async def open(self) -> list[CollectionIssue]:
+        return await self.source.open()
+
+    async def read(self, timeout_s: float) -> Reading:
+        found: dict[str, Hashable] = {}
+        issues: list[CollectionIssue] = []
+        if self._pending is None and time.monotonic() >= self._next_poll:
+            self._pending = asyncio.get_running_loop().run_in_executor(self._executor, self._poll)
+        if self._pending is not None and self._pending.done():
+            done, self._pending = self._pending, None
+            self._next_poll = time.monotonic() + self.interval_s
+            found[parts.GROUPS_WITHOUT_MEMBERS], issues = done.result()
+        until_next = self.interval_s if self._pending is not None else self._next_poll - time.monotonic()
+        more, more_issues = await self.source.read(max(0.0, min(timeout_s, until_next)))
+        return {**found, **more}, issues + more_issues
+
+    def _poll(self) -> tuple[Hashable, list[CollectionIssue]]:
+        try:
+            if self._admin is None:
+                self._admin = self.target()
+            answer = state_poll.memberless_groups(self._admin, self.selected)
+        except (KafkaError, OSError) as e:
+            if not self._failing:
+                log.warning("%s: cannot list the groups without members (%s: %s); retrying", self.where,
+                            type(e).__name__, e)  # fmt: skip
+            self._failing = True
+            self._drop_admin()
+            return parts.UNKNOWN, []
+        self._failing = False
+        return answer
+
+    def _drop_admin(self) -> None:
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            with contextlib.suppress(KafkaError, OSError):
+                admin.close()
+
+    async def close(self) -> None:
+        """Idempotent, as the sources' closes are (the trigger may close a source twice)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:  # after the poll in flight, on the thread that polls: the client is used by one thread only
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._drop_admin)
+        finally:
+            self._executor.shutdown(wait=False, cancel_futures=True)
+            await self.source.close()

@@ -5,7 +5,9 @@ scheduled on (beside its cron heartbeat).
 `ClusterChangeTrigger` runs in Airflow's triggerer, on its asyncio loop. Per cluster it keeps a view of
 a few parts (`sources.change_digest`): on ZooKeeper, four watches on what the ZooKeeper-mode controller
 watches (`sources.zookeeper.change_watch`); on KRaft, a cheap poll every `poll_interval_s`
-(`sources.kraft.change_poll`). A part that changes is an event, at most one per `min_gap_s`
+(`sources.kraft.change_poll`); on both, through the cluster's Kafka connection, the consumer groups
+without members, polled as often (`sources.groups.state_poll`: a group whose consumers all stopped is
+collected at once). A part that changes is an event, at most one per `min_gap_s`
 (`watch_pacing.EventGate`: changes inside the gap are folded into the next event). Its payload:
 `cluster`, `source` ("ZooKeeper" / "KRaft"), `changes` (the parts, e.g. ["brokers", "controller"]),
 `first_noticed_at`, `emitted_at` (ISO times) and `notices` (readings folded into it).
@@ -36,6 +38,7 @@ from airflow.triggers.base import BaseEventTrigger, TriggerEvent
 
 from kafka_ops.errors import ConfigError, KafkaOpsError
 from kafka_ops.settings import METADATA_SOURCES, Settings, load_settings
+from kafka_ops.sources.groups.selection import GroupSelection
 
 from .watch_pacing import EventGate, backoff_s
 
@@ -76,6 +79,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
         zookeeper_conn_id: str = "zookeeper_default",
         kafka_conn_id: str = "kafka_default",
         lake_root: str | None = None,
+        groups_include: str | None = None,
+        groups_exclude: str | None = None,
         poll_interval_s: float = POLL_INTERVAL_S,
         min_gap_s: float = MIN_GAP_S,
         backoff_initial_s: float = BACKOFF_INITIAL_S,
@@ -95,6 +100,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
         self.zookeeper_conn_id = zookeeper_conn_id
         self.kafka_conn_id = kafka_conn_id
         self.lake_root = lake_root
+        self.groups_include, self.groups_exclude = groups_include, groups_exclude
+        self._selected = GroupSelection(groups_include, groups_exclude)  # a pattern that does not compile fails here
         self.poll_interval_s = float(poll_interval_s)
         self.min_gap_s = float(min_gap_s)
         self.backoff_initial_s = float(backoff_initial_s)
@@ -112,6 +119,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
             "zookeeper_conn_id": self.zookeeper_conn_id,
             "kafka_conn_id": self.kafka_conn_id,
             "lake_root": self.lake_root,
+            "groups_include": self.groups_include,
+            "groups_exclude": self.groups_exclude,
             "poll_interval_s": self.poll_interval_s,
             "min_gap_s": self.min_gap_s,
             "backoff_initial_s": self.backoff_initial_s,
@@ -187,14 +196,22 @@ class ClusterChangeTrigger(BaseEventTrigger):
             except AirflowNotFoundException:
                 source_kind = "kraft"
         source: ChangeSource
-        if source_kind == "zookeeper":
+        timeout_s = max(5.0, 2 * self.poll_interval_s)
+        try:
+            kafka = kafka_hook.target_from_connection(await BaseHook.aget_connection(self.kafka_conn_id))
+        except AirflowNotFoundException:
+            if source_kind == "kraft":
+                raise
+            kafka = None  # a ZooKeeper cluster without its Kafka connection: no group collection either
+        if source_kind == "zookeeper" or kafka is None:
             conn = await BaseHook.aget_connection(self.zookeeper_conn_id)
             source = change_sources.ZooKeeperChanges(zookeeper_hook.target_from_connection(conn), executor)
         else:
-            conn = await BaseHook.aget_connection(self.kafka_conn_id)
-            target = kafka_hook.target_from_connection(conn)
-            timeout_s = max(5.0, 2 * self.poll_interval_s)
-            source = change_sources.KRaftChanges(target, executor, self.poll_interval_s, timeout_s)
+            source = change_sources.KRaftChanges(kafka, executor, self.poll_interval_s, timeout_s)
+        if kafka is not None:
+            source = change_sources.WithGroupStates(
+                source, kafka, interval_s=self.poll_interval_s, request_timeout_s=timeout_s, selected=self._selected
+            )
         try:
             issues = await source.open()
         except BaseException:
@@ -257,6 +274,8 @@ def change_triggers(settings: Settings) -> list[ClusterChangeTrigger]:
             zookeeper_conn_id=c.zookeeper_conn_id,
             kafka_conn_id=c.kafka_conn_id,
             lake_root=settings.lake_root,
+            groups_include=c.groups_include,
+            groups_exclude=c.groups_exclude,
         )
         for c in settings.clusters
     ]

@@ -5,6 +5,9 @@ part's name to a plain value that compares equal exactly when that part did not 
 view is built from the four znodes the ZooKeeper-mode controller itself watches; a KRaft view from a
 cheap poll (DescribeCluster, DescribeQuorum, a digest of every partition's leader, ISR and ELR).
 
+Both views also hold the consumer groups without members (`sources.groups.state_poll`), what the group
+coordinators notice when a group's consumers all leave or die.
+
 A part whose source could not be parsed is `UNKNOWN` together with the `CollectionIssue` saying why:
 `merged` keeps the part's previous value then, so an answer that cannot be read is an issue to log,
 never a change (and never a crash).
@@ -42,6 +45,7 @@ QUORUM_VOTERS = "quorum_voters"
 PARTITIONS = "partitions"
 ISR_CHANGE_NOTIFICATIONS = "isr_change_notifications"
 REASSIGNMENT = "reassignment"
+GROUPS_WITHOUT_MEMBERS = "groups_without_members"
 
 
 def merged(before: View | None, after: View) -> dict[str, Hashable]:
@@ -144,3 +148,12 @@ def notifications_part(children: Iterable[str] | None) -> Hashable:
     """`/isr_change_notification` children: the pending notifications' names (the controller deletes
     what it reads, so a change shows as a name coming and going)."""
     return tuple(sorted(children or ()))
+
+
+# -- consumer groups ------------------------------------------------------------------------------
+
+
+def groups_without_members_part(group_ids: Iterable[str]) -> Hashable:
+    """The ids of the groups ListGroups gave as Empty or Dead, sorted: a group that loses its last member,
+    or gains its first, changes the part; one going from Empty to Dead does not."""
+    return tuple(sorted(set(group_ids)))

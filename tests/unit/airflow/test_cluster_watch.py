@@ -34,6 +34,8 @@ KWARGS: dict[str, Any] = {
     "zookeeper_conn_id": "zk_payments",
     "kafka_conn_id": "kafka_payments",
     "lake_root": "s3a://kafka-lake/prod",
+    "groups_include": "billing-.*",
+    "groups_exclude": "billing-test-.*",
     "poll_interval_s": 2.0,
     "min_gap_s": 5.0,
     "backoff_initial_s": 0.5,
@@ -58,10 +60,11 @@ def test_serializes_to_plain_values_and_back() -> None:
 @pytest.mark.parametrize(
     ("key", "value"),
     [("metadata_source", "zk"), ("poll_interval_s", 0), ("min_gap_s", -1.0), ("backoff_cap_s", float("nan")),
-     ("backoff_initial_s", True), ("poll_interval_s", "3")],
+     ("backoff_initial_s", True), ("poll_interval_s", "3"), ("groups_include", "billing-("),
+     ("groups_exclude", "*")],
 )  # fmt: skip
 def test_refuses_bad_parameters(key: str, value: Any) -> None:
-    with pytest.raises(ConfigError, match=key):
+    with pytest.raises(ConfigError, match=key.removeprefix("groups_")):
         ClusterChangeTrigger(**{**KWARGS, key: value})
 
 
@@ -72,7 +75,7 @@ def test_one_watcher_per_cluster_built_without_a_connection() -> None:
         clusters=(
             ClusterConfig("zk", zookeeper_conn_id="zk_zk", metadata_source="zookeeper"),
             ClusterConfig("kr", kafka_conn_id="kafka_kr", metadata_source="kraft"),
-            ClusterConfig("mixed"),
+            ClusterConfig("mixed", groups_include="orders-.*"),
         ),
     )
     asset = cluster_changes_asset(settings)
@@ -82,6 +85,7 @@ def test_one_watcher_per_cluster_built_without_a_connection() -> None:
     assert [(k["cluster"], k["metadata_source"]) for k in kwargs] == [("zk", "zookeeper"), ("kr", "kraft"),
                                                                       ("mixed", "auto")]  # fmt: skip
     assert {k["lake_root"] for k in kwargs} == {"/lake"}
+    assert [k["groups_include"] for k in kwargs] == [None, None, "orders-.*"]
 
 
 def test_unreadable_settings_leave_the_asset_without_watchers(

@@ -25,7 +25,6 @@ can be described because no coordinator answers, does the collection raise `Kafk
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -55,6 +54,7 @@ from kafka_ops.model.groups import (
 from kafka_ops.sources.admin import UNREACHABLE, AdminClient, AdminFactory, with_admin
 from kafka_ops.sources.groups.commit_log import CommitLog
 from kafka_ops.sources.groups.record_times import first_record_times
+from kafka_ops.sources.groups.selection import GroupSelection
 from kafka_ops.sources.groups.share import share_offsets
 from kafka_ops.sources.groups.transactions import read_transactions
 from kafka_ops.sources.groups.types import DESCRIBERS, group_type_of
@@ -141,23 +141,12 @@ class KafkaTarget:
         return GroupsAdminClient(bootstrap_servers=self.bootstrap_servers, **self.options)
 
 
-def _pattern(kind: str, value: str | None) -> re.Pattern[str] | None:
-    if value is None:
-        return None
-    try:
-        return re.compile(value)
-    except re.error as e:
-        raise ConfigError(f"group {kind} pattern {value!r} is not a valid regular expression: {e}") from None
-
-
 class GroupCollector:
     """Builds a `GroupSnapshot` of one cluster's groups.
 
-    `include` / `exclude` are regular expressions matched against the whole group id
-    (`re.fullmatch`); a group is collected when it matches `include` (or no include is given)
-    and does not match `exclude`. `commit_log`, when given, reads the collected groups' logged
-    commits (`commit_log.read_commit_log` bound to a cluster and a start time); what it cannot read
-    is an issue of kind `commit_log`.
+    `include` / `exclude` select the groups collected (`GroupSelection`). `commit_log`, when given,
+    reads the collected groups' logged commits (`commit_log.read_commit_log` bound to a cluster and a
+    start time); what it cannot read is an issue of kind `commit_log`.
     """
 
     def __init__(
@@ -174,15 +163,9 @@ class GroupCollector:
             raise ConfigError(f"group batch size must be at least 1, got {batch_size}")
         self.cluster = cluster
         self.admin_factory = admin_factory
-        self.include = _pattern("include", include)
-        self.exclude = _pattern("exclude", exclude)
+        self.selected = GroupSelection(include, exclude)
         self.batch_size = batch_size
         self.commit_log = commit_log
-
-    def selected(self, group_id: str) -> bool:
-        if self.include is not None and not self.include.fullmatch(group_id):
-            return False
-        return self.exclude is None or not self.exclude.fullmatch(group_id)
 
     def collect(self) -> GroupSnapshot:
         """Raises `KafkaUnreachable` when no broker answers, `CollectionFailed` when the groups
