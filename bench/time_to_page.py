@@ -18,6 +18,10 @@ taking turns, one at a time; for each it measures, from the kill:
 - **baseline**: when the Alertmanager notification of the baseline's alert for that cluster did;
 then starts the broker again and measures, from the restart, when kafka-ops resolved that page
 (`resolve`). The next fault waits until the cluster is healthy and the baseline's alert resolved.
+Then --group-stops consumer groups on each cluster (`stack.group_stops`): a Java consumer commits for
+20 s on a topic a producer writes to, then exits or is SIGKILLed (taking turns); timed from the stop to
+kafka-ops' page that the group is in ERR (Burrow's STOP), and from its consumer's return to the resolve;
+`collection_to_page_s` is the page's delay after the collection it was read from.
 Then an event storm on each cluster (`--storm`, on by default): every broker restarted in turn, as a
 rolling upgrade does; the snapshot runs it caused are counted (`storms`: `snapshot_runs` against its
 `bound`, one run per 5 s of storm), since each watcher event may start one.
@@ -25,8 +29,9 @@ rolling upgrade does; the snapshot runs it caused are counted (`storms`: `snapsh
 A page or resolve that never comes within --page-timeout-s counts as that timeout and is listed in
 `missed`. Last line: one JSON object: `p50_s`, `p95_s`, `max_s` (time to page, every fault),
 `floor_p95_s`, `baseline_p95_s`, `resolve_p95_s`, `faults` (each fault's figures), per cluster kind
-`by_kind`, `schedule`, `missed`, and `targets` (p95 <= 60 s, p95 <= floor p95 + 30 s, p95 below the
-baseline's) with whether each was met.
+`by_kind`, `groups` (the group stops: `p50_s`, `p95_s`, `max_s`, `collection_to_page_p50_s` and `_p95_s`,
+`resolve_p95_s`, `missed`, `faults`), `schedule`, `missed`, and `targets` (p95 <= 60 s, p95 <= floor
+p95 + 30 s, p95 below the baseline's) with whether each was met.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from kafka_ops.jars.fetch import var_dir  # noqa: E402
 from sandbox import KRaftSandbox, SandboxCluster  # noqa: E402
 from stack import baseline, paging  # noqa: E402
 from stack.airflow import ADMIN, AirflowApi  # noqa: E402
+from stack.group_stops import TimedGroupStops  # noqa: E402
 from stack.processes import poll  # noqa: E402
 from stack.soak import wait_for_first_snapshot  # noqa: E402
 from stack.time_to_page import NAMES, TimedKills, analysed, rolling_restart  # noqa: E402
@@ -71,6 +77,7 @@ def make_topics(cluster: SandboxCluster | KRaftSandbox, topics: int, partitions:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kills", type=int, default=10, help="broker kills on each cluster kind")
+    parser.add_argument("--group-stops", type=int, default=3, help="consumer groups stopped on each cluster kind")
     parser.add_argument("--topics", type=int, default=10, help="topics on each cluster (replication factor 3)")
     parser.add_argument("--partitions", type=int, default=6, help="partitions per topic")
     parser.add_argument("--schedule", default="*/5 * * * *", help="the snapshot DAG's cron heartbeat")
@@ -82,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="end with a rolling restart of each cluster's brokers, counting the runs")  # fmt: skip
     parser.add_argument("--root", type=Path, default=None, help="working folder (default: var/bench-time-to-page)")
     args = parser.parse_args(argv)
-    if args.kills < 1:
-        parser.error(f"--kills must be at least 1, got {args.kills}")
+    if args.kills < 0 or args.group_stops < 0 or args.kills + args.group_stops == 0:
+        parser.error(f"--kills and --group-stops: not negative, not both 0 (got {args.kills}, {args.group_stops})")
     # a run in the background ignores Ctrl-C: SIGTERM tears the stack and the clusters down as Ctrl-C does
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
@@ -111,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("no analysis run succeeded within 15 minutes of the first snapshot")
         kills = TimedKills(state, zk, kraft, timeout_s=args.page_timeout_s, with_baseline=True, api=api)
         faults = [kills.kill(mode) for _ in range(args.kills) for mode in ("zk", "kraft")]
+        stops = TimedGroupStops(state, zk, kraft, "orders-0", timeout_s=args.page_timeout_s, api=api,
+                                log_dir=root / "consumers")  # fmt: skip
+        groups = [stops.stop(mode) for _ in range(args.group_stops) for mode in ("zk", "kraft")]
         storms = (
             [rolling_restart(api, cluster, mode) for mode, cluster in (("zk", zk), ("kraft", kraft))]
             if args.storm
@@ -129,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "kills_per_kind": args.kills,
         **paging.summary(faults, args.page_timeout_s),
         "faults": faults,
+        "groups": {**paging.group_summary(groups, args.page_timeout_s), "faults": groups},
         "storms": storms,
         "minutes": round((time.monotonic() - began) / 60, 1),
     }

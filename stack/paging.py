@@ -26,14 +26,15 @@ def _received(record: dict[str, Any], after: datetime) -> datetime | None:
     return at if at >= after else None
 
 
-def first_page(records: list[dict[str, Any]], cluster: str, after: datetime) -> Page | None:
-    """The first kafka-ops page (an incident opened or escalated, not a reminder) about `cluster` after `after`."""
+def first_page(records: list[dict[str, Any]], cluster: str, after: datetime, title: str | None = None) -> Page | None:
+    """The first kafka-ops page (an incident opened or escalated, not a reminder) about `cluster` after `after`
+    (with `title` only, when given)."""
     for record in records:
         at, body = _received(record, after), record.get("body")
         if at is None or not isinstance(body, dict) or str(record.get("path", "")).startswith("/alertmanager/"):
             continue
         opened = OPEN.match(str(body.get("text", "")))
-        if opened and opened["cluster"] == cluster and not opened["reminder"]:
+        if opened and opened["cluster"] == cluster and not opened["reminder"] and title in (None, opened["title"]):
             return Page(at, opened["title"], problem_key(body))
     return None
 
@@ -118,4 +119,29 @@ def targets(result: dict[str, Any]) -> dict[str, Any]:
         "p95_le_60s": {"target": 60, "value": p95, "met": p95 <= 60},
         "p95_le_floor_plus_30s": {"target": round(floor + 30, 1), "value": p95, "met": p95 <= floor + 30},
         "p95_below_baseline": {"target": base, "value": p95, "met": p95 < base},
+    }
+
+
+def group_summary(stops: list[dict[str, Any]], timeout_s: float) -> dict[str, Any]:
+    """The figures over consumer group stops (`stack.group_stops`); a page or resolve that never came
+    counts as `timeout_s`, and the stop is listed in `missed`."""
+    if not stops:
+        return {"stops": 0}
+    pages = [f["page_s"] if f["page_s"] is not None else timeout_s for f in stops]
+    resolves = [f["resolve_s"] if f["resolve_s"] is not None else timeout_s for f in stops]
+    delays = [f["collection_to_page_s"] for f in stops if f.get("collection_to_page_s") is not None]
+    return {
+        "stops": len(stops),
+        "p50_s": percentile(pages, 0.5),
+        "p95_s": percentile(pages, 0.95),
+        "max_s": max(pages),
+        "collection_to_page_p50_s": percentile(delays, 0.5) if delays else None,
+        "collection_to_page_p95_s": percentile(delays, 0.95) if delays else None,
+        "resolve_p95_s": percentile(resolves, 0.95),
+        "missed": [
+            f"{f['cluster']} group {f['group']} {f['stop']} at {f['stopped_at']}: no {key.removesuffix('_s')}"
+            for f in stops
+            for key in ("page_s", "resolve_s")
+            if f[key] is None
+        ],
     }

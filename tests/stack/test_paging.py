@@ -19,7 +19,7 @@ from kafka_ops.alerting.incidents import Notification
 from kafka_ops.alerting.slack import payload
 from stack import baseline
 from stack.monitoring import write_json_yaml
-from stack.paging import first_alert, first_page, first_resolve, percentile, summary, targets
+from stack.paging import first_alert, first_page, first_resolve, group_summary, percentile, summary, targets
 
 pytestmark = pytest.mark.stack
 
@@ -46,6 +46,29 @@ def test_the_first_page_is_the_clusters_first_open_after_the_fault_not_a_reminde
     found = first_page(records, "sandbox-zk", T0)
     assert found is not None and found.at == T0 + timedelta(seconds=40) and found.title == "1 broker offline"
     assert first_page(records, "sandbox-other", T0) is None
+
+
+def test_a_group_stop_is_timed_to_its_own_groups_page() -> None:
+    """The page about the stopped group, not an earlier one about another group of the same cluster."""
+    other = Alert("sandbox-zk", "no_group_in_err:billing", "critical", "consumer group billing is in ERR", T0)
+    mine = Alert("sandbox-zk", "no_group_in_err:ttp-zk-1", "critical", "consumer group ttp-zk-1 is in ERR", T0)
+    records = [page(20, "open", other), page(50, "open", mine)]
+    found = first_page(records, "sandbox-zk", T0, "consumer group ttp-zk-1 is in ERR")
+    assert found is not None and found.at == T0 + timedelta(seconds=50) and found.key == "no_group_in_err:ttp-zk-1"
+
+
+def stop(page_s: float | None, resolve_s: float | None, delay_s: float | None = None) -> dict[str, Any]:
+    return {"cluster": "sandbox-kraft", "kind": "kraft", "group": "g", "stop": "left", "stopped_at": "10:00:00",
+            "page_s": page_s, "resolve_s": resolve_s, "collection_to_page_s": delay_s}  # fmt: skip
+
+
+def test_group_stops_count_a_missing_page_as_the_timeout_and_name_it() -> None:
+    result = group_summary([stop(60.0, 40.0, 30.0), stop(None, None), stop(80.0, 45.0, 35.0)], timeout_s=900)
+    assert (result["stops"], result["p50_s"], result["p95_s"], result["resolve_p95_s"]) == (3, 80.0, 900, 900)
+    assert (result["collection_to_page_p50_s"], result["collection_to_page_p95_s"]) == (30.0, 35.0)
+    assert result["missed"] == ["sandbox-kraft group g left at 10:00:00: no page", "sandbox-kraft group g left at "
+                                "10:00:00: no resolve"]  # fmt: skip
+    assert group_summary([], timeout_s=900) == {"stops": 0}
 
 
 def test_the_resolve_is_of_the_same_incident_after_the_restart() -> None:
