@@ -17,7 +17,10 @@ its band edge, so no byte moves twice; the lower bound on bytes moved is
 
 (what must leave the brokers above the band, and what must reach those below it). A move takes,
 from the broker furthest above its target, the smallest replica that closes the larger of the two
-gaps (best fit: the least overshoot), else the largest that fits (progress); receivers are tried
+gaps (best fit: the least overshoot), else the largest that fits (progress). A receiver holding fewer
+replicas than there are partitions per participant (a new broker) could not lead its share of them: for
+it the gap is divided by the replicas it lacks, so it receives replicas of about the bytes per partition
+it should lead rather than the fewest, largest ones (more moves, the same bytes). Receivers are tried
 by room, in 10 % buckets of their target, then lowest inbound bytes/s share (soft goal 2, when
 rates are known), then fewest replicas. A replica moves at most once and keeps its slot.
 
@@ -115,6 +118,8 @@ class LoadBalancer:
         drained_bytes = sum(load.size(tp) for b in self.drained for tp in self.queue[b])
         self.drained_bytes = drained_bytes
         self.target, self.tol = self._targets(drained_bytes)
+        self.lead_share = len(layout.replicas) / max(1, len(self.participants))
+        """Partitions per participant: what each should be able to lead, so what each should at least hold."""
 
     def _targets(self, drained_bytes: float) -> tuple[dict[int, float], dict[int, float]]:
         caps = [self.load.disk_capacity.get(b) for b in self.participants]
@@ -258,45 +263,45 @@ class LoadBalancer:
         """Move bytes from brokers above their target to brokers below it until every broker is in
         its band, or no move that keeps the hard goals helps (see the module docstring)."""
         stuck: set[int] = set()
+        participants, used, target, tol = self.participants, self.used, self.target, self.tol
         while not self._capped():
-            sources = [b for b in self.participants if b not in stuck and self.queue[b]]
+            dev = {b: used.get(b, 0.0) - target[b] for b in participants}  # once per move: 1M replicas, 200 brokers
+            sources = [b for b in participants if b not in stuck and self.queue[b]]
             if not sources:
                 return
-            source = max(sources, key=lambda b: (self._dev(b), -b))
-            over = self._dev(source) - self.tol[source]
-            under = max(-self._dev(b) - self.tol[b] for b in self.participants)
+            source = max(sources, key=lambda b: (dev[b], -b))
+            over = dev[source] - tol[source]
+            under = max(-dev[b] - tol[b] for b in participants)
             if over <= 0 and under <= 0:
                 return
-            if not self._give(source, over):
+            if not self._give(source, over, dev):
                 stuck.add(source)
 
-    def _dev(self, b: int) -> float:
-        return self.used.get(b, 0.0) - self.target[b]
-
-    def _give(self, source: int, over: float) -> bool:
+    def _give(self, source: int, over: float, dev: dict[int, float]) -> bool:
         give = self.used[source] - (self.target[source] - self.tol[source])
-        for dest in self._receivers(source):
+        for dest in self._receivers(source, dev):
             room = self.target[dest] + self.tol[dest] - self.used.get(dest, 0.0)
-            need = max(over, -self._dev(dest) - self.tol[dest])
+            need = max(over, -dev[dest] - self.tol[dest])
             if need <= 0:
                 continue
-            found = self._pick(source, dest, need, min(give, room))
+            short = self.lead_share - self.layout.count[dest]  # a new broker: too few replicas to lead its share
+            found = self._pick(source, dest, need / short if short > 1 else need, min(give, room))
             if found is not None:
                 self._move(self.queue[source][found], source, dest, found)
                 return True
         return False
 
-    def _receivers(self, source: int) -> list[int]:
+    def _receivers(self, source: int, dev: dict[int, float]) -> list[int]:
         rates = self.load.has_rates
         cap_in = self.load.network_in_capacity
 
         def key(b: int) -> tuple[int, float, int, int]:
             target = self.target[b] or 1.0
-            bucket = int((target - self.used.get(b, 0.0)) / target * 10)
+            bucket = int(-dev[b] / target * 10)
             net = self.bytes_in.get(b, 0.0) / (cap_in.get(b) or 1.0) if rates else 0.0
             return -bucket, net, self.layout.count[b], b
 
-        return sorted((b for b in self.participants if b != source and self._dev(b) < self.tol[b]), key=key)
+        return sorted((b for b in self.participants if b != source and dev[b] < self.tol[b]), key=key)
 
     def _pick(self, source: int, dest: int, need: float, most: float) -> int | None:
         """Index in `source`'s queue of the replica to move to `dest`: the smallest of at least

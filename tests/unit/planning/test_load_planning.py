@@ -111,6 +111,21 @@ def test_balance_reaches_the_byte_lower_bound_when_partitions_are_fine_grained()
     assert max(after.values()) <= 75 * GB * 1.02 and min(after.values()) >= 75 * GB * 0.98
 
 
+def test_a_new_broker_receives_enough_replicas_to_lead_its_share_not_the_fewest_that_fill_it() -> None:
+    """Two brokers hold 30 partitions of 1..30 GB; a third joins. Filled by the fewest, largest replicas it
+    would hold about 6 and could lead only those, a fifth of its share (10); replicas of about the bytes it
+    needs per partition it should lead fill it as well, to the same band."""
+    topics: Assignment = {f"t{gb}": {0: (1 + gb % 2,)} for gb in range(1, 31)}
+    snap = sized({1: None, 2: None, 3: None}, topics, {f"t{gb}": gb * GB for gb in range(1, 31)})
+    plan = plan_replica_balance(snap, load=cluster_load(snap))
+    check_invariants(plan, snap)
+    received = [m for m in plan.reassignments if 3 in m.added]
+    assert len(received) >= 9, [m.topic for m in received]
+    after = disks(plan.brokers)
+    assert all(abs(after[b] - 155 * GB) <= 0.02 * 155 * GB + 30 * GB for b in (1, 2, 3)), after  # type: ignore[operator]
+    assert float(plan.figures["bytes_over_lower_bound"]) <= 1.2
+
+
 def test_balance_follows_capacities_and_keeps_racks() -> None:
     racks: dict[int, str | None] = {1: "a", 2: "b", 3: "a", 4: "b"}
     topics: Assignment = {"t": {p: (1, 2) for p in range(40)}}
