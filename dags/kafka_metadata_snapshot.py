@@ -55,7 +55,8 @@ change the cluster's controller notices: on ZooKeeper, watches on `/brokers/ids`
 `/isr_change_notification` and `/admin/reassign_partitions`; on KRaft, a poll every 3 s of the brokers
 and their fencing, the quorum's leader, epoch and voters, and a digest of every partition's leader,
 ISR and ELR; on both, through the Kafka connection, the selected consumer groups without members (a
-ListGroups every 3 s: a group whose consumers all stopped is collected at once). Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs), and
+ListGroups every 3 s: a group whose consumers all stopped is collected at once, and again about two
+minutes later, when Burrow's rules can rate it STOP). Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs), and
 only while this DAG is unpaused (Airflow registers an asset's watchers for active, unpaused DAGs). The
 asset event's `extra.payload` says which `cluster`, what `changes`, `first_noticed_at`, `emitted_at`.
 A watcher sends at most one event per 5 s (changes inside the gap are folded into the next one); one

@@ -7,7 +7,8 @@ a few parts (`sources.change_digest`): on ZooKeeper, four watches on what the Zo
 watches (`sources.zookeeper.change_watch`); on KRaft, a cheap poll every `poll_interval_s`
 (`sources.kraft.change_poll`); on both, through the cluster's Kafka connection, the consumer groups
 without members, polled as often (`sources.groups.state_poll`: a group whose consumers all stopped is
-collected at once). A part that changes is an event, at most one per `min_gap_s`
+collected at once, and once more `GROUP_STOP_RECHECK_S` later, when Burrow's rules can rate it STOP:
+the change `groups_stop_due`). A part that changes is an event, at most one per `min_gap_s`
 (`watch_pacing.EventGate`: changes inside the gap are folded into the next event). Its payload:
 `cluster`, `source` ("ZooKeeper" / "KRaft"), `changes` (the parts, e.g. ["brokers", "controller"]),
 `first_noticed_at`, `emitted_at` (ISO times) and `notices` (readings folded into it).
@@ -29,7 +30,7 @@ import logging
 import math
 from collections.abc import AsyncIterator, Hashable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from airflow.sdk import Asset, AssetWatcher
@@ -56,6 +57,10 @@ POLL_INTERVAL_S = 3.0
 MIN_GAP_S = 5.0
 BACKOFF_INITIAL_S = 1.0
 BACKOFF_CAP_S = 60.0
+GROUP_STOP_RECHECK_S = 115.0
+"""After a group loses its members, one more event this much later: Burrow's rules hold STOP back while the
+consumer was at the head within the last 100 s (`detectors.lag_status.RECENT_HEAD_S`), so the collection
+the loss itself started usually rates the group OK, and this one can rate it STOP."""
 IDLE_READ_S = 1.0
 """How long one read waits when no event is pending (a ZooKeeper session's suspension is checked as often)."""
 
@@ -109,6 +114,8 @@ class ClusterChangeTrigger(BaseEventTrigger):
         self._status: dict[str, Any] = {"state": None, "since": None, "failures": 0, "backoff_s": 0.0, "error": None,
                                         "events": 0, "last_event_at": None, "issues": 0}  # fmt: skip
         """What the watch status document says (`sources.watch_status`)."""
+        self._rechecks: list[datetime] = []
+        """When to note `groups_stop_due` for the groups that lost their members (`GROUP_STOP_RECHECK_S`)."""
         self._view: dict[str, Hashable] | None = None
         """The parts last read; kept across reconnections (what changed meanwhile is an event)."""
 
@@ -160,10 +167,18 @@ class ClusterChangeTrigger(BaseEventTrigger):
         self, source: ChangeSource, gate: EventGate, executor: ThreadPoolExecutor
     ) -> AsyncIterator[TriggerEvent]:
         """Read `source` for ever, noting what changed in the gate; an event whenever the gate lets one go."""
-        from kafka_ops.sources.change_digest import changed_parts, merged  # noqa: PLC0415
+        from kafka_ops.sources.change_digest import (  # noqa: PLC0415
+            GROUPS_STOP_DUE,
+            changed_parts,
+            groups_that_lost_members,
+            merged,
+        )
 
         while True:
             now = datetime.now(UTC)
+            if self._rechecks and self._rechecks[0] <= now:
+                self._rechecks = [t for t in self._rechecks if t > now]
+                gate.note([GROUPS_STOP_DUE], now)
             wait = gate.wait_s(now)
             if wait == 0:
                 payload = {"cluster": self.cluster, "source": source.kind, **gate.take(now)}
@@ -177,7 +192,10 @@ class ClusterChangeTrigger(BaseEventTrigger):
             self._log_issues(source, issues)
             if found:
                 new = merged(self._view, {**(self._view or {}), **found})
-                gate.note(changed_parts(self._view, new), datetime.now(UTC))
+                noticed = datetime.now(UTC)
+                gate.note(changed_parts(self._view, new), noticed)
+                if groups_that_lost_members(self._view, new):
+                    self._rechecks.append(noticed + timedelta(seconds=GROUP_STOP_RECHECK_S))
                 self._view = new
 
     async def _open(self, executor: ThreadPoolExecutor) -> ChangeSource:

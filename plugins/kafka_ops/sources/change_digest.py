@@ -46,6 +46,8 @@ PARTITIONS = "partitions"
 ISR_CHANGE_NOTIFICATIONS = "isr_change_notifications"
 REASSIGNMENT = "reassignment"
 GROUPS_WITHOUT_MEMBERS = "groups_without_members"
+GROUPS_STOP_DUE = "groups_stop_due"
+"""Not a part: the change a watch notes once Burrow's rules can rate a group that lost its members STOP."""
 
 
 def merged(before: View | None, after: View) -> dict[str, Hashable]:
@@ -157,3 +159,11 @@ def groups_without_members_part(group_ids: Iterable[str]) -> Hashable:
     """The ids of the groups ListGroups gave as Empty or Dead, sorted: a group that loses its last member,
     or gains its first, changes the part; one going from Empty to Dead does not."""
     return tuple(sorted(set(group_ids)))
+
+
+def groups_that_lost_members(before: View | None, after: View) -> list[str]:
+    """The groups without members in `after` that had members in `before` (none when either is unknown)."""
+    old, new = (before or {}).get(GROUPS_WITHOUT_MEMBERS, UNKNOWN), after.get(GROUPS_WITHOUT_MEMBERS, UNKNOWN)
+    if not isinstance(old, tuple) or not isinstance(new, tuple):
+        return []
+    return sorted(set(new) - set(old))

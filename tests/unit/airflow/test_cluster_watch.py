@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import json
 import logging
+import time
 from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from airflow.serialization.serialized_objects import BaseSerialization
 from kafka_ops.airflow import cluster_watch
 from kafka_ops.airflow.change_sources import ZooKeeperChanges
 from kafka_ops.airflow.cluster_watch import ClusterChangeTrigger, cluster_changes_asset
+from kafka_ops.detectors.lag_status import RECENT_HEAD_S
 from kafka_ops.errors import ConfigError, KafkaUnreachable
 from kafka_ops.model.cluster import CollectionIssue, ZnodeStat
 from kafka_ops.settings import ClusterConfig, Settings
@@ -175,6 +177,47 @@ def test_an_answer_that_cannot_be_decoded_is_logged_and_the_trigger_goes_on(
     assert payload["cluster"] == "c1" and payload["changes"] == ["brokers"]
     # the trigger logs through Airflow's structlog (the triggerer's per-trigger log), printed here
     assert "collection issue at scripted: DescribeQuorum: answer cannot be decoded" in capsys.readouterr().out
+
+
+def test_a_group_that_lost_its_members_is_an_event_then_one_more_when_stop_can_be_due(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loss starts a collection at once, which Burrow's "at the head within 100 s" rule usually rates
+    OK; the second event comes when STOP can be due. A group regaining members, or an unknown listing, is
+    no loss."""
+    source = ScriptedSource([
+        ({"groups_without_members": ("idle",)}, []),  # the baseline
+        ({"groups_without_members": UNKNOWN}, []),  # a coordinator did not answer: no change
+        ({"groups_without_members": ("billing", "idle")}, []),  # billing's consumers stopped
+        ({"groups_without_members": ("billing",)}, []),  # idle got a member: a change, not a loss
+    ])  # fmt: skip
+
+    async def open_scripted(self: ClusterChangeTrigger, executor: object) -> ScriptedSource:
+        return source
+
+    monkeypatch.setattr(ClusterChangeTrigger, "_open", open_scripted)
+    monkeypatch.setattr(cluster_watch, "GROUP_STOP_RECHECK_S", 0.5)
+    trigger = ClusterChangeTrigger(cluster="c1", metadata_source="kraft", min_gap_s=0.2)
+
+    async def events(count: int) -> list[tuple[float, dict[str, Any]]]:
+        run, got, start = trigger.run(), [], time.monotonic()
+        try:
+            for _ in range(count):
+                event = await asyncio.wait_for(anext(run), 5)
+                got.append((time.monotonic() - start, event.payload))
+            with pytest.raises(TimeoutError):  # one recheck for one loss
+                await asyncio.wait_for(anext(run), 1.0)
+        finally:
+            await run.aclose()
+        return got
+
+    (t1, lost), (_, regained), (t3, due) = asyncio.run(events(3))
+    assert lost["changes"] == regained["changes"] == ["groups_without_members"]
+    assert due["changes"] == ["groups_stop_due"] and t3 - t1 >= 0.4
+
+
+def test_stop_is_rechecked_after_the_at_the_head_rule_lets_go() -> None:
+    assert cluster_watch.GROUP_STOP_RECHECK_S > RECENT_HEAD_S
 
 
 # -- an unreachable cluster: backoff, logged and recorded; never an event, never a dead trigger ------------

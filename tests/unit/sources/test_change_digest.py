@@ -114,3 +114,14 @@ def test_notifications_part() -> None:
         "isr_change_0000000002",
     )
     assert parts.notifications_part(None) == ()
+
+
+def test_groups_that_lost_their_members_are_the_new_ones_without() -> None:
+    before = {parts.GROUPS_WITHOUT_MEMBERS: parts.groups_without_members_part(["idle"])}
+    after = {parts.GROUPS_WITHOUT_MEMBERS: parts.groups_without_members_part(["idle", "b", "b"])}
+    assert after[parts.GROUPS_WITHOUT_MEMBERS] == ("b", "idle")
+    assert parts.groups_that_lost_members(before, after) == ["b"]
+    assert parts.groups_that_lost_members(after, before) == []  # b got a member back
+    unknown = {parts.GROUPS_WITHOUT_MEMBERS: parts.UNKNOWN}
+    assert parts.groups_that_lost_members(unknown, after) == []
+    assert parts.groups_that_lost_members(None, after) == []  # the first reading is the baseline
