@@ -49,19 +49,20 @@ host = bootstrap servers, allowlisted security extras) and the ZooKeeper connect
 `timeout_s`, `use_tls`, `ca_file`, `cert_file`, `key_file`, `verify_hostname`. Unknown extras
 are refused.
 
-**Schedule.** A heartbeat, `$KAFKA_OPS_SNAPSHOT_SCHEDULE` (cron, UTC), default every 5 minutes, OR
-the asset `kafka_ops_cluster_changes`, which an asset watcher per cluster updates within seconds of a
+**Schedule.** A heartbeat, `$KAFKA_OPS_SNAPSHOT_SCHEDULE` (cron, UTC), default every 5 minutes, OR the
+asset `kafka_ops_cluster_changes`, which an asset watcher per cluster updates within seconds of a
 change the cluster's controller notices: on ZooKeeper, watches on `/brokers/ids`, `/controller`,
 `/isr_change_notification` and `/admin/reassign_partitions`; on KRaft, a poll every 3 s of the brokers
 and their fencing, the quorum's leader, epoch and voters, and a digest of every partition's leader,
 ISR and ELR; on both, through the Kafka connection, the selected consumer groups without members (a
 ListGroups every 3 s: a group whose consumers all stopped is collected at once, and again about two
-minutes later, when Burrow's rules can rate it STOP). Each watcher runs in Airflow's **triggerer** (without one, only the heartbeat runs), and
-only while this DAG is unpaused (Airflow registers an asset's watchers for active, unpaused DAGs). The
-asset event's `extra.payload` says which `cluster`, what `changes`, `first_noticed_at`, `emitted_at`.
-A watcher sends at most one event per 5 s (changes inside the gap are folded into the next one); one
-that cannot reach its cluster retries with a backoff (1 s doubling to 60 s), logged in the triggerer
-and written to `<lake>/_watch/<cluster>.json` (the metrics page's `kafka_ops_watch_*`).
+minutes later, when Burrow's rules can rate it STOP). Each watcher runs in Airflow's **triggerer**
+(without one, only the heartbeat runs), and only while this DAG is unpaused (Airflow registers an
+asset's watchers for active, unpaused DAGs). The asset event's `extra.payload` says which `cluster`,
+what `changes`, `first_noticed_at`, `emitted_at`. A watcher sends at most one event per 5 s (changes
+inside the gap are folded into the next one); one that cannot reach its cluster retries with a backoff
+(1 s doubling to 60 s), logged in the triggerer and written to `<lake>/_watch/<cluster>.json` (the
+metrics page's `kafka_ops_watch_*`).
 
 One run at a time (`max_active_runs=1`), no catch-up (a missed snapshot cannot be taken in the past).
 Changes during a run coalesce into exactly one more run: Airflow queues an asset event for this DAG as
