@@ -217,10 +217,13 @@ class ClusterChangeTrigger(BaseEventTrigger):
         timeout_s = max(5.0, 2 * self.poll_interval_s)
         try:
             kafka = kafka_hook.target_from_connection(await BaseHook.aget_connection(self.kafka_conn_id))
-        except AirflowNotFoundException:
+        except (AirflowNotFoundException, ConfigError) as e:
             if source_kind == "kraft":
                 raise
-            kafka = None  # a ZooKeeper cluster without its Kafka connection: no group collection either
+            # ZooKeeper is watched regardless; the groups cannot be (the group collection fails the same way)
+            self.log.warning("cluster %s: no watch of its consumer groups: connection %r: %s", self.cluster,
+                             self.kafka_conn_id, e)  # fmt: skip
+            kafka = None
         if source_kind == "zookeeper" or kafka is None:
             conn = await BaseHook.aget_connection(self.zookeeper_conn_id)
             source = change_sources.ZooKeeperChanges(zookeeper_hook.target_from_connection(conn), executor)

@@ -229,9 +229,12 @@ def test_unreachable_zookeeper_backs_off_and_says_so(
     closed = f"127.0.0.1:{free_port()}"  # nothing listens there
     monkeypatch.setenv("AIRFLOW_CONN_ZK_DOWN", json.dumps(
         {"conn_type": "zookeeper", "host": closed, "extra": {"timeout_s": 0.3}}))  # fmt: skip
+    # its Kafka connection is wrong too: the groups go unwatched, said once per try; ZooKeeper's error is the one
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_TYPO", json.dumps(
+        {"conn_type": "kafka_admin", "host": "127.0.0.1:9092", "extra": {"securty_protocol": "SSL"}}))  # fmt: skip
     trigger = ClusterChangeTrigger(
-        cluster="down", metadata_source="zookeeper", zookeeper_conn_id="zk_down", lake_root=str(tmp_path),
-        backoff_initial_s=0.1, backoff_cap_s=0.4,
+        cluster="down", metadata_source="zookeeper", zookeeper_conn_id="zk_down", kafka_conn_id="kafka_typo",
+        lake_root=str(tmp_path), backoff_initial_s=0.1, backoff_cap_s=0.4,
     )  # fmt: skip
     store = WatchStatusStore(tmp_path)
 
@@ -256,9 +259,11 @@ def test_unreachable_zookeeper_backs_off_and_says_so(
     assert status is not None and status.state == "backing_off"
     assert status.failures >= 4 and status.backoff_s == 0.4  # 0.1, 0.2, 0.4, 0.4, ...: capped
     assert "ZooKeeperUnreachable" in (status.error or "")
-    warnings = [line for line in capsys.readouterr().out.splitlines() if "cannot watch" in line]
+    out = capsys.readouterr().out
+    warnings = [line for line in out.splitlines() if "cannot watch" in line]
     assert "try 1 failed, next in 0.1s" in warnings[0] and "try 3 failed, next in 0.4s" in warnings[2]
     assert closed in warnings[0]
+    assert "no watch of its consumer groups: connection 'kafka_typo'" in out and "securty_protocol" in out
 
 
 def test_a_missing_connection_is_retried_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
