@@ -31,7 +31,7 @@ from stack.airflow import AirflowApi
 from stack.processes import poll
 from stack.soak import ANALYSIS, SNAPSHOT
 from stack.state import State
-from stack.time_to_page import NAMES, seconds
+from stack.time_to_page import NAMES, at, ended_runs, seconds
 from stack.webhook import read_received
 
 log = logging.getLogger(__name__)
@@ -138,15 +138,8 @@ def collection_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict
     after it (the change watch's), the end of the last one that ended before the paging analysis started
     (the groups it read), and the page's delay from that collection."""
 
-    def runs(dag_id: str) -> list[dict[str, Any]]:
-        found = api.get(f"dags/{dag_id}/dagRuns", start_date_gte=start.isoformat(), order_by="start_date", limit=100)
-        return [r for r in found["dag_runs"] if r.get("end_date")]
-
-    def at(value: str) -> datetime:
-        return datetime.fromisoformat(value)
-
-    snapshots = [r for r in runs(SNAPSHOT) if r["state"] == "success"]
-    analysis = next((r for r in runs(ANALYSIS) if at(r["end_date"]) >= paged), None)
+    snapshots = [r for r in ended_runs(api, SNAPSHOT, start) if r["state"] == "success"]
+    analysis = next((r for r in ended_runs(api, ANALYSIS, start) if at(r["end_date"]) >= paged), None)
     read = None
     if analysis is not None:
         read = max((at(r["end_date"]) for r in snapshots if at(r["end_date"]) <= at(analysis["start_date"])),

@@ -140,19 +140,23 @@ def _unfenced(kraft: KRaftSandbox) -> set[int]:
         return {b["broker_id"] for b in admin.describe_cluster()["brokers"]}
 
 
+def ended_runs(api: AirflowApi, dag_id: str, start: datetime) -> list[dict[str, Any]]:
+    """`dag_id`'s runs that started at or after `start` and have ended, in the order they started."""
+    found = api.get(f"dags/{dag_id}/dagRuns", start_date_gte=start.isoformat(), order_by="start_date", limit=100)
+    return [r for r in found["dag_runs"] if r.get("end_date")]
+
+
+def at(value: str) -> datetime:
+    """An Airflow API time (ISO 8601)."""
+    return datetime.fromisoformat(value)
+
+
 def runs_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict[str, float | None]:
     """Where a page's time went, in seconds from the fault: the end of the first snapshot run that started
     after it, and the start and end of the analysis run that sent the page (the first to end after it)."""
 
-    def runs(dag_id: str) -> list[dict[str, Any]]:
-        found = api.get(f"dags/{dag_id}/dagRuns", start_date_gte=start.isoformat(), order_by="start_date", limit=50)
-        return [r for r in found["dag_runs"] if r.get("end_date")]
-
-    def at(value: str) -> datetime:
-        return datetime.fromisoformat(value)
-
-    snapshot = next((r for r in runs(SNAPSHOT) if r["state"] == "success"), None)
-    analysis = next((r for r in runs(ANALYSIS) if at(r["end_date"]) >= paged), None)
+    snapshot = next((r for r in ended_runs(api, SNAPSHOT, start) if r["state"] == "success"), None)
+    analysis = next((r for r in ended_runs(api, ANALYSIS, start) if at(r["end_date"]) >= paged), None)
     return {
         "snapshot_done_s": seconds(start, at(snapshot["end_date"]) if snapshot else None),
         "paging_analysis_started_s": seconds(start, at(analysis["start_date"]) if analysis else None),
