@@ -35,7 +35,10 @@ DOC_MD = """
 
 **What it does.** Scheduled on the assets `kafka_ops_snapshots` and `kafka_ops_group_snapshots`:
 each time the snapshot DAG commits a batch, this DAG runs the matching Spark job for every
-cluster that just got one (a manual run analyses every configured cluster with both jobs).
+cluster that just got one (a manual run analyses every configured cluster with both jobs). Runs go
+one at a time; each analyses the cluster's newest batch when it starts (not the older one that
+created it, so a run queued behind a long one never analyses a stale batch), and leaves out a job
+whose newest batch an earlier run analysed (its log says so).
 
 * `analyse_cluster` (`spark_jobs/cluster_health.py`, on ZooKeeper snapshots): ISR health
   (under-replicated, under-min-ISR, at-min-ISR, offline), ISR shrink/expand events, time
@@ -46,6 +49,10 @@ cluster that just got one (a manual run analyses every configured cluster with b
   partition and group by Burrow's rules (OK, WARN, STALL, STOP, REWIND; groups roll up to ERR),
   lag in seconds (Kafka Lag Exporter's interpolation), and assignor skew with a what-if of
   Kafka's own assignors on the group's real members.
+* `page_groups`: as soon as `analyse_groups` published, pages (and resolves) the consumer groups
+  the group gates fail (ERR or WARN, retention about to take unconsumed records, a hanging
+  transaction): the consumer-status path never waits on the cluster-health job or the report.
+  `send_alerts` judges every incident again at the end of the run; an open one is not paged twice.
 
 Each job reads the last day of its batches from the lake and writes one findings table per
 detector output, atomically (commit log `analysis_runs`).
@@ -120,7 +127,8 @@ JARS = "{{ ti.xcom_pull(task_ids='spark_jars') }}"
 def kafka_health_analysis() -> None:
     @task
     def analysis_targets() -> list[dict[str, Any]]:
-        """One target per cluster: the batches that triggered this run (all clusters' latest if manual)."""
+        """One target per cluster its events name: each triggered job's newest batch not analysed yet
+        (all clusters' latest if manual)."""
         from kafka_ops.airflow.analysis_arguments import analysis_targets
         from kafka_ops.settings import load_settings
 
@@ -215,11 +223,11 @@ def kafka_health_analysis() -> None:
         )
     ]
     jars >> analysed
+    analysed[1] >> page_groups.expand(target=targets)
     gated = health_gates.expand(target=targets)
     analysed >> gated
     sent = send_alerts.expand(gated=gated)
-    sent >> health_report.expand(gated=gated)
-    sent >> auto_election.expand(gated=gated)
+    sent >> [health_report.expand(gated=gated), auto_election.expand(gated=gated)]
 
 
 def _analysis(task_id: str, job: str, arguments: Any) -> Any:
@@ -243,6 +251,15 @@ def _analysis(task_id: str, job: str, arguments: Any) -> Any:
         return analyse_on_connect(SPARK_CONNECT_CONN_ID, job, application_args)
 
     return analyse_on_spark_connect.expand(application_args=arguments)
+
+
+@task(trigger_rule=TriggerRule.NONE_FAILED, map_index_template="{{ task.op_kwargs['target']['cluster'] }}")
+def page_groups(target: dict[str, Any]) -> dict[str, Any]:
+    """The consumer groups' pages and resolves (the group gates only) as soon as their analysis is
+    published: they never wait on the cluster-health job; `send_alerts` judges them again."""
+    from kafka_ops.airflow.health_tasks import group_pages
+
+    return group_pages(target, _run_time(), DAG_ID, get_current_context()["run_id"])  # type: ignore[arg-type]
 
 
 def _run_time() -> datetime:

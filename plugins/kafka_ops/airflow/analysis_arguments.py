@@ -1,17 +1,23 @@
 """What an analysis DAG run analyses: one target per cluster, and the Spark jobs' arguments.
 
-A run triggered by asset events analyses exactly the batches that triggered it: a ZooKeeper
-snapshot triggers the cluster-health job, a group collection the consumer-group job. A run with
-no triggering events (manual, from the UI) analyses every configured cluster's latest batches,
-with both jobs where the cluster has batches for them. A run with the `as_of` Param (a Delta lake's
-time travel) analyses, per cluster, the batches that were the latest at that time, and carries the
-Param in its targets so validation, gates, alerts and the report know the run is about the past.
+A run triggered by asset events analyses, for each cluster and job its events name (a ZooKeeper
+snapshot triggers the cluster-health job, a group collection the consumer-group job), the cluster's
+newest batch when the run starts, pinned for the run's validation, jobs and gates: runs go one at a
+time, so a run queued behind a long one would otherwise analyse a batch that newer ones have made
+stale, and the newest (a consumer group gone to STOP, say) would wait for every run before its own.
+A job whose newest batch an earlier run already analysed is left out (a run whose every job is left
+out does nothing). A run with no triggering events (manual, from the UI) analyses every configured
+cluster's latest batches, with both jobs where the cluster has batches for them. A run with the
+`as_of` Param (a Delta lake's time travel) analyses, per cluster, the batches that were the latest
+at that time, and carries the Param in its targets so validation, gates, alerts and the report know
+the run is about the past.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, fields
 from datetime import datetime
@@ -21,9 +27,11 @@ from kafka_ops.analysis.runner import parse_as_of
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.errors import ConfigError
 from kafka_ops.lake.open import lake_of
-from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class Target(TypedDict):
@@ -51,19 +59,7 @@ def analysis_targets(
     if as_of is not None and as_of != "":
         return as_of_targets(settings, as_of)
     if events:
-        snapshots = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(snapshot_asset, ())}
-        groups = {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(group_asset, ())}
-        return [
-            Target(
-                cluster=c.name,
-                zookeeper=c.name in snapshots,
-                snapshot_id=snapshots.get(c.name),
-                groups=c.name in groups,
-                group_snapshot_id=groups.get(c.name),
-            )
-            for c in settings.clusters
-            if c.name in snapshots or c.name in groups
-        ]
+        return newest_targets(settings, events, snapshot_asset, group_asset)
     lake = lake_of(settings)
     targets = []
     for c in settings.clusters:
@@ -73,6 +69,47 @@ def analysis_targets(
             targets.append(Target(cluster=c.name, zookeeper=has_snapshot, snapshot_id=None, groups=has_groups,
                                   group_snapshot_id=None))  # fmt: skip
     return targets
+
+
+def newest_targets(
+    settings: Settings, events: Mapping[Any, Iterable[Any]], snapshot_asset: Any, group_asset: Any
+) -> list[Target]:
+    """For each configured cluster and job the events name, the cluster's newest batch of that job's
+    commit log (the event's own when the lake lists none), unless an earlier run analysed it already."""
+    triggered = {
+        COMMIT_TABLE: {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(snapshot_asset, ())},
+        GROUP_COMMIT_TABLE: {e.extra.get("cluster"): e.extra.get("snapshot_id") for e in events.get(group_asset, ())},
+    }
+    lake = lake_of(settings)
+    targets = []
+    for c in settings.clusters:
+        batch = {
+            table: newest_unanalysed(lake, c.name, table, by_cluster[c.name])
+            for table, by_cluster in triggered.items()
+            if c.name in by_cluster
+        }
+        snapshot, groups = batch.get(COMMIT_TABLE), batch.get(GROUP_COMMIT_TABLE)
+        if snapshot is not None or groups is not None:
+            targets.append(Target(cluster=c.name, zookeeper=snapshot is not None, snapshot_id=snapshot,
+                                  groups=groups is not None, group_snapshot_id=groups))  # fmt: skip
+    return targets
+
+
+def newest_unanalysed(lake: Lake, cluster: str, commit_table: str, triggered: str | None) -> str | None:
+    """The newest batch of `cluster` in `commit_table` (`triggered`, the event's, when the log lists
+    none), or None when the analysis of that batch is published already (its `analysis_runs` row:
+    rows are dated by the analysed batch's capture, so the newest analysed one is read from the
+    newest day or two)."""
+    newest = lake.latest_snapshot_id(cluster, commit_table) or triggered
+    analysed = lake.latest_commits(cluster, ANALYSIS_COMMIT_TABLE, keep=lambda row: row["source"] == commit_table)
+    if newest is not None and analysed and analysed[0]["snapshot_id"] == newest:
+        log.info("cluster %s: %s batch %s is analysed already (an earlier run): not analysed again", cluster,
+                 commit_table, newest)  # fmt: skip
+        return None
+    if newest != triggered:
+        log.info("cluster %s: analysing %s batch %s, the newest, instead of %s that triggered the run", cluster,
+                 commit_table, newest, triggered)  # fmt: skip
+    return newest
 
 
 def as_of_targets(settings: Settings, as_of: object) -> list[Target]:

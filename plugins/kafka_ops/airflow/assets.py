@@ -12,8 +12,8 @@ from airflow.sdk import Asset
 SNAPSHOT_ASSET = Asset(name="kafka_ops_snapshots", uri="x-kafka-ops://lake/snapshots")
 """Updated once per cluster each time a snapshot is committed to the lake.
 
-The event's `extra` carries `cluster`, `snapshot_id` and `lake_root`, so a consumer can read
-exactly the snapshots that triggered it.
+The event's `extra` carries `cluster`, `snapshot_id` and `lake_root`: which cluster got a new
+snapshot, and which one (the analysis DAG reads the cluster's newest when its run starts).
 """
 
 

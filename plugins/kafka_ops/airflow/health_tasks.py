@@ -19,7 +19,7 @@ from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.airflow.snapshot_paging import run_link
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
-from kafka_ops.alerting.firing import analysis_judgement, firing_alerts
+from kafka_ops.alerting.firing import GROUP_JUDGEMENT, analysis_judgement, firing_alerts, group_alerts
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.report.model import ReportLinks
@@ -96,6 +96,37 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
         judgement=analysis_judgement(lake, cluster.name, gate_report),
     )
     return sent.to_dict()
+
+
+def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
+    """Page or resolve the cluster's consumer groups (the group gates' incidents only) as soon as the
+    groups' analysis is published, without waiting for the cluster-health job, the other gates and the
+    report: the consumer-status path of the run. `alerts` later in the run judges every incident again,
+    these included (an open incident is not paged twice). Nothing in an as-of run, nor when the run
+    analysed no group collection of the cluster; no Data Docs (the run's `health_gates` builds them)."""
+    gated = {"cluster": target["cluster"], **({"as_of": target["as_of"]} if "as_of" in target else {})}
+    if skipped := as_of_skip(gated, "page_groups", "no incident is opened, reminded or resolved from the past"):
+        return skipped
+    if not target["groups"]:
+        return {"cluster": target["cluster"], "skipped": True, "reason": "this run analysed no group collection"}
+    settings = load_settings()
+    cluster = settings.cluster(target["cluster"])
+    lake = lake_of(settings)
+    gate_report = health_gates(lake, cluster.name, cluster.thresholds, at, data_docs=False)
+    if gate_report is None:
+        return {"cluster": cluster.name, "skipped": True, "reason": "no analysed metadata snapshot yet to gate on"}
+    links = Links(airflow_run=run_link(dag_id, run_id))
+    sent = dispatch(
+        cluster.name,
+        group_alerts(lake, cluster.name, gate_report, links),
+        at,
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+        judgement=GROUP_JUDGEMENT,
+    )
+    return {"group_snapshot_id": gate_report.group_snapshot_id, **sent.to_dict()}
 
 
 def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str | None:

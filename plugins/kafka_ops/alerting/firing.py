@@ -14,7 +14,7 @@ from kafka_ops.alerting.incidents import Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.validation.gates import GateReport
+from kafka_ops.validation.gates import GROUP_GATES, GateReport
 from kafka_ops.validation.integrity import validation_of
 from kafka_ops.validation.pipeline import latest_analysed
 
@@ -38,6 +38,26 @@ def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Lin
             alerts += gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
     alerts += PipelineStatus(lake.root).blind_alerts(cluster, links)
     return alerts
+
+
+def group_alerts(lake: Lake, cluster: str, gates: GateReport, links: Links) -> list[Alert]:
+    """The failed group gates of `gates` (a group in ERR or WARN, retention about to take unconsumed
+    records, a hanging transaction), one alert per group, as `firing_alerts` words them."""
+    latest = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
+    if gates.group_snapshot_id is None or latest is None:
+        return []
+    alerts = gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
+    return [a for a in alerts if is_group_key(a.key)]
+
+
+def is_group_key(key: str) -> bool:
+    """Whether incident `key` is a group gate's (`<gate>:<group id>`)."""
+    return key.split(":", 1)[0] in GROUP_GATES
+
+
+GROUP_JUDGEMENT = Judgement(scope=is_group_key)
+"""What the groups' early paging judges: the group gates' keys only (the cluster's other incidents are
+the whole analysis' to judge, later in the same run)."""
 
 
 def analysis_judgement(lake: Lake, cluster: str, gates: GateReport | None) -> Judgement:

@@ -88,9 +88,11 @@ def latest_analysed(lake: Lake, cluster: str, source: str) -> tuple[str, datetim
     return str(runs[0]["snapshot_id"]), cast(datetime, runs[0]["captured_at"])
 
 
-def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:
+def health_gates(
+    lake: Lake, cluster: str, thresholds: Thresholds, at: datetime, *, data_docs: bool = True
+) -> GateReport | None:
     """The gates over the latest analysed snapshot (and group collection, when one was analysed);
-    None before the first ZooKeeper analysis."""
+    None before the first ZooKeeper analysis. `data_docs`: also build the gates' Data Docs pages."""
     snapshot = latest_analysed(lake, cluster, COMMIT_TABLE)
     if snapshot is None:
         return None
@@ -102,6 +104,7 @@ def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime)
         group_snapshot_id=groups[0] if groups else None,
         thresholds=thresholds,
         validated_at=at,
+        data_docs=data_docs,
     )
 
 

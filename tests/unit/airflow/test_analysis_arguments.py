@@ -17,6 +17,7 @@ from kafka_ops.settings import ClusterConfig, Settings
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.tables import group_batch
 from kafka_ops.thresholds import Thresholds
+from tests.unit.report import scenario
 from tests.unit.snapshots import group_snapshot, small_snapshot
 
 
@@ -81,7 +82,7 @@ def test_a_cluster_never_collected_is_not_analysed(tmp_path: Path) -> None:
     assert targets({}, str(tmp_path)) == []
 
 
-def test_each_job_gets_exactly_the_batches_that_triggered_it() -> None:
+def test_each_job_gets_the_batches_that_triggered_it_when_the_lake_lists_no_newer() -> None:
     events = {
         SNAPSHOT_ASSET: [Event({"cluster": "west", "snapshot_id": "s9"})],
         GROUP_SNAPSHOT_ASSET: [Event({"cluster": "east", "snapshot_id": "g7"})],
@@ -95,6 +96,55 @@ def test_each_job_gets_exactly_the_batches_that_triggered_it() -> None:
     assert west[3] == "west" and west[-2:] == ["--snapshot-id", "s9"]
     (east,) = spark_arguments(settings(), found, "group_snapshots")
     assert east[3] == "east" and east[-2:] == ["--snapshot-id", "g7"]
+
+
+def scenario_lake(root: Path) -> Settings:
+    """The report scenario's lake (cluster c1: snapshots s-old..s4, collections g-old..g4), no findings yet."""
+    config = Settings(clusters=(ClusterConfig(name="c1"),), lake_root=str(root))
+    lake = open_lake(root, config.lake_format)
+    for sid in scenario.SNAPSHOTS:
+        lake.publish(snapshot_batch(scenario.snapshot(sid)))
+    for gid in scenario.COLLECTIONS:
+        lake.publish(group_batch(scenario.collection(gid)))
+    return config
+
+
+def test_a_run_queued_behind_others_analyses_each_jobs_newest_batch_not_the_one_that_triggered_it(
+    tmp_path: Path,
+) -> None:
+    config = scenario_lake(tmp_path)
+    events = {SNAPSHOT_ASSET: [Event({"cluster": "c1", "snapshot_id": "s2"})],
+              GROUP_SNAPSHOT_ASSET: [Event({"cluster": "c1", "snapshot_id": "g1"})]}  # fmt: skip
+    found = analysis_targets(config, events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)
+    assert found == [
+        {"cluster": "c1", "zookeeper": True, "snapshot_id": "s4", "groups": True, "group_snapshot_id": "g4"}
+    ]
+    # pinned: the jobs analyse the batch validation and the gates will judge, not "the latest" when they run
+    (args,) = spark_arguments(config, found, "group_snapshots")
+    assert args[-2:] == ["--snapshot-id", "g4"]
+    # a job its events do not name is not run, whatever is new for it
+    (groups_only,) = analysis_targets(config, {GROUP_SNAPSHOT_ASSET: events[GROUP_SNAPSHOT_ASSET]}, SNAPSHOT_ASSET,
+                                      GROUP_SNAPSHOT_ASSET)  # fmt: skip
+    assert (groups_only["zookeeper"], groups_only["snapshot_id"]) == (False, None)
+
+
+def test_a_job_whose_newest_batch_an_earlier_run_analysed_is_left_out(tmp_path: Path) -> None:
+    config = scenario_lake(tmp_path)
+    lake = open_lake(tmp_path, config.lake_format)
+    scenario.publish_findings(lake, "s4", "snapshots", {})
+    scenario.publish_findings(lake, "g3", "group_snapshots", {})  # an older collection's: g4 is still due
+    events = {SNAPSHOT_ASSET: [Event({"cluster": "c1", "snapshot_id": "s3"})],
+              GROUP_SNAPSHOT_ASSET: [Event({"cluster": "c1", "snapshot_id": "g3"})]}  # fmt: skip
+    found = analysis_targets(config, events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)
+    assert found == [
+        {"cluster": "c1", "zookeeper": False, "snapshot_id": None, "groups": True, "group_snapshot_id": "g4"}
+    ]
+    assert spark_arguments(config, found, "snapshots") == []
+    scenario.publish_findings(lake, "g4", "group_snapshots", {})
+    assert analysis_targets(config, events, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET) == []  # nothing left to do
+    # a manual run analyses the latest batches whatever was analysed before
+    (manual,) = analysis_targets(config, None, SNAPSHOT_ASSET, GROUP_SNAPSHOT_ASSET)
+    assert manual["zookeeper"] and manual["groups"]
 
 
 def test_events_for_unconfigured_clusters_are_ignored() -> None:

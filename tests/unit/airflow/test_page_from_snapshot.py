@@ -16,8 +16,8 @@ from kafka_ops.errors import KafkaUnreachable
 from kafka_ops.lake.open import open_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.validation.pipeline import validate_batches
-from tests.unit.snapshots import AT, broker, small_snapshot, state
-from tests.unit.validation.findings import healthy_zk, isr, publish_analysis
+from tests.unit.snapshots import AT, GROUPS_AT, broker, small_snapshot, state
+from tests.unit.validation.findings import group, healthy_groups, healthy_zk, isr, publish_analysis
 
 TARGET = {"cluster": "c1", "zookeeper": True, "snapshot_id": None, "groups": False, "group_snapshot_id": None}
 
@@ -116,3 +116,42 @@ def test_the_snapshot_dag_resolves_its_blind_spot_page_once_both_collections_wor
     seeing = snapshot_paging.page_blind_spots("c1", "kafka_metadata_snapshot", "r2")
     assert seeing["resolved"] == ["cannot_see:kafka"]
     assert ("resolve", "no_broker_down") not in sent(lake_root)
+
+
+def test_a_group_in_err_is_paged_once_its_analysis_is_published_and_the_rest_is_left_to_send_alerts(
+    lake_root: Path,
+) -> None:
+    """`page_groups` runs right after the groups' analysis: it opens and resolves the group gates'
+    incidents only (a dead broker's page is the snapshot's and the whole analysis' to judge), and the
+    run's `send_alerts` after it pages nothing twice."""
+    lake = open_lake(lake_root, "parquet")
+    publish(lake_root, "s1", 0, broker_3_up=False)
+    page("s1", 0.5)  # no_broker_down and no_offline_partitions open
+    publish_analysis(lake, "s1", healthy_zk())
+    stop = "2 partitions STOP: no new commit for 30 min while lag grew to 4,000"
+    stopped = {**healthy_groups(), "lag_status_groups": [{**group("billing", "ERR", stop, max_lag=4000),
+                                                          "stop_partitions": 2}]}  # fmt: skip
+    publish_analysis(lake, "g1", stopped, captured_at=GROUPS_AT, source="group_snapshots")
+
+    run = GROUPS_AT + timedelta(minutes=1)
+    target = {**TARGET, "groups": True, "group_snapshot_id": "g1"}
+    paged = health_tasks.group_pages(target, run, "kafka_health_analysis", "a1")  # type: ignore[arg-type]
+    assert (paged["group_snapshot_id"], paged["opened"], paged["resolved"]) == ("g1", ["no_group_in_err:billing"], [])
+    assert sorted(paged["open_incidents"]) == ["no_broker_down", "no_group_in_err:billing", "no_offline_partitions"]
+    later = health_tasks.alerts(health_tasks.gates(target, run), run, "kafka_health_analysis", "a1")  # type: ignore[arg-type]
+    assert "no_group_in_err:billing" not in later["opened"]
+
+    later_at = GROUPS_AT + timedelta(minutes=5)
+    publish_analysis(lake, "g2", healthy_groups(), captured_at=later_at, source="group_snapshots")
+    run += timedelta(minutes=5)
+    back = health_tasks.group_pages({**target, "group_snapshot_id": "g2"}, run, "kafka_health_analysis", "a2")  # type: ignore[arg-type]
+    assert (back["opened"], back["resolved"]) == ([], ["no_group_in_err:billing"])
+    assert "no_broker_down" in back["open_incidents"]  # outside its judgement: kept
+    assert [e for e in sent(lake_root) if "group" in e[1]] == [
+        ("open", "no_group_in_err:billing"), ("resolve", "no_group_in_err:billing"),
+    ]  # fmt: skip
+
+    # nothing to page from: a run that analysed no group collection, and a run about the past
+    assert health_tasks.group_pages(TARGET, run, "kafka_health_analysis", "a3")["skipped"]  # type: ignore[arg-type]
+    past = {**target, "as_of": "2026-11-21T03:10:00+00:00"}
+    assert health_tasks.group_pages(past, run, "kafka_health_analysis", "a4")["skipped"]  # type: ignore[arg-type]
