@@ -30,6 +30,7 @@ from kafka_ops.validation.pipeline import (
     gate_report_to_dict,
     gates_of,
     health_gates,
+    latest_group_gates,
     validate_batches,
 )
 
@@ -103,7 +104,9 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
     groups' analysis is published, without waiting for the cluster-health job, the other gates and the
     report: the consumer-status path of the run. `alerts` later in the run judges every incident again,
     these included (an open incident is not paged twice). Nothing in an as-of run, nor when the run
-    analysed no group collection of the cluster; no Data Docs (the run's `health_gates` builds them)."""
+    analysed no group collection of the cluster. Only the group gates' suites, without Data Docs (the
+    run's `health_gates` runs them all and builds the pages), and without waiting for the cluster's
+    first metadata analysis."""
     gated = {"cluster": target["cluster"], **({"as_of": target["as_of"]} if "as_of" in target else {})}
     if skipped := as_of_skip(gated, "page_groups", "no incident is opened, reminded or resolved from the past"):
         return skipped
@@ -112,9 +115,9 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
     settings = load_settings()
     cluster = settings.cluster(target["cluster"])
     lake = lake_of(settings)
-    gate_report = health_gates(lake, cluster.name, cluster.thresholds, at, data_docs=False)
+    gate_report = latest_group_gates(lake, cluster.name, cluster.thresholds, at)
     if gate_report is None:
-        return {"cluster": cluster.name, "skipped": True, "reason": "no analysed metadata snapshot yet to gate on"}
+        return {"cluster": cluster.name, "skipped": True, "reason": "no group collection analysed yet"}
     links = Links(airflow_run=run_link(dag_id, run_id))
     sent = dispatch(
         cluster.name,

@@ -44,7 +44,7 @@ def group_alerts(lake: Lake, cluster: str, gates: GateReport, links: Links) -> l
     """The failed group gates of `gates` (a group in ERR or WARN, retention about to take unconsumed
     records, a hanging transaction), one alert per group, as `firing_alerts` words them."""
     latest = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
-    if gates.group_snapshot_id is None or latest is None:
+    if latest is None:
         return []
     alerts = gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
     return [a for a in alerts if is_group_key(a.key)]

@@ -59,7 +59,7 @@ from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation import frames
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_batch_table
-from kafka_ops.validation.runner import CheckOutcome, SuiteOutcome, SuiteRun, docs_site, plain, run_suites
+from kafka_ops.validation.runner import CheckOutcome, DocsSite, SuiteOutcome, SuiteRun, docs_site, plain, run_suites
 
 TOP = 20
 ClusterKind = Literal["zookeeper", "kraft"]
@@ -117,7 +117,8 @@ class GateReport:
     """Index of the cluster's Data Docs site (None when none was built)."""
     seconds: float
     source: ClusterKind = ZOOKEEPER
-    """The analysed snapshot's cluster kind, whose controller's rules the gates applied."""
+    """The analysed snapshot's cluster kind, whose controller's rules the gates applied (ZooKeeper's,
+    none of them group gates, in a report of the group gates only)."""
 
     @property
     def passed(self) -> bool:
@@ -228,9 +229,7 @@ def run_gates(
     exception (`GateReport.raise_for` turns chosen severities into `HealthGateFailed`).
     """
     started = time.perf_counter()
-    limits = thresholds or Thresholds()
     zk = _Evidence.of(lake, cluster, snapshot_id)
-    kind = zk.kind
     inputs: list[tuple[s.SuiteSpec, pd.DataFrame, _Evidence]] = [
         (s.GATE_PARTITIONS, frames.isr_gates(zk.required("isr_health")), zk),
         (s.GATE_LEADER_BALANCE, frames.leader_balance_gates(zk.required("leader_balance_brokers")), zk),
@@ -240,10 +239,50 @@ def run_gates(
         (s.GATE_LOAD, frames.load_gates(zk.optional("load_problems")), zk),
     ]
     if group_snapshot_id is not None:
-        groups = _Evidence.of(lake, cluster, group_snapshot_id)
-        inputs.append((s.GATE_GROUPS, frames.group_gates(groups.required("lag_status_groups")), groups))
-        inputs.append((s.GATE_RETENTION, frames.retention_gates(groups.optional("retention_risk_groups")), groups))
-        inputs.append((s.GATE_TRANSACTIONS, frames.transaction_gates(groups.optional("transactions")), groups))
+        inputs += _group_inputs(_Evidence.of(lake, cluster, group_snapshot_id))
+    kind = zk.kind
+    site = docs_site(lake, cluster) if data_docs else None
+    results = _judge(inputs, thresholds or Thresholds(), kind, validated_at=validated_at, site=site, top=top)
+    index = site.index if site is not None else None
+    return GateReport(cluster, snapshot_id, group_snapshot_id, results, index, time.perf_counter() - started, kind)
+
+
+def run_group_gates(
+    lake: Lake,
+    cluster: str,
+    group_snapshot_id: str,
+    *,
+    thresholds: Thresholds | None = None,
+    top: int = TOP,
+    validated_at: datetime | None = None,
+) -> GateReport:
+    """Only the group gates, over the analysis of group collection `group_snapshot_id`, without Data
+    Docs: what a consumer group's page needs, whether or not a metadata snapshot was analysed yet, in a
+    third of `run_gates`' suites. The report's `snapshot_id` is the group collection's too."""
+    started = time.perf_counter()
+    inputs = _group_inputs(_Evidence.of(lake, cluster, group_snapshot_id))
+    results = _judge(inputs, thresholds or Thresholds(), ZOOKEEPER, validated_at=validated_at, site=None, top=top)
+    return GateReport(cluster, group_snapshot_id, group_snapshot_id, results, None, time.perf_counter() - started)
+
+
+def _group_inputs(groups: _Evidence) -> list[tuple[s.SuiteSpec, pd.DataFrame, _Evidence]]:
+    return [
+        (s.GATE_GROUPS, frames.group_gates(groups.required("lag_status_groups")), groups),
+        (s.GATE_RETENTION, frames.retention_gates(groups.optional("retention_risk_groups")), groups),
+        (s.GATE_TRANSACTIONS, frames.transaction_gates(groups.optional("transactions")), groups),
+    ]
+
+
+def _judge(
+    inputs: list[tuple[s.SuiteSpec, pd.DataFrame, _Evidence]],
+    limits: Thresholds,
+    kind: ClusterKind,
+    *,
+    validated_at: datetime | None,
+    site: DocsSite | None,
+    top: int,
+) -> tuple[GateResult, ...]:
+    """Every gate of the suites of `inputs` (suite, its frame, the analysis it reads), each a result."""
     frames_by_suite = {spec.name: (frame, evidence) for spec, frame, evidence in inputs}
     runs = [SuiteRun(spec, frame, str(evidence.batch.commit["snapshot_id"])) for spec, frame, evidence in inputs]
     parameters = {
@@ -252,7 +291,6 @@ def run_gates(
         "controller_elections_per_hour": limits.controller_elections_per_hour,
     }
     at = (validated_at or datetime.now(UTC)).astimezone(UTC)
-    site = docs_site(lake, cluster) if data_docs else None
     outcomes = run_suites(runs, parameters, run_time=at, site=site)
     results = []
     for outcome in outcomes:
@@ -261,15 +299,7 @@ def run_gates(
             results.append(
                 _result(outcome=outcome, check=check, frame=frame, evidence=evidence, parameters=parameters, top=top)
             )
-    return GateReport(
-        cluster,
-        snapshot_id,
-        group_snapshot_id,
-        tuple(results),
-        site.index if site is not None else None,
-        time.perf_counter() - started,
-        kind,
-    )
+    return tuple(results)
 
 
 def _result(

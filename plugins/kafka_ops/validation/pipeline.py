@@ -18,7 +18,7 @@ from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COM
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems.problem import Problem
 from kafka_ops.thresholds import Thresholds
-from kafka_ops.validation.gates import GateReport, GateResult, run_gates
+from kafka_ops.validation.gates import GateReport, GateResult, run_gates, run_group_gates
 from kafka_ops.validation.integrity import (
     IntegrityThresholds,
     validate_group_snapshot,
@@ -88,11 +88,9 @@ def latest_analysed(lake: Lake, cluster: str, source: str) -> tuple[str, datetim
     return str(runs[0]["snapshot_id"]), cast(datetime, runs[0]["captured_at"])
 
 
-def health_gates(
-    lake: Lake, cluster: str, thresholds: Thresholds, at: datetime, *, data_docs: bool = True
-) -> GateReport | None:
+def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:
     """The gates over the latest analysed snapshot (and group collection, when one was analysed);
-    None before the first ZooKeeper analysis. `data_docs`: also build the gates' Data Docs pages."""
+    None before the first ZooKeeper analysis."""
     snapshot = latest_analysed(lake, cluster, COMMIT_TABLE)
     if snapshot is None:
         return None
@@ -104,8 +102,16 @@ def health_gates(
         group_snapshot_id=groups[0] if groups else None,
         thresholds=thresholds,
         validated_at=at,
-        data_docs=data_docs,
     )
+
+
+def latest_group_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:
+    """The group gates only (`gates.run_group_gates`) over the latest analysed group collection; None
+    before the first one."""
+    groups = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
+    if groups is None:
+        return None
+    return run_group_gates(lake, cluster, groups[0], thresholds=thresholds, validated_at=at)
 
 
 def gates_of(

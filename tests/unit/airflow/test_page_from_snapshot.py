@@ -122,12 +122,11 @@ def test_a_group_in_err_is_paged_once_its_analysis_is_published_and_the_rest_is_
     lake_root: Path,
 ) -> None:
     """`page_groups` runs right after the groups' analysis: it opens and resolves the group gates'
-    incidents only (a dead broker's page is the snapshot's and the whole analysis' to judge), and the
-    run's `send_alerts` after it pages nothing twice."""
+    incidents only (a dead broker's page is the snapshot's and the whole analysis' to judge), before
+    any metadata snapshot is analysed if need be, and the run's `send_alerts` after it pages nothing twice."""
     lake = open_lake(lake_root, "parquet")
     publish(lake_root, "s1", 0, broker_3_up=False)
     page("s1", 0.5)  # no_broker_down and no_offline_partitions open
-    publish_analysis(lake, "s1", healthy_zk())
     stop = "2 partitions STOP: no new commit for 30 min while lag grew to 4,000"
     stopped = {**healthy_groups(), "lag_status_groups": [{**group("billing", "ERR", stop, max_lag=4000),
                                                           "stop_partitions": 2}]}  # fmt: skip
@@ -138,6 +137,7 @@ def test_a_group_in_err_is_paged_once_its_analysis_is_published_and_the_rest_is_
     paged = health_tasks.group_pages(target, run, "kafka_health_analysis", "a1")  # type: ignore[arg-type]
     assert (paged["group_snapshot_id"], paged["opened"], paged["resolved"]) == ("g1", ["no_group_in_err:billing"], [])
     assert sorted(paged["open_incidents"]) == ["no_broker_down", "no_group_in_err:billing", "no_offline_partitions"]
+    publish_analysis(lake, "s1", healthy_zk())  # the cluster-health job, done after the groups' page
     later = health_tasks.alerts(health_tasks.gates(target, run), run, "kafka_health_analysis", "a1")  # type: ignore[arg-type]
     assert "no_group_in_err:billing" not in later["opened"]
 

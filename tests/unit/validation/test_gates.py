@@ -3,6 +3,7 @@ offending rows, cause, action and since an on-call operator reads first."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from kafka_ops.alerting.from_findings import gate_alerts
 from kafka_ops.errors import HealthGateFailed, LakeError
 from kafka_ops.lake.store import Lake
 from kafka_ops.thresholds import Thresholds
-from kafka_ops.validation.gates import GateReport, GateResult, run_gates
+from kafka_ops.validation.gates import GateReport, GateResult, run_gates, run_group_gates
 from kafka_ops.validation.pipeline import gate_report_from_dict, gate_report_to_dict
 from tests.unit.snapshots import AT, GROUPS_AT
 from tests.unit.validation.docs import table_rows
@@ -291,6 +292,11 @@ def test_groups_in_err_are_critical_and_in_warn_a_warning(lake: Lake) -> None:
         },
     )  # fmt: skip
     report = run_gates(lake, "c1", "s1", group_snapshot_id="g1")
+    # the group gates alone (a group's page, before or without the metadata analysis): the same results
+    alone = run_group_gates(lake, "c1", "g1")
+    assert (alone.snapshot_id, alone.group_snapshot_id, alone.data_docs) == ("g1", "g1", None)
+    grouped = tuple(replace(r, data_docs=None) for r in report.results if r.snapshot_id == "g1")
+    assert alone.results == grouped and len(grouped) == 6
     err, warning = gate(report, "no_group_in_err"), gate(report, "no_group_in_warn")
     assert (err.severity, err.count, [r["group_id"] for r in err.rows]) == ("critical", 1, ["billing"])
     assert err.cause == f"group billing: {stop}"
