@@ -50,6 +50,7 @@ SPARK_WORKER_OPTS = (
 """A worker removes a finished application's folder 15 minutes after it ended: each holds the jars spark-submit
 handed it (Delta's, and on an S3 lake the 642 MB S3A bundle), so a run a minute would fill the disk."""
 CELERY_CONCURRENCY = "2"
+CELERY_CONFIG_OPTIONS = "kafka_ops.airflow.celery_worker.CELERY_CONFIG"
 HEARTBEAT_TIMEOUT_S = 60
 ORPHAN_CHECK_S = 30
 QUEUED_TIMEOUT_S = 180
@@ -237,6 +238,9 @@ class Topology:
             "AIRFLOW__CELERY__BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/0",
             "AIRFLOW__CELERY__RESULT_BACKEND": postgres.url("db+postgresql+psycopg2"),
             "AIRFLOW__CELERY__WORKER_CONCURRENCY": CELERY_CONCURRENCY,
+            # each worker imports the task bodies once, at start: a task forked from it starts without the
+            # seconds of imports (Great Expectations: 35 s at load 8) in front of its page
+            "AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS": CELERY_CONFIG_OPTIONS,
             # a task whose Celery worker died is failed (and retried) after 60 s without a heartbeat (a live
             # task sends one every 5 s), not 300: until then the one-run-at-a-time snapshot DAG waits and
             # sees nothing (docs/operations.md, the soak)

@@ -31,6 +31,7 @@ from kafka_ops.settings import load_settings
 from stack import fleet
 from stack.services import AIRFLOW_WORKERS, EXECUTOR, SERVICE_NAMES, SPARK_QUEUE, SPARK_WORKERS, WORKER_QUEUES
 from stack.topology import (
+    CELERY_CONFIG_OPTIONS,
     HEARTBEAT_TIMEOUT_S,
     ORPHAN_CHECK_S,
     QUEUED_CHECK_S,
@@ -445,6 +446,11 @@ def test_the_scheduler_recovers_a_dead_workers_task_as_the_native_stack_does(ser
         assert env["AIRFLOW__SCHEDULER__ORPHANED_TASKS_CHECK_INTERVAL"] == str(ORPHAN_CHECK_S), name
         assert env["AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT"] == str(QUEUED_TIMEOUT_S), name
         assert env["AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT_CHECK_INTERVAL"] == str(QUEUED_CHECK_S), name
+
+
+def test_workers_preload_the_task_bodies_as_the_native_stack_does(services: dict[str, Any]) -> None:
+    for name in AIRFLOW:
+        assert environment(services[name])["AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS"] == CELERY_CONFIG_OPTIONS, name
 
 
 def test_spark_default_reaches_the_master(services: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,9 +12,10 @@ import argparse
 import json
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,9 +93,14 @@ class AnalysisResult:
     snapshot_id: str
     counts: dict[str, dict[str, int]]
     """findings table → severity → rows."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """findings table → seconds Spark took to compute it, in the order computed (work shared with a
+    table computed before it, such as reading the history, counts for that earlier one); the slow
+    detector of a slow analysis."""
 
     def summary(self) -> dict[str, Any]:
-        return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts}
+        return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts,
+                "seconds": self.seconds}  # fmt: skip
 
 
 def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT, lake_root: str | None = None) -> SparkSession:
@@ -234,15 +240,20 @@ def analyse(
         for detector in detectors:
             for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
                 findings[name] = frame
+        arrow: dict[str, pa.Table] = {}
+        seconds: dict[str, float] = {}
         try:
-            arrow = {name: _to_arrow(name, frame) for name, frame in findings.items()}
+            for name, frame in findings.items():
+                started = time.perf_counter()
+                arrow[name] = _to_arrow(name, frame)
+                seconds[name] = round(time.perf_counter() - started, 2)
         finally:
             for frame in inputs.values():
                 frame.unpersist()
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
     arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, source, sorted(d.name for d in detectors), counts, analysed_at)
     lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))
-    return AnalysisResult(cluster, context.snapshot_id, counts)
+    return AnalysisResult(cluster, context.snapshot_id, counts, seconds)
 
 
 @contextmanager

@@ -73,6 +73,8 @@ def test_the_analysis_job_reads_and_publishes_the_lake_on_s3(s3_root: str) -> No
     assert job.returncode == 0, job.stderr[-3000:]
     summary = json.loads(job.stdout.splitlines()[-1])
     assert summary["snapshot_id"] == "s1" and summary["findings"]["isr_health"]["critical"] >= 1
+    # how long each findings table took, so a slow analysis names its slow detector
+    assert set(summary["seconds"]) == set(summary["findings"]) and all(v >= 0 for v in summary["seconds"].values())
     # the findings are in the bucket, published as the analysis of s1
     runs = open_lake(s3_root, "delta").read("analysis_runs", "default").to_pylist()
     assert [(r["source"], r["snapshot_id"]) for r in runs] == [("snapshots", "s1")]
