@@ -21,9 +21,11 @@ PRELOADED = (
     "kafka_ops.airflow.analysis_arguments",
     "kafka_ops.airflow.health_tasks",
     "kafka_ops.airflow.connect_analysis",
+    "kafka_ops.airflow.worker_warm_up",
 )
-"""The task bodies of the snapshot and analysis DAGs (and through them the sources, the lake, the gates on
-Great Expectations, alerting and the report); nothing here connects to anything when imported."""
+"""The task bodies of the snapshot and analysis DAGs (and through them the sources, the lake, the gates,
+alerting and the report), and one Great Expectations validation, whose lazy loading its import alone does
+not do; nothing here connects to anything."""
 
 CELERY_CONFIG: dict[str, Any] = {**DEFAULT_CELERY_CONFIG, "imports": PRELOADED}
 """`AIRFLOW__CELERY__CELERY_CONFIG_OPTIONS=kafka_ops.airflow.celery_worker.CELERY_CONFIG`."""

@@ -172,6 +172,33 @@ def run_suites(
     return outcomes
 
 
+WARM_UP = SuiteSpec(
+    "warm_up",
+    "row",
+    ("key",),
+    (
+        Check("ok", "warm-up: in a set", "warning"),
+        Check("below", "warm-up: at most", "warning", kind="at_most", column="value", bound=1.0),
+        Check("above", "warm-up: at least", "warning", kind="at_least", column="value", bound=0.0),
+        Check("pair", "warm-up: not below", "warning", kind="not_below", column="value", other="floor"),
+    ),
+)
+"""A suite with one check of each kind, on one row: what `warm_up` validates."""
+
+
+def warm_up() -> None:
+    """Import Great Expectations and what its first validation loads lazily (its expectations, metrics and
+    execution engines: 20-40 s on a busy 2-core machine) by validating one row against a suite with one
+    check of each kind. A process that forks afterwards (a Celery worker, for each task) then validates
+    at once; nothing is kept but the imports."""
+    from tqdm import tqdm  # noqa: PLC0415 - Great Expectations' dependency
+
+    # its progress bars (off here) still start tqdm's monitor thread, which a forked process would not have
+    tqdm.monitor_interval = 0
+    frame = pd.DataFrame({"key": ["k"], "ok": ["OK"], "value": [0.5], "floor": [0.0]})
+    run_suites([SuiteRun(WARM_UP, frame, "warm-up")], {}, run_time=datetime.now(UTC), site=None)
+
+
 def _keep_samples(result: ExpectationSuiteValidationResult) -> None:
     """Trim each expectation's full list of failing rows to `SAMPLE_ROWS` before the result is stored
     for Data Docs (which then say "Sampled Unexpected Values"): 20,000 failing partitions would
