@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 
+import pytest
 from airflow.providers.celery.executors.default_celery import DEFAULT_CELERY_CONFIG
 
 from kafka_ops.airflow.celery_worker import CELERY_CONFIG, PRELOADED
@@ -24,3 +26,15 @@ def test_preloading_starts_no_thread_a_forked_task_would_lose() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "['MainThread']"
+
+
+def test_a_failed_warm_up_is_logged_and_the_worker_starts_all_the_same(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("no metrics today")
+
+    monkeypatch.setattr("kafka_ops.validation.runner.warm_up", broken)
+    monkeypatch.delitem(sys.modules, "kafka_ops.airflow.worker_warm_up", raising=False)
+    importlib.import_module("kafka_ops.airflow.worker_warm_up")
+    assert "warm-up failed, each task will load it itself: RuntimeError: no metrics today" in caplog.text
