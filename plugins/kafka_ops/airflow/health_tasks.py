@@ -22,15 +22,17 @@ from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.firing import GROUP_JUDGEMENT, analysis_judgement, firing_alerts, group_alerts
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
+from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 from kafka_ops.report.model import ReportLinks
 from kafka_ops.report.publish import report_url, write_report
 from kafka_ops.settings import load_settings
+from kafka_ops.validation.gates import run_group_gates
 from kafka_ops.validation.pipeline import (
     gate_report_from_dict,
     gate_report_to_dict,
     gates_of,
     health_gates,
-    latest_group_gates,
+    latest_analysed,
     validate_batches,
 )
 
@@ -115,13 +117,14 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
     settings = load_settings()
     cluster = settings.cluster(target["cluster"])
     lake = lake_of(settings)
-    gate_report = latest_group_gates(lake, cluster.name, cluster.thresholds, at)
-    if gate_report is None:
+    latest = latest_analysed(lake, cluster.name, GROUP_COMMIT_TABLE)
+    if latest is None:
         return {"cluster": cluster.name, "skipped": True, "reason": "no group collection analysed yet"}
+    gate_report = run_group_gates(lake, cluster.name, latest[0], thresholds=cluster.thresholds, validated_at=at)
     links = Links(airflow_run=run_link(dag_id, run_id))
     sent = dispatch(
         cluster.name,
-        group_alerts(lake, cluster.name, gate_report, links),
+        group_alerts(lake, cluster.name, gate_report, links, seen_at=latest[1]),
         at,
         lake_root=settings.lake_root,
         notifiers=notifiers_for_cluster(cluster, settings.lake_root),

@@ -3,6 +3,7 @@ and its blind pipeline stages (the analysis DAG's alert step, after `validation.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -40,13 +41,11 @@ def firing_alerts(lake: Lake, cluster: str, gates: GateReport | None, links: Lin
     return alerts
 
 
-def group_alerts(lake: Lake, cluster: str, gates: GateReport, links: Links) -> list[Alert]:
+def group_alerts(lake: Lake, cluster: str, gates: GateReport, links: Links, seen_at: datetime) -> list[Alert]:
     """The failed group gates of `gates` (a group in ERR or WARN, retention about to take unconsumed
-    records, a hanging transaction), one alert per group, as `firing_alerts` words them."""
-    latest = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
-    if latest is None:
-        return []
-    alerts = gate_alerts(gates, links, seen_at=latest[1], behind=_time_behind(lake, cluster, gates))
+    records, a hanging transaction), one alert per group, as `firing_alerts` words them; `seen_at` is
+    the judged group collection's capture time."""
+    alerts = gate_alerts(gates, links, seen_at=seen_at, behind=_time_behind(lake, cluster, gates))
     return [a for a in alerts if is_group_key(a.key)]
 
 

@@ -18,7 +18,7 @@ from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COM
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems.problem import Problem
 from kafka_ops.thresholds import Thresholds
-from kafka_ops.validation.gates import GateReport, GateResult, run_gates, run_group_gates
+from kafka_ops.validation.gates import GateReport, GateResult, run_gates
 from kafka_ops.validation.integrity import (
     IntegrityThresholds,
     validate_group_snapshot,
@@ -103,15 +103,6 @@ def health_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime)
         thresholds=thresholds,
         validated_at=at,
     )
-
-
-def latest_group_gates(lake: Lake, cluster: str, thresholds: Thresholds, at: datetime) -> GateReport | None:
-    """The group gates only (`gates.run_group_gates`) over the latest analysed group collection; None
-    before the first one."""
-    groups = latest_analysed(lake, cluster, GROUP_COMMIT_TABLE)
-    if groups is None:
-        return None
-    return run_group_gates(lake, cluster, groups[0], thresholds=thresholds, validated_at=at)
 
 
 def gates_of(
