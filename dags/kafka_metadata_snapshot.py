@@ -64,12 +64,15 @@ inside the gap are folded into the next one); one that cannot reach its cluster 
 (1 s doubling to 60 s), logged in the triggerer and written to `<lake>/_watch/<cluster>.json` (the
 metrics page's `kafka_ops_watch_*`).
 
-One run at a time (`max_active_runs=1`), no catch-up (a missed snapshot cannot be taken in the past).
-Changes during a run coalesce into exactly one more run: Airflow queues an asset event for this DAG as
-one row per (asset, DAG) (`asset_dag_run_queue`, inserted "on conflict do nothing"), the scheduler does
-not create an asset-triggered run while this DAG is at `max_active_runs`, and when the run ends it
-creates one run that consumes every event queued meanwhile and deletes that row. Every run snapshots
-every cluster.
+At most two runs at a time (`max_active_runs=2`), no catch-up (a missed snapshot cannot be taken in the
+past). A change during a run starts a second run at once, so a run held up (a task whose Celery worker
+died stays `running` until its heartbeat times out, a minute or more) never keeps a new change from
+being seen; changes while two runs are active coalesce into exactly one more run: Airflow queues an
+asset event for this DAG as one row per (asset, DAG) (`asset_dag_run_queue`, inserted "on conflict do
+nothing"), the scheduler does not create an asset-triggered run while this DAG is at `max_active_runs`,
+and when a run ends it creates one run that consumes every event queued meanwhile and deletes that row.
+Every run snapshots every cluster; two runs' snapshots of a cluster are two batches, and their pages
+take turns, the newer evidence winning (`alerting.dispatch`).
 
 **When it fails.** A failed `snapshot_cluster` means *no snapshot was published* for that
 cluster: its metadata could not be read at all, so downstream health checks are working from
@@ -176,7 +179,7 @@ def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, st
     ),
     start_date=datetime(2026, 1, 1, tzinfo=UTC),
     catchup=False,
-    max_active_runs=1,
+    max_active_runs=2,
     tags=["kafka-ops", "snapshot"],
     doc_md=DOC_MD,
     default_args={

@@ -129,7 +129,7 @@ class Topology:
                  "--save", "", "--appendonly", "yes"]  # fmt: skip
         # appendonly: the Celery queue survives `down`/`up`; without it a task queued when the stack
         # stopped stayed `queued` in Airflow until [scheduler] task_queued_timeout (10 min), and its
-        # DAG (max_active_runs=1) with it
+        # DAG run with it
         self._service(state, "redis", redis, base, redis_dir)
         self._wait(state, "redis", lambda: _redis_pong(ports["redis"]), 60)
 

@@ -6,14 +6,15 @@ cluster and stage, `<lake_root>/_alerting/<cluster>.pipeline-<stage>.json`, writ
 both DAGs' alert tasks turn a failing stage into a `cannot_see_cluster` alert. A stage that
 failed on its last attempt keeps firing until an attempt succeeds, so the on-call engineer
 hears "cannot see cluster X" and never silence, and the incident resolves when a snapshot
-succeeds again. One document per stage: the two collection tasks run at the same time and
-never write the same file.
+succeeds again. One document per stage: the two collection tasks of a run never write the same
+file, and two runs' attempts at one stage each stage their own copy (the last to finish is the latest).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -90,10 +91,11 @@ class PipelineStatus:
             "failing_since": failing_since.isoformat() if failing_since else None,
         }  # fmt: skip
         path = self.path(cluster, stage)
+        staged = f"{path}.{secrets.token_hex(4)}.tmp"  # two snapshot runs may record the same stage at once
         self.fs.create_dir(self.directory, recursive=True)
-        with self.fs.open_output_stream(f"{path}.tmp") as f:
+        with self.fs.open_output_stream(staged) as f:
             f.write(json.dumps(document, sort_keys=True).encode())
-        self.fs.move(f"{path}.tmp", path)
+        self.fs.move(staged, path)
         return status
 
     def blind_alerts(self, cluster: str, links: Links | None = None) -> list[Alert]:
