@@ -166,6 +166,7 @@ def snapshot_batches(
             if reassigning
             else _table("reassignments", {}, 0, sid, at),
             "isr_change_notifications": _table("isr_change_notifications", {}, 0, sid, at),
+            "collection_issues": _table("collection_issues", {}, 0, sid, at),  # a clean collection's: none
             "snapshots": _table(
                 "snapshots",
                 {

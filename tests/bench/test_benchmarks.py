@@ -127,6 +127,35 @@ TOYS: dict[str, Toy] = {
         ("max_seconds", "max_moves_over_lower_bound", "scenarios", "targets"),
         ("max_seconds", "max_moves_over_lower_bound"),
     ),
+    "analysis_latency": Toy(
+        (
+            "--partitions=50",
+            "--snapshots-per-day=2",
+            "--histories=2",  # one lake, a maintained day and today: one analysis
+            "--repeats=1",
+            "--cold-runs=0",
+            "--warm=session",
+            "--detectors=isr_health,broker_attribution",
+        ),
+        ("p50_s", "history_ratio", "p50_by_history_days", "runs", "targets"),
+        ("p50_s", "history_ratio", "p50_by_history_days"),
+        in_process=True,
+    ),
+    "fleet": Toy(
+        (
+            "--partitions=200",
+            "--topics=4",
+            "--brokers=3",
+            "--snapshots=6",
+            "--spark-cores=2",
+            "--spark=session",
+            "--detectors=isr_health,broker_attribution",
+        ),
+        ("clusters", "cpu_s_per_cluster_hour", "cycle_s", "by_spark_cores", "targets"),
+        ("cpu_s_per_cluster_hour", "cycle_s", "by_spark_cores"),
+        (pytest.mark.integration,),
+        in_process=True,
+    ),
     "delta_publish": Toy(
         ("--partitions", "500", "--snapshots", "24", "--window", "4"),
         ("delta_first_s", "delta_last_s", "parquet_first_s", "parquet_last_s", "delta_growth", "ratio", "targets"),
@@ -136,18 +165,6 @@ TOYS: dict[str, Toy] = {
 
 
 NO_TOY = {
-    "analysis_latency": (
-        "its smallest size (50 partitions, 4 snapshots) took over 10 minutes here: a fresh Spark Connect server's "
-        "first Delta analysis spends minutes warming its JIT, and an analysis of every detector is some 300 small "
-        "Spark jobs (docs/known-limits.md). The warm path it times is tested in "
-        "tests/dags/test_analysis_dag_on_spark_connect.py"
-    ),
-    "fleet": (
-        "one cycle's analysis is a spark-submit of every detector (half a minute at the smallest size, minutes on "
-        "a loaded machine). Its stages are the product's own functions, each tested: the snapshot and its pages "
-        "(tests/unit/airflow/test_page_from_snapshot.py), the analysis DAG's jobs "
-        "(tests/dags/test_analysis_dag_on_spark_connect.py)"
-    ),
     "time_to_page": (
         "it brings up the whole running topology (sandboxes, Airflow on Celery and PostgreSQL, Spark, "
         "Prometheus) and waits for real pages: minutes at any size. Its readings and the baseline's configs "
