@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from pyspark.sql import SparkSession
 
-from kafka_ops.analysis.runner import build_session
+from kafka_ops.analysis.connect import connect_mode_restored, connect_session
+from kafka_ops.analysis.detector import Detector
+from kafka_ops.analysis.job import analyse_job
+from kafka_ops.analysis.runner import AnalysisResult, build_session
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 
 
@@ -27,3 +30,17 @@ def spark_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT) -> Iter
         yield spark
     finally:
         spark.stop()
+
+
+def on_connect_server(url: str, detectors: Mapping[str, Detector]) -> Callable[[list[str]], AnalysisResult]:
+    """`cluster_health.py`'s job with these arguments, run with `detectors` on a new session of the Spark Connect
+    server at `url`, as the analysis DAG's task runs it."""
+
+    def server_session(_app: str, lake_format: str, _root: str) -> SparkSession:
+        return connect_session(url, "the benchmark's server", lake_format)
+
+    def run(args: list[str]) -> AnalysisResult:
+        with connect_mode_restored():
+            return analyse_job(args, "cluster_health.py", "", detectors, session=server_session)
+
+    return run

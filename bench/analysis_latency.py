@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
@@ -49,13 +48,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 import _detectors  # noqa: E402
 import _repo  # noqa: E402, F401 - the checkout on sys.path, for the sandbox package
-from _session import spark_session  # noqa: E402
+from _session import on_connect_server, spark_session  # noqa: E402
 from synthetic_history import DAY, START, snapshot_batches  # noqa: E402
 
-from kafka_ops.analysis.connect import connect_mode_restored, connect_session  # noqa: E402
 from kafka_ops.analysis.connect_server import local_server  # noqa: E402
 from kafka_ops.analysis.detector import Detector  # noqa: E402
-from kafka_ops.analysis.job import analyse_job  # noqa: E402
 from kafka_ops.analysis.runner import analyse  # noqa: E402
 from kafka_ops.detectors.registry import DETECTORS  # noqa: E402
 from kafka_ops.jars.fetch import ensure_delta_spark_jars  # noqa: E402
@@ -66,9 +63,6 @@ from kafka_ops.lake.schema import COMMIT_TABLE  # noqa: E402
 from kafka_ops.thresholds import Thresholds  # noqa: E402
 from kafka_ops.validation.gates import run_gates  # noqa: E402
 from sandbox.cluster import free_port  # noqa: E402
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 CLUSTER = "synth"
 BIN = Path(sys.executable).parent
@@ -166,14 +160,10 @@ def warm_spark(
         return
     conf = {"spark.driver.memory": driver_memory, "spark.ui.enabled": "false"}
     with local_server(work / "connect.log", free_port(), conf=conf) as url:
-
-        def server_session(_app: str, lake_format: str, _root: str) -> SparkSession:
-            return connect_session(url, "the benchmark's server", lake_format)
+        analysis = on_connect_server(url, detectors)
 
         def on_server(lake: str) -> None:
-            args = ["--lake", lake, "--cluster", CLUSTER, "--lake-format", "delta"]
-            with connect_mode_restored():
-                result = analyse_job(args, "cluster_health.py", "", detectors, session=server_session)
+            result = analysis(["--lake", lake, "--cluster", CLUSTER, "--lake-format", "delta"])
             tables[lake] = result.seconds
             gates(lake, result.snapshot_id, detectors)
 

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psutil
 
@@ -53,7 +53,7 @@ os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 import _detectors  # noqa: E402
-from _session import spark_session  # noqa: E402
+from _session import on_connect_server, spark_session  # noqa: E402
 from synthetic_history import generate  # noqa: E402
 from synthetic_zk import seed  # noqa: E402
 
@@ -62,10 +62,8 @@ from kafka_ops.alerting.dispatch import dispatch  # noqa: E402
 from kafka_ops.alerting.firing import analysis_judgement, firing_alerts  # noqa: E402
 from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement  # noqa: E402
 from kafka_ops.alerting.log_sink import LogNotifier  # noqa: E402
-from kafka_ops.analysis.connect import connect_mode_restored, connect_session  # noqa: E402
 from kafka_ops.analysis.connect_server import local_server  # noqa: E402
 from kafka_ops.analysis.detector import Detector  # noqa: E402
-from kafka_ops.analysis.job import analyse_job  # noqa: E402
 from kafka_ops.analysis.runner import analyse  # noqa: E402
 from kafka_ops.detectors.registry import DETECTORS  # noqa: E402
 from kafka_ops.lake.open import open_lake  # noqa: E402
@@ -78,9 +76,6 @@ from kafka_ops.validation.gates import run_gates  # noqa: E402
 from kafka_ops.validation.pipeline import validate_batches  # noqa: E402
 from sandbox import SandboxCluster  # noqa: E402
 from sandbox.cluster import free_port  # noqa: E402
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
 
 CHROOT = "/fleet"
 CYCLE_S = 300.0
@@ -160,13 +155,10 @@ def analyser(
     else:
         conf = {"spark.driver.memory": "4g", "spark.ui.enabled": "false"}
         with local_server(work / f"connect-{cores}.log", free_port(), master=f"local[{cores}]", conf=conf) as url:
-
-            def server_session(_app: str, lake_format: str, _root: str) -> SparkSession:
-                return connect_session(url, "the benchmark's server", lake_format)
+            analysis = on_connect_server(url, detectors)
 
             def on_server() -> None:
-                with connect_mode_restored():
-                    analyse_job(job[1:], "cluster_health.py", "", detectors, session=server_session)
+                analysis(job[1:])
 
             on_server()  # untimed: the server's JIT and caches, warm in a running deployment
             yield on_server
