@@ -97,7 +97,13 @@ in seconds and without Spark, before it ends (`page_from_snapshot` then repeats 
 deliver, and fails when a page is lost): partitions offline or under min ISR, and brokers that hold replicas but
 are down (not registered; fenced on KRaft). It opens, reminds or resolves those incidents through
 the cluster's notifiers at once; the analysis DAG judges the same partitions again minutes later with
-the day's history (since when, which broker lags), and the newer snapshot's word wins.
+the day's history (since when, which broker lags), and the newer snapshot's word wins. Likewise
+`collect_groups` rates each group collection it committed by Burrow's rules over the collection's
+window (its last samples and logged commits, read from the lake without Spark) and pages each group in
+ERR or WARN, or resolves one that recovered, before it ends; the analysis DAG's `page_groups` judges the
+same groups again with what a collection cannot say by itself (time behind, retention, transactions),
+and the newer collection's word wins. A failure there is logged and left to the analysis: it never
+fails the collection.
 
 **Blind spots page.** Every attempt of each collection is recorded in the lake
 (`_alerting/<cluster>.pipeline-*.json`); `report_blind_spots` pages "cannot see cluster X" through
@@ -139,6 +145,12 @@ def _page_at_once(cluster: str, snapshot_id: str) -> dict[str, Any]:
     from kafka_ops.airflow.snapshot_paging import page_at_once
 
     return page_at_once(cluster, snapshot_id, DAG_ID, get_current_context()["run_id"])
+
+
+def _page_groups_at_once(cluster: str, group_snapshot_id: str) -> dict[str, Any]:
+    from kafka_ops.airflow.snapshot_paging import page_groups_at_once
+
+    return page_groups_at_once(cluster, group_snapshot_id, DAG_ID, get_current_context()["run_id"])
 
 
 def _task_args(cluster: ClusterConfig) -> dict[str, str | None]:
@@ -233,6 +245,7 @@ def kafka_metadata_snapshot() -> None:
             raise
         _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], None)
         outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
+        info["paged"] = _page_groups_at_once(snap.cluster, snap.snapshot_id)
         return info
 
     @task(map_index_template="{{ task.op_kwargs['snapshot']['cluster'] }}")

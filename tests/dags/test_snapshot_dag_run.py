@@ -131,6 +131,7 @@ def test_snapshot_dag_publishes_a_snapshot(
     assert groups["bootstrap_servers"] == cluster_with_topic.bootstrap_servers
     groups_info = snapshot_task(run, "collect_groups").xcom_pull(task_ids="collect_groups", map_indexes=0)
     assert groups_info["snapshot_id"] == groups["snapshot_id"]
+    assert groups_info["paged"] == {"opened": [], "resolved": []}  # rated at once, nothing to page
     assert asset_events(run, "collect_groups") == [
         {"cluster": "default", "snapshot_id": groups["snapshot_id"], "lake_root": str(tmp_path / "lake")}
     ]

@@ -23,6 +23,7 @@ from kafka_ops.snapshot.publish import groups_to_lake
 from kafka_ops.snapshot.tables import snapshot_batch
 from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
+from kafka_ops.validation import group_checks
 from sandbox import SandboxCluster
 from sandbox.java_consumer import JavaConsumer
 from tests.integration.java_groups import FAST, make_topics
@@ -179,6 +180,12 @@ def test_a_consumer_quota_is_told_apart_from_a_slow_consumer(
     )  # fmt: skip
     assert f"a consumer quota of 2,000 B/s applies to its members (clients/q-{run_id}-app)" in throttled["cause"]
     assert slow["consumer_quota_bytes_per_s"] is None and "quota" not in slow["cause"]
+    # the paging path rates the same collections the same way, without Spark
+    paged = group_checks.look(lake, "sandbox", latest, Thresholds()).findings
+    for table in ("lag_status_partitions", "lag_status_groups"):
+        published = [{k: v for k, v in r.items() if k not in ("cluster", "dt")}
+                     for r in lake.read(table, "sandbox", [latest]).to_pylist()]  # fmt: skip
+        assert sorted(paged.rows(table) or [], key=repr) == sorted(published, key=repr), table
 
 
 def produce_steadily(producer: KafkaProducer, topic: str, stop: threading.Event) -> None:

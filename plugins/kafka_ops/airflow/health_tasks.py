@@ -19,7 +19,7 @@ from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.airflow.snapshot_paging import run_link
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.dispatch import dispatch
-from kafka_ops.alerting.firing import GROUP_JUDGEMENT, analysis_judgement, firing_alerts, group_alerts
+from kafka_ops.alerting.firing import analysis_judgement, firing_alerts, group_alerts, group_judgement
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
@@ -130,7 +130,7 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
         notifiers=notifiers_for_cluster(cluster, settings.lake_root),
         reminder=cluster.alert_reminder,
         run_links=links,
-        judgement=GROUP_JUDGEMENT,
+        judgement=group_judgement(latest[1]),
     )
     return {"group_snapshot_id": gate_report.group_snapshot_id, **sent.to_dict()}
 

@@ -1,5 +1,6 @@
 """Bodies of the snapshot DAG's paging tasks: what a committed snapshot shows by itself (offline and
-under-min-ISR partitions, brokers down), paged at once, and the blind spots of a failed collection.
+under-min-ISR partitions, brokers down) and what a committed group collection shows by itself (groups in
+ERR or WARN by Burrow's rules), paged at once, and the blind spots of a failed collection.
 
 Kept apart from the analysis DAG's task bodies (`health_tasks`) so the task that takes a snapshot imports
 only what paging needs (no Spark arguments, no report): on a busy worker every import is seconds before
@@ -17,13 +18,14 @@ from airflow.configuration import conf
 
 from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
 from kafka_ops.alerting.dispatch import dispatch
+from kafka_ops.alerting.from_collection import collection_alerts, collection_judgement
 from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
 from kafka_ops.alerting.incidents import EVERYTHING, Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.settings import load_settings
-from kafka_ops.validation import snapshot_checks
+from kafka_ops.validation import group_checks, snapshot_checks
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,41 @@ def page_at_once(cluster_name: str, snapshot_id: str, dag_id: str, run_id: str) 
     except Exception as e:  # the page_from_snapshot task repeats it and fails on it
         log.warning("cluster %s: paging from snapshot %s failed, left to page_from_snapshot: %s", cluster_name,
                     snapshot_id, e)  # fmt: skip
+        return {"error": f"{type(e).__name__}: {e}"[:300]}
+    return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
+
+
+def page_from_groups(
+    cluster_name: str, group_snapshot_id: str, at: datetime, dag_id: str, run_id: str
+) -> dict[str, Any]:
+    """Page, remind or resolve the groups group collection `group_snapshot_id` rates ERR or WARN
+    (`validation.group_checks`), without waiting for the analysis."""
+    settings = load_settings()
+    cluster = settings.cluster(cluster_name)
+    look = group_checks.look(lake_of(settings), cluster.name, group_snapshot_id, cluster.thresholds)
+    links = Links(airflow_run=run_link(dag_id, run_id))
+    sent = dispatch(
+        cluster.name,
+        collection_alerts(cluster.name, look, links),
+        at,
+        lake_root=settings.lake_root,
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        reminder=cluster.alert_reminder,
+        run_links=links,
+        judgement=collection_judgement(look),
+    )
+    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
+
+
+def page_groups_at_once(cluster_name: str, group_snapshot_id: str, dag_id: str, run_id: str) -> dict[str, Any]:
+    """`page_from_groups` from inside the task that collected the groups: what it opened and resolved, or
+    its error. It never fails that task (the collection is published): the analysis' `page_groups` pages
+    the same groups minutes later."""
+    try:
+        paged = page_from_groups(cluster_name, group_snapshot_id, datetime.now(UTC), dag_id, run_id)
+    except Exception as e:  # the analysis pages these groups too
+        log.warning("cluster %s: paging from group collection %s failed, left to the analysis: %s", cluster_name,
+                    group_snapshot_id, e)  # fmt: skip
         return {"error": f"{type(e).__name__}: {e}"[:300]}
     return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
 

@@ -17,6 +17,7 @@ from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.validation.gates import GROUP_GATES, GateReport
 from kafka_ops.validation.integrity import validation_of
+from kafka_ops.validation.lake_batches import find_commit
 from kafka_ops.validation.pipeline import latest_analysed
 
 SOURCES = (COMMIT_TABLE, GROUP_COMMIT_TABLE)
@@ -54,25 +55,31 @@ def is_group_key(key: str) -> bool:
     return key.split(":", 1)[0] in GROUP_GATES
 
 
-GROUP_JUDGEMENT = Judgement(scope=is_group_key)
-"""What the groups' early paging judges: the group gates' keys only (the cluster's other incidents are
-the whole analysis' to judge, later in the same run)."""
+def group_judgement(seen_at: datetime) -> Judgement:
+    """What the groups' early paging judges: the group gates' keys only (the cluster's other incidents are
+    the whole analysis' to judge, later in the same run), on the judged collection's capture time
+    `seen_at` (the group collection's own paging may have judged a newer one meanwhile)."""
+    return Judgement(scope=is_group_key, evidence=lambda key: seen_at if is_group_key(key) else None)
 
 
 def analysis_judgement(lake: Lake, cluster: str, gates: GateReport | None) -> Judgement:
     """What the analysis' alerting judges: every key but those only a snapshot pages
-    (`from_snapshot.SNAPSHOT_ONLY`), its metadata gates on the analysed snapshot's capture time (the
-    snapshot DAG may have judged them on a newer one meanwhile)."""
+    (`from_snapshot.SNAPSHOT_ONLY`), its metadata gates on the analysed snapshot's capture time and its
+    group gates on the analysed group collection's (the snapshot DAG may have judged them on a newer
+    snapshot or collection meanwhile)."""
     latest = latest_analysed(lake, cluster, COMMIT_TABLE) if gates is not None else None
     if gates is None or latest is None:
         return Judgement(scope=lambda key: key not in SNAPSHOT_ONLY)
     captured_at = latest[1]
     metadata = frozenset(r.name for r in gates.results if r.snapshot_id == gates.snapshot_id)
-    return Judgement(
-        scope=lambda key: key not in SNAPSHOT_ONLY,
-        evidence=lambda key: captured_at if key in metadata else None,
-        named=metadata,
-    )
+    groups = gates.group_snapshot_id
+    judged = find_commit(lake, GROUP_COMMIT_TABLE, cluster, groups) if groups is not None else None
+    groups_at = judged.captured_at if judged is not None else None
+
+    def evidence(key: str) -> datetime | None:
+        return captured_at if key in metadata else groups_at if is_group_key(key) else None
+
+    return Judgement(scope=lambda key: key not in SNAPSHOT_ONLY, evidence=evidence, named=metadata)
 
 
 def _time_behind(lake: Lake, cluster: str, gates: GateReport) -> dict[str, dict[str, Any]]:

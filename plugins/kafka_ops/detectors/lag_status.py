@@ -94,26 +94,17 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.detectors.burrow_rules import (
+    CODES,
+    GROUP_SEVERITY,
+    KEY,
+    LIVE_STATES,
+    NO_ENTITY,
+    PARTITION_SEVERITY,
+    QUOTA_PRECEDENCE,
+    RECENT_HEAD_S,
+)
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
-
-KEY = ["group_id", "topic", "partition"]
-STABLE = "Stable"
-LIVE_STATES = (STABLE, "Assigning", "Reconciling")
-"""States in which members hold their partitions and consume: a classic group only when Stable (a
-rebalance stops it); a consumer-protocol group (KIP-848) also while the broker assigns or members
-reconcile, since each member keeps consuming what it holds meanwhile (no classic group has these states)."""
-RECENT_HEAD_S = 100
-"""How recent an end offset at or below the committed offset must be to hold STOP back (Burrow #303):
-Burrow keeps one broker end offset per `offset-refresh` (10 s), the last `intervals` (10) of them."""
-# Burrow's StatusConstant order, which its group roll-up and our `cause` follow
-CODES = {"OK": 1, "WARN": 2, "STOP": 4, "STALL": 5, "REWIND": 6}
-PARTITION_SEVERITY = {"OK": "ok", "WARN": "warning", "STOP": "critical", "STALL": "critical", "REWIND": "critical"}
-GROUP_SEVERITY = {"OK": "ok", "WARN": "warning", "ERR": "critical"}
-NO_ENTITY = "-"
-# "user|client" of a quota entity (C: the member's own client id) -> Kafka's precedence for a user
-# that has no quota entity of its own (see `consumer_quotas`)
-QUOTA_PRECEDENCE = {"<default>|C": 1, "<default>|<default>": 2, f"<default>|{NO_ENTITY}": 3,
-                    f"{NO_ENTITY}|C": 4, f"{NO_ENTITY}|<default>": 5}  # fmt: skip
 
 
 def _micros(at: datetime | str) -> Column:

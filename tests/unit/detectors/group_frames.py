@@ -4,7 +4,7 @@ differs by group type, as `lake.spark.read_table` always gives them)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -90,6 +90,28 @@ def logged(group: str, topic: str, p: int, committed: int | None, seconds: float
 
 def end_offset(topic: str, p: int, end: int, minutes: float = 0) -> Row:
     return (sid(minutes), minutes_ago(minutes), topic, p, end)
+
+
+def columns(schema: str) -> list[str]:
+    """The column names of a DDL schema string (commas inside `<...>` belong to a type)."""
+    names, depth, start = [], 0, 0
+    for i, ch in enumerate(schema + ","):
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            names.append(schema[start:i].split(maxsplit=1)[0])
+            start = i + 1
+    return names
+
+
+def as_dicts(schema: str, rows: list[Row]) -> list[dict[str, Any]]:
+    """Rows as the lake's readers give them (column → value), for the rules that need no Spark."""
+    names = columns(schema)
+    return [dict(zip(names, r, strict=True)) for r in rows]
+
+
+def as_utc(row: dict[str, Any]) -> dict[str, Any]:
+    """A collected Spark row with its naive timestamps (the session's UTC) made aware, as the lake's are."""
+    return {k: v.replace(tzinfo=UTC) if isinstance(v, datetime) and v.tzinfo is None else v for k, v in row.items()}
 
 
 def frame(spark: SparkSession, schema: str, rows: list[Row]) -> DataFrame:

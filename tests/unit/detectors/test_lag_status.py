@@ -1,9 +1,12 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from kafka_ops.analysis.detector import Context
+from kafka_ops.detectors import burrow_rules
 from kafka_ops.detectors.lag_status import DETECTOR
 from kafka_ops.thresholds import Thresholds
 from tests.unit.detectors.group_frames import (
@@ -15,6 +18,8 @@ from tests.unit.detectors.group_frames import (
     QUOTAS,
     SNAPSHOTS,
     Row,
+    as_dicts,
+    as_utc,
     context,
     expect,
     frame,
@@ -52,7 +57,33 @@ def detect(
         "snapshots": frame(spark, SNAPSHOTS, snapshots),
     }
     found = DETECTOR.detect(inputs, context(thresholds))
+    tables = {"group_offsets": (OFFSETS, offsets), "group_commits": (COMMITS, commits or []),
+              "group_members": (MEMBERS, members or []), "consumer_groups": (GROUPS, groups or []),
+              "quotas": (QUOTAS, newest_quotas(quotas or [], snapshots))}  # fmt: skip
+    assert_burrow_rules_agree(found, {name: as_dicts(schema, rows) for name, (schema, rows) in tables.items()},
+                              context(thresholds))  # fmt: skip
     return found["lag_status_partitions"], found["lag_status_groups"]
+
+
+def newest_quotas(quotas: list[Row], snapshots: list[tuple[str, datetime]]) -> list[Row]:
+    """The quotas rows of the newest ZooKeeper snapshot at or before the latest group collection."""
+    before = [s for s in snapshots if s[1] <= AT]
+    newest = max(before, key=lambda s: (s[1], s[0]), default=None)
+    return [q for q in quotas if newest is not None and q[0] == newest[0]]
+
+
+def assert_burrow_rules_agree(
+    found: dict[str, DataFrame], tables: dict[str, list[dict[str, Any]]], now: Context
+) -> None:
+    """The paging path's rules (`burrow_rules`, plain rows) give exactly the Spark detector's rows."""
+    partitions, groups = burrow_rules.lag_status(
+        burrow_rules.Now(now.snapshot_id, now.captured_at, int(now.thresholds.lag_window), now.thresholds.lag_allowed),
+        offsets=tables["group_offsets"], commits=tables["group_commits"], members=tables["group_members"],
+        groups=tables["consumer_groups"], quotas=tables["quotas"],
+    )  # fmt: skip
+    for name, rows in (("lag_status_partitions", partitions), ("lag_status_groups", groups)):
+        spark_rows = sorted((as_utc(r.asDict(recursive=True)) for r in found[name].collect()), key=repr)
+        assert sorted(rows, key=repr) == spark_rows, name
 
 
 def statuses(
