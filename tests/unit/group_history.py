@@ -21,7 +21,7 @@ PARTITIONS = [("orders", p) for p in range(3)]
 def collections(lake: Lake, count: int, seed: int, *, caught_up: bool = False) -> list[str]:
     """`count` collections a minute apart of four groups: `moving` (keeps up), `stopped` (stops committing
     halfway, its member still there), `rewound` (an offset reset halfway) and `logged` (its commits read
-    from the commit log, the last ones all the same offset), with a random producer; their ids.
+    from the commit log, the same offset again and again from halfway, then none), with a random producer; their ids.
     `caught_up`: in the last collection every group has consumed everything (lag 0)."""
     rng = random.Random(seed)
     ends = dict.fromkeys(PARTITIONS, 1_000)
@@ -53,6 +53,7 @@ def collections(lake: Lake, count: int, seed: int, *, caught_up: bool = False) -
             LoggedCommit("logged", t, p, positions["logged"][(t, p)], at - timedelta(seconds=s))
             for t, p in PARTITIONS
             for s in (40, 10)
+            if i <= count // 2
         )
         snap = replace(group_snapshot(f"g{i:02d}"), captured_at=at, completed_at=at, groups=groups,
                        offsets=tuple(offsets), end_offsets=ends, commits=commits, record_times={},

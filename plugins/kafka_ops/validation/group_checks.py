@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from kafka_ops.detectors import burrow_rules
+from kafka_ops.detectors.burrow_rules import KEY, Now
 from kafka_ops.errors import LakeError
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
@@ -32,6 +34,12 @@ from kafka_ops.problems.problem import Problem, Row
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.lake_batches import CommittedBatch, days, find_commit, find_day_commits, read_batch_table
 
+_SEPARATOR = "\x00"
+_COLUMNS = {
+    "group_offsets": ["snapshot_id", "captured_at", *burrow_rules.KEY, "committed_offset", "end_offset", "lag",
+                      "start_offset"],
+    "group_commits": ["snapshot_id", "captured_at", *burrow_rules.KEY, "committed_offset", "committed_at"],
+}  # fmt: skip
 CHECKS = (groups.IN_ERR, groups.IN_WARN)
 """The problems (gate names, the prefix of their per-group alert keys) a group collection pages by itself."""
 _FAILS = {groups.IN_ERR: "ERR", groups.IN_WARN: "WARN"}
@@ -81,14 +89,18 @@ def look(lake: Lake, cluster: str, group_snapshot_id: str, thresholds: Threshold
         raise LakeError(f"no group collection {group_snapshot_id!r} of cluster {cluster!r} is committed in {lake.root}")
     now = batch.captured_at.astimezone(UTC)
     since = now - timedelta(hours=thresholds.history_hours)
+    rules = burrow_rules.Now(group_snapshot_id, now, int(thresholds.lag_window), thresholds.lag_allowed)
     latest = {t: _rows(read_batch_table(lake, batch, t)) for t in ("group_offsets", "group_members", "consumer_groups")}
-    sampled = sorted({str(s["group_id"]) for s in burrow_rules.samples_of(latest["group_offsets"])})
+    sampled = burrow_rules.samples_of(latest["group_offsets"])
+    current = pa.array(sorted({_key_name(s) for s in sampled}), pa.string())
     window = _window_ids(lake, batch, since)
-    history = {t: _history(lake, batch, t, window, sampled) for t in ("group_offsets", "group_commits")}
+    groups_sampled = sorted({str(s["group_id"]) for s in sampled})
+    offsets = _history(lake, batch, "group_offsets", window, groups_sampled)
+    commits = _needed_commits(_history(lake, batch, "group_commits", window, groups_sampled), current, rules)
     partitions, rated = burrow_rules.lag_status(
-        burrow_rules.Now(group_snapshot_id, now, int(thresholds.lag_window), thresholds.lag_allowed),
-        offsets=history["group_offsets"],
-        commits=history["group_commits"],
+        rules,
+        offsets=[] if offsets is None else _needed_samples(_samples(offsets), current, commits, rules),
+        commits=commits,
         members=latest["group_members"],
         groups=latest["consumer_groups"],
         quotas=_quotas(lake, cluster, since, now),
@@ -127,13 +139,81 @@ def _window_ids(lake: Lake, batch: CommittedBatch, since: datetime) -> dict[str,
 
 def _history(
     lake: Lake, batch: CommittedBatch, table: str, window: Mapping[str, list[str]], sampled: list[str]
-) -> list[Row]:
-    """`table`'s rows of the window's committed collections, only of the groups in `sampled`."""
-    rows: list[Row] = []
+) -> pa.Table | None:
+    """`table`'s columns the rules read, of the window's committed collections and the groups in `sampled`."""
+    if not sampled:
+        return None
+    parts = []
     for dt, ids in window.items():
         where = pc.field("snapshot_id").isin(ids) & pc.field("group_id").isin(sampled)
-        rows += _rows(lake.read_day(table, batch.cluster, dt, where=where))
-    return rows
+        day = lake.read_day(table, batch.cluster, dt, columns=_COLUMNS[table], where=where)
+        if day is not None:
+            parts.append(day)
+    return pa.concat_tables(parts) if parts else None
+
+
+def _needed_commits(commits: pa.Table | None, current: pa.Array, now: Now) -> list[Row]:
+    """The distinct logged commits up to now of the `current` partitions, only each one's last
+    `lag_window` (all the rules read of the log)."""
+    if commits is None:
+        return []
+    until = pa.scalar(now.captured_at, commits.schema.field("committed_at").type)
+    commits = commits.filter(
+        pc.and_(pc.is_valid(commits["committed_offset"]), pc.less_equal(commits["committed_at"], until))
+    )
+    keys = _keys(commits)
+    commits = commits.append_column("key", keys).filter(pc.is_in(keys, current))
+    distinct = commits.group_by(["key", *KEY, "committed_at", "committed_offset"]).aggregate([])
+    newest = distinct.sort_by(
+        [("key", "ascending"), ("committed_at", "descending"), ("committed_offset", "descending")]
+    )
+    return newest.filter(_ranks(newest["key"]) <= now.lag_window).drop_columns(["key"]).to_pylist()
+
+
+def _needed_samples(offsets: pa.Table, current: pa.Array, commits: list[Row], now: Now) -> list[Row]:
+    """The sample rows of the `current` partitions the rules read: each one's last `lag_window`, those of
+    the last `RECENT_HEAD_S` seconds, and, for a partition rated on its logged commits, those from the one
+    just before its oldest commit on (the end offsets a commit's lag is interpolated between)."""
+    keys = _keys(offsets)
+    offsets = offsets.append_column("key", keys).filter(pc.is_in(keys, current))
+    newest = offsets.sort_by([("key", "ascending"), ("captured_at", "descending"), ("snapshot_id", "descending")])
+    if not newest.num_rows:
+        return []
+    key = newest["key"].to_numpy(zero_copy_only=False)
+    at = pc.cast(newest["captured_at"], pa.timestamp("us", "UTC")).cast(pa.int64()).to_numpy()
+    first = np.r_[True, key[1:] != key[:-1]]
+    starts, run = np.flatnonzero(first), np.cumsum(first) - 1
+    oldest_commit: dict[str, int] = {}
+    for c in commits:
+        name, t = _key_name(c), burrow_rules.micros(c["committed_at"])
+        oldest_commit[name] = min(oldest_commit.get(name, t), t)
+    # per partition (run of rows, newest first): its oldest logged commit, and the newest sample at or before it
+    logged = np.array([k in oldest_commit for k in key[starts]], dtype=bool)
+    oldest = np.array([oldest_commit.get(k, 0) for k in key[starts]], dtype=np.int64)
+    floor = np.maximum.reduceat(np.where(at <= oldest[run], at, np.iinfo(np.int64).min), starts)
+    recent = burrow_rules.micros(now.captured_at) - burrow_rules.RECENT_HEAD_S * 1_000_000
+    rank = np.arange(len(key)) - starts[run] + 1
+    keep = (rank <= now.lag_window) | (at > recent) | (logged[run] & (at >= floor[run]))
+    return newest.filter(pa.array(keep)).drop_columns(["key"]).to_pylist()
+
+
+def _keys(table: pa.Table) -> pa.Array:
+    """Each row's partition as one string (group, topic, partition), `_key_name`'s."""
+    parts = [table["group_id"], table["topic"], pc.cast(table["partition"], pa.string())]
+    return pc.binary_join_element_wise(*parts, _SEPARATOR).combine_chunks()
+
+
+def _key_name(row: Row) -> str:
+    return _SEPARATOR.join((str(row["group_id"]), str(row["topic"]), str(row["partition"])))
+
+
+def _ranks(keys: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """1, 2, ... within each run of equal keys (the table sorted by key)."""
+    key = keys.to_numpy(zero_copy_only=False)
+    if not len(key):
+        return np.array([], dtype=np.int64)
+    first = np.r_[True, key[1:] != key[:-1]]
+    return np.arange(len(key)) - np.flatnonzero(first)[np.cumsum(first) - 1] + 1
 
 
 def _quotas(lake: Lake, cluster: str, since: datetime, until: datetime) -> list[Row]:
@@ -150,6 +230,15 @@ def _quotas(lake: Lake, cluster: str, since: datetime, until: datetime) -> list[
             found = CommittedBatch(cluster, COMMIT_TABLE, str(newest["snapshot_id"]), dt, newest)
             return _rows(read_batch_table(lake, found, "quotas"))
     return []
+
+
+def _samples(offsets: pa.Table) -> pa.Table:
+    """`burrow_rules.samples_of` over a table: a share group's position as its committed offset, and only
+    rows with a position and a lag."""
+    share = pc.and_(pc.is_valid(offsets["start_offset"]), pc.is_null(offsets["committed_offset"]))
+    position = pc.if_else(share, pc.subtract(offsets["end_offset"], offsets["lag"]), offsets["committed_offset"])
+    offsets = offsets.set_column(offsets.schema.get_field_index("committed_offset"), "committed_offset", position)
+    return offsets.filter(pc.and_(pc.is_valid(offsets["committed_offset"]), pc.is_valid(offsets["lag"])))
 
 
 def _rows(table: pa.Table | None) -> list[Row]:
