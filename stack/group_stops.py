@@ -6,10 +6,10 @@ Each group is one consumer of Kafka's own Java client on a topic a producer writ
 commits several times a second while it runs. A stop is either a clean exit (the member leaves: the
 group is Empty at once) or SIGKILL (the member stays until its 10 s session times out), taking turns.
 Either way the change watch sees the group without members within a poll or two and the snapshot DAG
-collects the groups at once; the analysis that follows rates the group. Burrow's rule that a consumer
-at the head within the last 100 s is not STOP (#303) can hold the page back to a later collection; the
-figures say which collection paged (`collection_to_page_s`: from the end of the snapshot run whose
-groups the paging analysis read)."""
+collects the groups at once and rates them by Burrow's rules as it commits them (the analysis that
+follows rates them again). Burrow's rule that a consumer at the head within the last 100 s is not STOP
+(#303) can hold the page back to a later collection; the figures say which collection paged and how
+(`collection_behind`)."""
 
 from __future__ import annotations
 
@@ -133,21 +133,25 @@ class TimedGroupStops:
         return read_received(self.received)
 
 
-def collection_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict[str, float | None]:
+def collection_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict[str, Any]:
     """Which collection paged, in seconds from the stop: the end of the first snapshot run that started
-    after it (the change watch's), the end of the last one that ended before the paging analysis started
-    (the groups it read), and the page's delay from that collection."""
+    after it (the change watch's), and the collection the page was read from with the page's delay after
+    it. The snapshot run's `collect_groups` pages as soon as it committed the groups (`paged_by`
+    `collection`: from that run's start, the collection included); otherwise the analysis did
+    (`analysis`: from the end of the last snapshot run that ended before the paging analysis started)."""
 
     snapshots = [r for r in ended_runs(api, SNAPSHOT, start) if r["state"] == "success"]
+    paging = next((r for r in snapshots if at(r["start_date"]) <= paged <= at(r["end_date"])), None)
+    read, paged_by = (at(paging["start_date"]), "collection") if paging is not None else (None, "analysis")
     analysis = next((r for r in ended_runs(api, ANALYSIS, start) if at(r["end_date"]) >= paged), None)
-    read = None
-    if analysis is not None:
+    if paging is None and analysis is not None:
         read = max((at(r["end_date"]) for r in snapshots if at(r["end_date"]) <= at(analysis["start_date"])),
                    default=None)  # fmt: skip
     return {
         "first_collection_s": seconds(start, at(snapshots[0]["end_date"]) if snapshots else None),
         "paging_collection_s": seconds(start, read),
         "collection_to_page_s": seconds(read, paged) if read is not None else None,
+        "paged_by": paged_by,
     }
 
 
