@@ -156,6 +156,12 @@ TOYS: dict[str, Toy] = {
         (pytest.mark.integration,),
         in_process=True,
     ),
+    "group_paging": Toy(
+        ("--groups=3", "--partitions=4", "--collections=12", "--every-s=60", "--repeats=1", "--lake-format=parquet"),
+        ("paging_p50_s", "spark_p50_s", "ratio", "error_groups", "same_rows", "targets"),
+        ("paging_p50_s", "spark_p50_s", "ratio", "error_groups", "same_rows"),
+        in_process=True,
+    ),
     "delta_publish": Toy(
         ("--partitions", "500", "--snapshots", "24", "--window", "4"),
         ("delta_first_s", "delta_last_s", "parquet_first_s", "parquet_last_s", "delta_growth", "ratio", "targets"),
