@@ -16,15 +16,15 @@ from urllib.parse import quote
 
 from airflow.configuration import conf
 
-from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Links
-from kafka_ops.alerting.dispatch import dispatch
+from kafka_ops.alerting.alert import PIPELINE_KEY_PREFIX, Alert, Links
+from kafka_ops.alerting.dispatch import DispatchReport, dispatch
 from kafka_ops.alerting.from_collection import collection_alerts, collection_judgement
 from kafka_ops.alerting.from_snapshot import snapshot_alerts, snapshot_judgement
 from kafka_ops.alerting.incidents import EVERYTHING, Judgement
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
-from kafka_ops.settings import load_settings
+from kafka_ops.settings import ClusterConfig, Settings, load_settings
 from kafka_ops.validation import group_checks, snapshot_checks
 
 log = logging.getLogger(__name__)
@@ -41,18 +41,15 @@ def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id
     partitions, brokers down: `validation.snapshot_checks`), without waiting for the analysis."""
     settings = load_settings()
     cluster = settings.cluster(cluster_name)
-    lake = lake_of(settings)
-    look = snapshot_checks.look(lake, cluster.name, snapshot_id, cluster.min_insync_replicas_default)
+    look = snapshot_checks.look(lake_of(settings), cluster.name, snapshot_id, cluster.min_insync_replicas_default)
     links = Links(airflow_run=run_link(dag_id, run_id))
-    sent = dispatch(
-        cluster.name,
+    sent = _send(
+        settings,
+        cluster,
         snapshot_alerts(cluster.name, look, links),
-        at,
-        lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
-        reminder=cluster.alert_reminder,
-        run_links=links,
         judgement=snapshot_judgement(look),
+        at=at,
+        links=links,
     )
     return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
 
@@ -80,17 +77,31 @@ def page_from_groups(
     cluster = settings.cluster(cluster_name)
     look = group_checks.look(lake_of(settings), cluster.name, group_snapshot_id, cluster.thresholds)
     links = Links(airflow_run=run_link(dag_id, run_id))
-    sent = dispatch(
-        cluster.name,
+    sent = _send(
+        settings,
+        cluster,
         collection_alerts(cluster.name, look, links),
+        judgement=collection_judgement(look),
+        at=at,
+        links=links,
+    )
+    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
+
+
+def _send(
+    settings: Settings, cluster: ClusterConfig, alerts: list[Alert], *, judgement: Judgement, at: datetime, links: Links
+) -> DispatchReport:
+    """`alerts` through the cluster's notifiers, judging what `judgement` says."""
+    return dispatch(
+        cluster.name,
+        alerts,
         at,
         lake_root=settings.lake_root,
         notifiers=notifiers_for_cluster(cluster, settings.lake_root),
         reminder=cluster.alert_reminder,
         run_links=links,
-        judgement=collection_judgement(look),
+        judgement=judgement,
     )
-    return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
 
 
 def page_groups_at_once(cluster_name: str, group_snapshot_id: str, dag_id: str, run_id: str) -> dict[str, Any]:

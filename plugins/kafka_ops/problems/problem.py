@@ -7,7 +7,7 @@ the alerts, the HTML report, the CLI digest and the metrics show it as composed 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -25,6 +25,19 @@ class FindingsRows(Protocol):
     def rows(self, table: str) -> list[Row] | None:
         """The rows of findings `table`, or None when the analysis did not write it."""
         ...
+
+
+@dataclass(frozen=True)
+class BatchFindings:
+    """Findings tables computed from one batch (a snapshot or a group collection) without an analysis,
+    as the catalogue reads findings (`FindingsRows`)."""
+
+    snapshot_id: str
+    captured_at: datetime
+    tables: Mapping[str, list[Row]] = field(default_factory=dict)
+
+    def rows(self, table: str) -> list[Row] | None:
+        return self.tables.get(table)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ transactions) the analysis adds when it runs.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,7 +30,7 @@ from kafka_ops.errors import LakeError
 from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems import groups
-from kafka_ops.problems.problem import Problem, Row
+from kafka_ops.problems.problem import BatchFindings, Problem, Row
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.lake_batches import CommittedBatch, days, find_commit, find_day_commits, read_batch_table
 
@@ -46,24 +46,11 @@ _FAILS = {groups.IN_ERR: "ERR", groups.IN_WARN: "WARN"}
 
 
 @dataclass(frozen=True)
-class CollectionFindings:
-    """One group collection's `lag_status_partitions` and `lag_status_groups` rows as the catalogue reads
-    findings (`problems.problem.FindingsRows`)."""
-
-    snapshot_id: str
-    captured_at: datetime
-    tables: Mapping[str, list[Row]] = field(default_factory=dict)
-
-    def rows(self, table: str) -> list[Row] | None:
-        return self.tables.get(table)
-
-
-@dataclass(frozen=True)
 class CollectionLook:
     """What one group collection says by itself: its findings and each failing group's problem, by
     alert key (`<check>:<group id>`)."""
 
-    findings: CollectionFindings
+    findings: BatchFindings
     problems: Mapping[str, Problem]
 
     @property
@@ -105,13 +92,11 @@ def look(lake: Lake, cluster: str, group_snapshot_id: str, thresholds: Threshold
         groups=latest["consumer_groups"],
         quotas=_quotas(lake, cluster, since, now),
     )
-    findings = CollectionFindings(
-        group_snapshot_id, now, {"lag_status_partitions": partitions, "lag_status_groups": rated}
-    )
+    findings = BatchFindings(group_snapshot_id, now, {"lag_status_partitions": partitions, "lag_status_groups": rated})
     return CollectionLook(findings, problems(findings))
 
 
-def problems(findings: CollectionFindings) -> dict[str, Problem]:
+def problems(findings: BatchFindings) -> dict[str, Problem]:
     """Each group in ERR or WARN, its catalogue problem by alert key."""
     out: dict[str, Problem] = {}
     rated = findings.rows("lag_status_groups") or []

@@ -26,7 +26,7 @@ rather than died) the analysis adds when it runs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -35,7 +35,7 @@ from kafka_ops.kafka_types import KAFKA_DEFAULT_MIN_ISR
 from kafka_ops.lake.schema import COMMIT_TABLE, DELETE_TOPIC
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems import partitions
-from kafka_ops.problems.problem import Problem, Row
+from kafka_ops.problems.problem import BatchFindings, Problem, Row
 from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_batch_table
 
 MinIsr = Callable[[str, int], int]
@@ -46,23 +46,10 @@ CHECKS = (partitions.OFFLINE, partitions.UNDER_MIN_ISR, partitions.BROKER_DOWN)
 
 
 @dataclass(frozen=True)
-class SnapshotFindings:
-    """One snapshot's `isr_health` and `broker_attribution` rows as the catalogue reads findings
-    (`problems.problem.FindingsRows`)."""
-
-    snapshot_id: str
-    captured_at: datetime
-    tables: Mapping[str, list[Row]] = field(default_factory=dict)
-
-    def rows(self, table: str) -> list[Row] | None:
-        return self.tables.get(table)
-
-
-@dataclass(frozen=True)
 class SnapshotLook:
     """What one snapshot says by itself: its findings and the problems that page, worst first."""
 
-    findings: SnapshotFindings
+    findings: BatchFindings
     problems: tuple[Problem, ...]
 
     def summary(self) -> dict[str, Any]:
@@ -87,19 +74,19 @@ def look(lake: Lake, cluster: str, snapshot_id: str, min_isr_default: int = KAFK
 
 def snapshot_findings(
     snapshot_id: str, captured_at: datetime, tables: Mapping[str, list[Row]], min_isr_default: int
-) -> SnapshotFindings:
+) -> BatchFindings:
     """Pure: one snapshot's rows of `partitions`, `brokers`, `configs`, `admin_requests` → its findings."""
     deleting = {r["topic"] for r in tables["admin_requests"] if r["request"] == DELETE_TOPIC}
     served = [r for r in tables["partitions"] if r["has_state"] and r["topic"] not in deleting]
     live = {int(r["broker_id"]) for r in tables["brokers"]}
     resolve = _min_isr(tables["configs"], min_isr_default)
     health = [_isr_row(r, live, resolve) for r in served]
-    return SnapshotFindings(
+    return BatchFindings(
         snapshot_id, captured_at, {"isr_health": health, "broker_attribution": _brokers_down(served, live)}
     )
 
 
-def problems(findings: SnapshotFindings) -> list[Problem]:
+def problems(findings: BatchFindings) -> list[Problem]:
     """The catalogue's problems for the checks that fail: down brokers, offline, under min ISR."""
     out: list[Problem] = []
     down = findings.rows("broker_attribution") or []

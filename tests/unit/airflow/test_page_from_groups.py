@@ -7,8 +7,6 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
-
 from kafka_ops.airflow import health_tasks, snapshot_paging
 from kafka_ops.lake.open import open_lake
 from tests.unit.group_history import START, collections
@@ -16,16 +14,6 @@ from tests.unit.validation.findings import healthy_groups, publish_analysis
 
 TARGET = {"cluster": "c1", "zookeeper": False, "snapshot_id": None, "groups": True, "group_snapshot_id": None}
 ERR = ["no_group_in_err:logged", "no_group_in_err:stopped"]
-
-
-@pytest.fixture
-def lake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    settings = tmp_path / "kafka-ops.toml"
-    settings.write_text(f'lake_root = "{tmp_path / "lake"}"\nlake_format = "parquet"\n[[clusters]]\nname = "c1"\n')
-    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
-    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
-    monkeypatch.delenv("KAFKA_OPS_LAKE_FORMAT", raising=False)
-    return tmp_path / "lake"
 
 
 def sent(root: Path) -> list[tuple[str, str]]:

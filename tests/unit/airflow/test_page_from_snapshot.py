@@ -8,8 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from kafka_ops.airflow import health_tasks, snapshot_paging
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.errors import KafkaUnreachable
@@ -20,16 +18,6 @@ from tests.unit.snapshots import AT, GROUPS_AT, broker, small_snapshot, state
 from tests.unit.validation.findings import group, healthy_groups, healthy_zk, isr, publish_analysis
 
 TARGET = {"cluster": "c1", "zookeeper": True, "snapshot_id": None, "groups": False, "group_snapshot_id": None}
-
-
-@pytest.fixture
-def lake_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    settings = tmp_path / "kafka-ops.toml"
-    settings.write_text(f'lake_root = "{tmp_path / "lake"}"\nlake_format = "parquet"\n[[clusters]]\nname = "c1"\n')
-    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
-    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
-    monkeypatch.delenv("KAFKA_OPS_LAKE_FORMAT", raising=False)
-    return tmp_path / "lake"
 
 
 def publish(root: Path, snapshot_id: str, minutes: float, *, broker_3_up: bool) -> datetime:
