@@ -141,7 +141,9 @@ def collection_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict
     (`analysis`: from the end of the last snapshot run that ended before the paging analysis started)."""
 
     snapshots = [r for r in ended_runs(api, SNAPSHOT, start) if r["state"] == "success"]
-    paging = next((r for r in snapshots if at(r["start_date"]) <= paged <= at(r["end_date"])), None)
+    # the run that paged may still be running (its page is sent before its last tasks end)
+    started = api.get(f"dags/{SNAPSHOT}/dagRuns", start_date_gte=start.isoformat(), order_by="start_date", limit=100)
+    paging = next((r for r in started["dag_runs"] if _spans(r, paged)), None)
     read, paged_by = (at(paging["start_date"]), "collection") if paging is not None else (None, "analysis")
     analysis = next((r for r in ended_runs(api, ANALYSIS, start) if at(r["end_date"]) >= paged), None)
     if paging is None and analysis is not None:
@@ -153,6 +155,11 @@ def collection_behind(api: AirflowApi, start: datetime, paged: datetime) -> dict
         "collection_to_page_s": seconds(read, paged) if read is not None else None,
         "paged_by": paged_by,
     }
+
+
+def _spans(run: dict[str, Any], moment: datetime) -> bool:
+    """Whether the run had started by `moment` and had not ended before it."""
+    return at(run["start_date"]) <= moment and (not run.get("end_date") or moment <= at(run["end_date"]))
 
 
 def _delete_group(sandbox: SandboxCluster | KRaftSandbox, group: str) -> None:
