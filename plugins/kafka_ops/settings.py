@@ -29,6 +29,12 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     metrics_profile = "kafka-lag-exporter"
     metrics_max_age_minutes = 30
 
+    [[owners]]                      # optional: who owns which topics and groups (see kafka_ops.owners)
+    name = "payments-team"
+    topics = ["payments\\..*"]
+    groups = ["billing-.*"]
+    alert_conn_ids = ["slack_payments_team"]
+
     [lake]                          # optional, retention and maintenance (see kafka_ops.lake.policy)
     keep_snapshots_days = 35
     keep_audit_days = "forever"
@@ -55,6 +61,7 @@ from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.kafka_types import INT32_MAX, duration_setting, shown
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS, LakeFormat, check_name
 from kafka_ops.lake.policy import RetentionPolicy
+from kafka_ops.owners import Owner, parse_owners
 from kafka_ops.thresholds import Thresholds
 
 DEFAULT_LAKE = "var/lake"
@@ -270,6 +277,8 @@ class Settings:
     lake_format: LakeFormat = DEFAULT_LAKE_FORMAT
     lake: RetentionPolicy = field(default_factory=RetentionPolicy)
     """What the lake keeps and how the maintenance DAG tidies it (`[lake]`)."""
+    owners: tuple[Owner, ...] = ()
+    """Who owns which topics and groups, and their sinks (`[[owners]]`, see `kafka_ops.owners`)."""
 
     def __post_init__(self) -> None:
         if self.lake_format not in LAKE_FORMATS:
@@ -280,6 +289,10 @@ class Settings:
             if cluster.name == name:
                 return cluster
         raise ConfigError(f"no cluster named {name!r} in the settings (have: {[c.name for c in self.clusters]})")
+
+    def owners_on(self, cluster: str) -> tuple[Owner, ...]:
+        """The owners of topics or groups on `cluster`, in the file's order."""
+        return tuple(o for o in self.owners if o.on(cluster))
 
 
 def load_settings(path: str | os.PathLike[str] | None = None) -> Settings:
@@ -315,7 +328,7 @@ def _from_file(path: Path) -> Settings:
         raise ConfigError(f"settings file {path} is not valid TOML: {e}") from e
     except RecursionError:  # tomllib recurses into nested arrays and inline tables
         raise ConfigError(f"settings file {path} nests arrays or tables too deeply to be settings") from None
-    _reject_unknown(raw, {"lake_root", "lake_format", "clusters", "web", "lake"}, f"{path}")
+    _reject_unknown(raw, {"lake_root", "lake_format", "clusters", "web", "lake", "owners"}, f"{path}")
     clusters_raw = raw.get("clusters", [{"name": "default"}])
     if not isinstance(clusters_raw, list) or not clusters_raw:
         raise ConfigError(f"{path}: 'clusters' must be a non-empty list of [[clusters]] tables")
@@ -331,9 +344,11 @@ def _from_file(path: Path) -> Settings:
     longest_history = max(c.thresholds.history_hours for c in clusters)
     policy = RetentionPolicy.from_mapping(raw.get("lake", {}), str(path), history_hours=longest_history)
     try:
+        owners = parse_owners(raw.get("owners"), names)
         return Settings(
-            lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", DEFAULT_LAKE_FORMAT), lake=policy
-        )
+            lake_root, tuple(clusters), web, lake_format=raw.get("lake_format", DEFAULT_LAKE_FORMAT), lake=policy,
+            owners=owners,
+        )  # fmt: skip
     except ConfigError as e:
         raise ConfigError(f"{path}: {e}") from None
 

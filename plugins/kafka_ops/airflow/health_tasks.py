@@ -87,13 +87,14 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
     links = Links(airflow_run=run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
     gate_report = gate_report_from_dict(gated["report"]) if gated["report"] else None
     firing = firing_alerts(lake, cluster.name, gate_report, links)
-    notifiers = notifiers_for_cluster(cluster, settings.lake_root)
+    notifiers = notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name))
     sent = dispatch(
         cluster.name,
         firing,
         at,
         lake_root=settings.lake_root,
         notifiers=notifiers,
+        owners=settings.owners_on(cluster.name),
         reminder=cluster.alert_reminder,
         run_links=links,
         judgement=analysis_judgement(lake, cluster.name, gate_report),
@@ -127,7 +128,8 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
         group_alerts(lake, cluster.name, gate_report, links, seen_at=latest[1]),
         at,
         lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root),
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name)),
+        owners=settings.owners_on(cluster.name),
         reminder=cluster.alert_reminder,
         run_links=links,
         judgement=group_judgement(latest[1]),

@@ -87,6 +87,11 @@ class Alert:
     links: Links = field(default_factory=Links)
     details: Mapping[str, Detail] = field(default_factory=dict)
     blind: bool = False
+    topics: tuple[str, ...] = ()
+    """Every topic the alert is about, when all of them are known (none: it is about no topic, or about
+    more partitions than its findings listed); what routes it to the topics' owner."""
+    owner: str | None = None
+    """The owner (`[[owners]]`) whose sinks it went to; None: the cluster's own."""
 
     def __post_init__(self) -> None:
         where = f"alert {self.key!r} of cluster {self.cluster!r}"
@@ -101,6 +106,7 @@ class Alert:
             raise AlertError(f"{where}: empty title; say what is wrong")
         check_aware(self.since, f"{where}: since")
         object.__setattr__(self, "affected", tuple(self.affected))
+        object.__setattr__(self, "topics", tuple(sorted(set(self.topics))))
         total = len(self.affected) if self.affected_total is None else self.affected_total
         if total < len(self.affected):
             raise AlertError(f"{where}: affected_total {total} is less than the {len(self.affected)} items listed")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -38,6 +38,7 @@ from kafka_ops.alerting.incidents import (
 from kafka_ops.alerting.notifier import Notifier
 from kafka_ops.alerting.state_store import IncidentStore
 from kafka_ops.errors import AlertDeliveryFailed, AlertError
+from kafka_ops.owners import Owner, owner_of
 
 log = logging.getLogger(__name__)
 
@@ -101,10 +102,14 @@ def dispatch(
     reminder: timedelta,
     run_links: Links | None = None,
     judgement: Judgement = EVERYTHING,
+    owners: Sequence[Owner] = (),
 ) -> DispatchReport:
     """Send what is due for `cluster` at `now` (the run's time, not the wall clock) and return
     what was done. `run_links` go on resolve messages (the run that saw the problem clear);
     `judgement` says which keys this run judges, on how recent evidence (`incidents.Judgement`).
+    An alert about one group, or about topics of one owner (`owners`, `kafka_ops.owners.owner_of`), goes
+    to that owner's notifiers (those marked with its name) and says so; any other, and one whose owner
+    has no notifier here, to the cluster's own (`owner` None).
 
     Raises `AlertDeliveryFailed` (carrying the report as `.report`) after saving the state when a
     notification that was due reached no notifier at all: the task fails, so Airflow's own
@@ -118,10 +123,17 @@ def dispatch(
         raise AlertError(f"cluster {cluster!r}: notifier names must be unique, got {names}")
     store = IncidentStore(lake_root)
     sinks = {n.name: n.min_severity for n in notifiers}
+    alerts, routes = _routed(alerts, notifiers, owners)
     outcomes: list[Outcome] = []
     with store.exclusive(cluster):
         state, reset = store.load(cluster)
-        due = decide(alerts, state, now, reminder=reminder, sinks=sinks, run_links=run_links, judgement=judgement)
+        due = decide(
+            alerts, state, now, reminder=reminder, sinks=sinks, run_links=run_links, judgement=judgement, routes=routes
+        )
+        # a resolve is rebuilt from the incident: it says whose it is by the sink it goes to
+        owner_of_sink = {n.name: n.owner for n in notifiers}
+        due = [replace(n, alert=replace(n.alert, owner=owner_of_sink[n.sink])) if n.action == "resolve" else n
+               for n in due]  # fmt: skip
         try:
             _deliver(due, {n.name: n for n in notifiers}, outcomes)
         finally:
@@ -143,6 +155,23 @@ def dispatch(
             report=report,
         )
     return report
+
+
+def _routed(
+    alerts: Sequence[Alert], notifiers: Sequence[Notifier], owners: Sequence[Owner]
+) -> tuple[list[Alert], dict[str, frozenset[str]]]:
+    """Each alert with the owner it goes to, and per key the sinks it goes to."""
+    by_owner: dict[str | None, frozenset[str]] = {}
+    for n in notifiers:
+        by_owner[n.owner] = by_owner.get(n.owner, frozenset()) | {n.name}
+    routed, routes = [], {}
+    for alert in alerts:
+        group = alert.details.get("group_id")
+        owner = owner_of(owners, group=str(group) if group is not None else None, topics=alert.topics)
+        name = owner.name if owner is not None and owner.name in by_owner else None
+        routed.append(replace(alert, owner=name))
+        routes[alert.key] = by_owner.get(name, frozenset())
+    return routed, routes
 
 
 def _deliver(due: Sequence[Notification], notifiers: dict[str, Notifier], outcomes: list[Outcome]) -> None:

@@ -73,6 +73,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
         action=gate.action or "",
         links=links,
         details={"gate": gate.name, "snapshot_id": gate.snapshot_id},
+        topics=topics_of(gate.rows, gate.count),
     )
 
 
@@ -110,6 +111,14 @@ def _group_alert(
         links=links,
         details=details,
     )
+
+
+def topics_of(rows: Sequence[Mapping[str, Any]], total: int) -> tuple[str, ...]:
+    """The topics of `rows` when they are all `total` affected rows and each is a topic's (a partition's);
+    else none: an alert about brokers, or about more rows than it lists, is not about known topics."""
+    if len(rows) < total or not rows or any(r.get("topic") is None for r in rows):
+        return ()
+    return tuple(sorted({str(r["topic"]) for r in rows}))
 
 
 def affected_item(row: Mapping[str, Any]) -> Affected:

@@ -173,12 +173,14 @@ def decide(
     sinks: Mapping[str, Severity],
     run_links: Links | None = None,
     judgement: Judgement = EVERYTHING,
+    routes: Mapping[str, frozenset[str]] | None = None,
 ) -> list[Notification]:
     """The notifications due at `now` (see the module docstring for the rules).
 
-    `sinks` maps each configured notifier's name to the lowest severity it takes. Order: opens
-    (critical first), reminders, then resolves, each by key. Only keys the `judgement` judges are
-    opened, reminded or resolved.
+    `sinks` maps each configured notifier's name to the lowest severity it takes; `routes`, per alert
+    key, the sinks its opens and reminders go to (a key it does not name: every sink). Resolves go to
+    every sink that heard the incident. Order: opens (critical first), reminders, then resolves, each by
+    key. Only keys the `judgement` judges are opened, reminded or resolved.
     """
     _check_inputs(firing, state, now, reminder)
     firing = [a for a in firing if judgement.judges(a.key, state)]
@@ -188,8 +190,9 @@ def decide(
     for alert in sorted(firing, key=lambda a: (-rank(a.severity), a.key)):
         incident = state.incidents.get(alert.key)
         opened_at = incident.opened_at if incident else now
+        routed = (routes or {}).get(alert.key)
         for sink, floor in sinks.items():
-            if rank(alert.severity) < rank(floor):
+            if rank(alert.severity) < rank(floor) or (routed is not None and sink not in routed):
                 continue
             heard = incident.sinks.get(sink, SinkState()) if incident else SinkState()
             if heard.notified_at is None or heard.severity is None:

@@ -87,5 +87,7 @@ def record(n: Notification) -> dict[str, Any]:
         "action": a.action,
         "links": {label: url for label, url in a.links.labelled()},
         "details": dict(a.details),
+        "owner": a.owner,
+        "topics": list(a.topics),
         "headline": render.headline(n),
     }

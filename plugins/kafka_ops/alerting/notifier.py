@@ -29,6 +29,8 @@ class Notifier(ABC):
             raise ConfigError(f"{self.kind} notifier {name!r}: min_severity must be one of {list(SEVERITIES)}")
         self.name = name
         self.min_severity: Severity = min_severity
+        self.owner: str | None = None
+        """The owner (`[[owners]]`) whose pages it takes; None: one of the cluster's own sinks."""
 
     def __repr__(self) -> str:  # subclasses add only what is not secret
         return f"{type(self).__name__}(name={self.name!r}, min_severity={self.min_severity!r})"

@@ -145,6 +145,7 @@ def _details(n: Notification) -> dict[str, Any]:
     details: dict[str, Any] = {
         "cluster": a.cluster,
         "problem": a.key,
+        "owner": render.owner_text(n),
         "severity": a.severity,
         "since": a.since.isoformat(),
         "since_text": render.since_text(n),

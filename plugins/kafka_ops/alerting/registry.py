@@ -8,13 +8,14 @@ the log sink alone (`default_notifier`), so an unconfigured cluster still leaves
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from kafka_ops.alerting import log_sink, mail, pagerduty, slack
 from kafka_ops.alerting.log_sink import LogNotifier
 from kafka_ops.alerting.notifier import Notifier
 from kafka_ops.errors import ConfigError
+from kafka_ops.owners import Owner
 
 if TYPE_CHECKING:
     from airflow.sdk import Connection
@@ -48,27 +49,40 @@ def notifier_for(conn: Connection) -> Notifier:
     return builder(conn)
 
 
-def notifiers_for_cluster(config: ClusterConfig, lake_root: str) -> list[Notifier]:
-    """The notifiers of `config.alert_conn_ids` (fetched from Airflow now), or the default sink.
+def notifiers_for_cluster(config: ClusterConfig, lake_root: str, owners: Sequence[Owner] = ()) -> list[Notifier]:
+    """The notifiers of `config.alert_conn_ids` (fetched from Airflow now), or the default sink; then each
+    owner's (`owners`, those of this cluster), named `<owner>/<connection id>` and marked with the owner.
 
     Connections are fetched here, at run time, never at DAG parse time. Every missing or invalid
-    connection is named in one `ConfigError`, so a typo is fixed in one round.
+    connection is named in one `ConfigError` with the setting that names it, so a typo is fixed in one round.
     """
-    if not config.alert_conn_ids:
-        return [default_notifier(config.name, lake_root)]
+    problems: list[str] = []
+    own = _connected(config.alert_conn_ids, f"cluster {config.name!r} alert_conn_ids", problems)
+    notifiers: list[Notifier] = own if config.alert_conn_ids else [default_notifier(config.name, lake_root)]
+    for owner in owners:
+        for notifier in _connected(owner.alert_conn_ids, f"owner {owner.name!r} alert_conn_ids", problems):
+            notifier.name, notifier.owner = f"{owner.name}/{notifier.name}", owner.name
+            notifiers.append(notifier)
+    if problems:
+        raise ConfigError(f"cluster {config.name!r}: alert connection(s) unusable: " + "; ".join(problems))
+    return notifiers
+
+
+def _connected(conn_ids: Sequence[str], where: str, problems: list[str]) -> list[Notifier]:
+    """The notifiers of `conn_ids`; what is wrong with the others goes to `problems`, naming `where`."""
+    if not conn_ids:
+        return []
     from airflow.sdk.bases.hook import BaseHook  # noqa: PLC0415 - only when a task sends alerts
     from airflow.sdk.exceptions import AirflowException  # noqa: PLC0415
 
-    notifiers, problems = [], []
-    for conn_id in config.alert_conn_ids:
+    notifiers = []
+    for conn_id in conn_ids:
         try:
             notifiers.append(notifier_for(BaseHook.get_connection(conn_id)))
         except ConfigError as e:
-            problems.append(str(e))
+            problems.append(f"{where}: {e}")
         except AirflowException as e:  # not found: Airflow's message names the connection id
-            problems.append(f"connection {conn_id!r}: {type(e).__name__}: {e}")
-    if problems:
-        raise ConfigError(f"cluster {config.name!r}: alert connection(s) unusable: " + "; ".join(problems))
+            problems.append(f"{where}: connection {conn_id!r}: {type(e).__name__}: {e}")
     return notifiers
 
 

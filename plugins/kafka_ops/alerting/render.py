@@ -29,6 +29,15 @@ def since_text(n: Notification) -> str:
     return f"{when(n.alert.since)} ({duration(n.at - n.alert.since)} ago)"
 
 
+def owner_text(n: Notification) -> str:
+    """Whose page it is: `payments (owns orders)`, or the cluster's on-call."""
+    a = n.alert
+    if a.owner is None:
+        return f"{a.cluster}'s on-call (no owner of its topics or group)"
+    subject = f"group {a.details['group_id']}" if "group_id" in a.details else ", ".join(a.topics)
+    return f"{a.owner} (owns {subject})" if subject else a.owner
+
+
 def affected_lines(n: Notification) -> list[str]:
     """`partition orders-3: isr [1]` per shown item, then `... and 37 more`."""
     a = n.alert
@@ -63,6 +72,7 @@ def plain_text(n: Notification) -> str:
             f"Severity: {a.severity}" + (f" (escalated from {n.escalated_from})" if n.escalated_from else ""),
             f"Since:    {since_text(n)}",
             f"Problem:  {a.key}",
+            f"Owner:    {owner_text(n)}",
         ]
         if n.reminder:
             lines.append(f"Reminder: still firing, incident open since {when(n.opened_at)}")

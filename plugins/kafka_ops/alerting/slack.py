@@ -122,6 +122,7 @@ def blocks(n: Notification) -> list[dict[str, Any]]:
                     ),
                     _field("Since", render.since_text(n)),
                     _field("Problem", a.key),
+                    _field("Owner", render.owner_text(n)),
                 ],
             }
         )

@@ -4,10 +4,14 @@ without Spark.
 The analysis DAG rates consumer groups in a Spark job after the collection commits, then runs the group
 gates: on a busy deployment a group that stopped is paged one to three minutes after the collection that
 shows it. Burrow's rules need only a partition's last `lag_window` samples or logged commits, which a
-few reads of the lake hold. This module reads the collection's window (its committed group collections
-within `history_hours`, only the groups the collection sampled, and the quotas of the newest metadata
-snapshot at or before it) and rates it with `detectors.burrow_rules`, the Spark detector's rules over
-plain rows (held equal to it by the detector's tests). The problems are the catalogue's
+few reads of the lake hold. This module reads the collection's window (the group offsets and logged
+commits of its committed group collections within `history_hours`, only of the groups the collection
+sampled and only the columns the rules use; the quotas of the newest metadata snapshot at or before it),
+keeps in Arrow only the rows the rules look at (each partition's last `lag_window` samples and logged
+commits, the samples of the last `RECENT_HEAD_S` seconds, and those around its logged commits, whose
+lags are interpolated between them), and rates them with `detectors.burrow_rules`, the Spark detector's
+rules over plain rows (held equal to it by the detector's tests, and to its findings on whole lakes by
+`tests/unit/validation/test_group_checks.py`). The problems are the catalogue's
 (`problems.groups`: `no_group_in_err`, `no_group_in_warn`, one per group), so a page reads the same
 whichever path sent it; what a collection cannot say by itself (the time behind, retention, hanging
 transactions) the analysis adds when it runs.

@@ -7,6 +7,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from kafka_ops.airflow import health_tasks, snapshot_paging
 from kafka_ops.lake.open import open_lake
 from tests.unit.group_history import START, collections
@@ -70,3 +72,22 @@ def test_paging_at_once_never_fails_the_collection(lake_root: Path) -> None:
     (lake_root / "x").mkdir(parents=True)
     paged = snapshot_paging.page_groups_at_once("c1", "g99", "kafka_metadata_snapshot", "r1")
     assert paged["error"].startswith("LakeError: no group collection 'g99' of cluster 'c1'")
+
+
+def test_a_group_page_goes_to_the_team_that_owns_the_group(
+    lake_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`[[owners]]` in the settings: the stopped group's page reaches its owner's sink (an Airflow
+    connection) and not the cluster's; the other group's, nobody's, reaches the cluster's."""
+    settings = tmp_path / "kafka-ops.toml"
+    settings.write_text(
+        settings.read_text()
+        + '[[owners]]\nname = "billing-team"\ngroups = ["stop.*"]\nalert_conn_ids = ["billing_log"]\n'
+    )
+    team = tmp_path / "billing-team.jsonl"
+    monkeypatch.setenv("AIRFLOW_CONN_BILLING_LOG", json.dumps({"conn_type": "fs", "extra": {"path": str(team)}}))
+    ids = collections(open_lake(lake_root, "parquet"), 17, 1)
+    snapshot_paging.page_from_groups("c1", ids[-1], START + timedelta(minutes=17), "kafka_metadata_snapshot", "r1")
+    mine = [json.loads(line) for line in team.read_text().splitlines()]
+    assert [(e["key"], e["owner"]) for e in mine] == [("no_group_in_err:stopped", "billing-team")]
+    assert sent(lake_root) == [("open", "no_group_in_err:logged")]
