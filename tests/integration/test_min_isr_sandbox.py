@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from kafka.errors import KafkaError, NotEnoughReplicasError
 from kazoo.client import KazooClient
 from pyspark.sql import SparkSession
 
+from kafka_ops.airflow import snapshot_paging
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.lake.open import open_lake
@@ -110,7 +112,7 @@ def min_isr_lab(healthy_sandbox: SandboxCluster) -> Iterator[SandboxCluster]:
 
 
 def test_under_min_isr_is_what_an_acks_all_producer_meets(
-    min_isr_lab: SandboxCluster, spark: SparkSession, tmp_path: Path
+    min_isr_lab: SandboxCluster, spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sandbox = min_isr_lab
     sandbox.stop_broker(STOPPED)
@@ -143,3 +145,23 @@ def test_under_min_isr_is_what_an_acks_all_producer_meets(
     assert (rf1["min_isr"], rf1["min_isr_configured"], rf1["min_isr_source"]) == (1, 2, "broker")
     assert rf1["status"] == "at_min_isr"
     assert refused_by_kafka(sandbox.bootstrap_servers) == refused  # still the same: nothing raced
+
+    # paged from the snapshot: the partitions' page reaches the team that owns their topic, the dead
+    # broker's reaches the cluster's on-call
+    team = tmp_path / "mi-team.jsonl"
+    monkeypatch.setenv("AIRFLOW_CONN_MI_TEAM", json.dumps({"conn_type": "fs", "extra": {"path": str(team)}}))
+    settings = tmp_path / "kafka-ops.toml"
+    settings.write_text(f'lake_root = "{lake.root}"\n[[clusters]]\nname = "sandbox"\n[[owners]]\nname = "mi-team"\n'
+                        'topics = ["mi_.*"]\nalert_conn_ids = ["mi_team"]\n')  # fmt: skip
+    monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+    monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
+    monkeypatch.delenv("KAFKA_OPS_LAKE_FORMAT", raising=False)
+    snapshot_paging.page_from_snapshot("sandbox", snap.snapshot_id, datetime.now(UTC), "kafka_metadata_snapshot", "r1")
+    mine = [json.loads(line) for line in team.read_text().splitlines()]
+    oncall = [
+        json.loads(line) for line in (Path(lake.root) / "_alerting" / "sandbox.alerts.jsonl").read_text().splitlines()
+    ]
+    assert [(e["key"], e["owner"], e["topics"]) for e in mine] == [
+        ("no_under_min_isr_partitions", "mi-team", ["mi_rf2"])
+    ]
+    assert [(e["key"], e["owner"]) for e in oncall] == [("no_broker_down", None)]
