@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -67,6 +68,13 @@ class Lake:
 
     def __repr__(self) -> str:
         return f"Lake({self.root!r})"
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """Reads inside it see each table as it was when first read inside it, and do not look for it
+        again: one consistent view, for a reader that reads several tables and days in a row. Parquet
+        files are read as listed, so here it changes nothing; the Delta lake opens each table once."""
+        yield
 
     def failure(self, action: str, error: BaseException, consequence: str = "") -> LakeError:
         """The `LakeError` of a failed `action` on this lake: on an object store one line naming the lake

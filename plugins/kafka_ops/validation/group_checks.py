@@ -75,6 +75,11 @@ class CollectionLook:
 def look(lake: Lake, cluster: str, group_snapshot_id: str, thresholds: Thresholds) -> CollectionLook:
     """Burrow's rules over committed group collection `group_snapshot_id` of `cluster` and its window;
     `LakeError` naming it when it was never committed."""
+    with lake.pinned():  # one consistent view of the tables, each opened once
+        return _look(lake, cluster, group_snapshot_id, thresholds)
+
+
+def _look(lake: Lake, cluster: str, group_snapshot_id: str, thresholds: Thresholds) -> CollectionLook:
     batch = find_commit(lake, GROUP_COMMIT_TABLE, cluster, group_snapshot_id)
     if batch is None:
         raise LakeError(f"no group collection {group_snapshot_id!r} of cluster {cluster!r} is committed in {lake.root}")
