@@ -16,11 +16,9 @@ from datetime import datetime
 from typing import Any
 
 from kafka_ops.airflow.analysis_arguments import Target, as_of_time
-from kafka_ops.airflow.snapshot_paging import run_link
+from kafka_ops.airflow.snapshot_paging import run_link, send
 from kafka_ops.alerting.alert import Links
-from kafka_ops.alerting.dispatch import dispatch
 from kafka_ops.alerting.firing import analysis_judgement, firing_alerts, group_alerts, group_judgement
-from kafka_ops.alerting.registry import notifiers_for_cluster
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 from kafka_ops.report.model import ReportLinks
@@ -87,19 +85,8 @@ def alerts(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> dic
     links = Links(airflow_run=run_link(dag_id, run_id), report=report_url(lake, cluster.name, page) if page else None)
     gate_report = gate_report_from_dict(gated["report"]) if gated["report"] else None
     firing = firing_alerts(lake, cluster.name, gate_report, links)
-    notifiers = notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name))
-    sent = dispatch(
-        cluster.name,
-        firing,
-        at,
-        lake_root=settings.lake_root,
-        notifiers=notifiers,
-        owners=settings.owners_on(cluster.name),
-        reminder=cluster.alert_reminder,
-        run_links=links,
-        judgement=analysis_judgement(lake, cluster.name, gate_report),
-    )
-    return sent.to_dict()
+    judgement = analysis_judgement(lake, cluster.name, gate_report)
+    return send(settings, cluster, firing, judgement=judgement, at=at, links=links).to_dict()
 
 
 def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[str, Any]:
@@ -123,17 +110,8 @@ def group_pages(target: Target, at: datetime, dag_id: str, run_id: str) -> dict[
         return {"cluster": cluster.name, "skipped": True, "reason": "no group collection analysed yet"}
     gate_report = run_group_gates(lake, cluster.name, latest[0], thresholds=cluster.thresholds, validated_at=at)
     links = Links(airflow_run=run_link(dag_id, run_id))
-    sent = dispatch(
-        cluster.name,
-        group_alerts(lake, cluster.name, gate_report, links, seen_at=latest[1]),
-        at,
-        lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name)),
-        owners=settings.owners_on(cluster.name),
-        reminder=cluster.alert_reminder,
-        run_links=links,
-        judgement=group_judgement(latest[1]),
-    )
+    alerts = group_alerts(lake, cluster.name, gate_report, links, seen_at=latest[1])
+    sent = send(settings, cluster, alerts, judgement=group_judgement(latest[1]), at=at, links=links)
     return {"group_snapshot_id": gate_report.group_snapshot_id, **sent.to_dict()}
 
 

@@ -43,7 +43,7 @@ def page_from_snapshot(cluster_name: str, snapshot_id: str, at: datetime, dag_id
     cluster = settings.cluster(cluster_name)
     look = snapshot_checks.look(lake_of(settings), cluster.name, snapshot_id, cluster.min_insync_replicas_default)
     links = Links(airflow_run=run_link(dag_id, run_id))
-    sent = _send(
+    sent = send(
         settings,
         cluster,
         snapshot_alerts(cluster.name, look, links),
@@ -77,7 +77,7 @@ def page_from_groups(
     cluster = settings.cluster(cluster_name)
     look = group_checks.look(lake_of(settings), cluster.name, group_snapshot_id, cluster.thresholds)
     links = Links(airflow_run=run_link(dag_id, run_id))
-    sent = _send(
+    sent = send(
         settings,
         cluster,
         collection_alerts(cluster.name, look, links),
@@ -88,10 +88,10 @@ def page_from_groups(
     return {"cluster": cluster.name, **look.summary(), "alerts": sent.to_dict()}
 
 
-def _send(
+def send(
     settings: Settings, cluster: ClusterConfig, alerts: list[Alert], *, judgement: Judgement, at: datetime, links: Links
 ) -> DispatchReport:
-    """`alerts` through the cluster's notifiers, judging what `judgement` says."""
+    """`alerts` through the cluster's notifiers and its owners' (`[[owners]]`), judging what `judgement` says."""
     return dispatch(
         cluster.name,
         alerts,
@@ -128,17 +128,7 @@ def page_blind_spots(cluster_name: str, dag_id: str, run_id: str) -> dict[str, A
     blind = PipelineStatus(settings.lake_root).blind_alerts(cluster.name, links)
     # seeing again: this run judges only the pipeline's own pages (the analysis judges the rest)
     seeing = Judgement(scope=lambda key: key.startswith(PIPELINE_KEY_PREFIX))
-    sent = dispatch(
-        cluster.name,
-        blind,
-        datetime.now(UTC),
-        lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name)),
-        owners=settings.owners_on(cluster.name),
-        reminder=cluster.alert_reminder,
-        run_links=links,
-        judgement=EVERYTHING if blind else seeing,
-    )
+    sent = send(settings, cluster, blind, judgement=EVERYTHING if blind else seeing, at=datetime.now(UTC), links=links)
     causes = "; ".join(f"{a.details.get('stage')}: {a.cause}" for a in blind)
     return {
         "cluster": cluster.name,
