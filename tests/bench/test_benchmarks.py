@@ -157,7 +157,15 @@ TOYS: dict[str, Toy] = {
         in_process=True,
     ),
     "group_paging": Toy(
-        ("--groups=3", "--partitions=4", "--collections=12", "--every-s=60", "--repeats=1", "--lake-format=parquet"),
+        (
+            "--groups=3",
+            "--partitions=4",
+            "--collections=12",
+            "--every-s=60",
+            "--repeats=1",
+            "--lake-format=parquet",
+            "--no-spark-warm-up",
+        ),
         ("paging_p50_s", "spark_p50_s", "ratio", "error_groups", "same_rows", "targets"),
         ("paging_p50_s", "spark_p50_s", "ratio", "error_groups", "same_rows"),
         in_process=True,
