@@ -10,6 +10,7 @@ the page.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
@@ -59,13 +60,7 @@ def page_at_once(cluster_name: str, snapshot_id: str, dag_id: str, run_id: str) 
     Celery deployment, 10-20 s of queueing and start-up); what it opened and resolved, or its error. It
     never fails that task (the snapshot is published): the `page_from_snapshot` task runs next, repeats
     what this could not deliver, and fails visibly."""
-    try:
-        paged = page_from_snapshot(cluster_name, snapshot_id, datetime.now(UTC), dag_id, run_id)
-    except Exception as e:  # the page_from_snapshot task repeats it and fails on it
-        log.warning("cluster %s: paging from snapshot %s failed, left to page_from_snapshot: %s", cluster_name,
-                    snapshot_id, e)  # fmt: skip
-        return {"error": f"{type(e).__name__}: {e}"[:300]}
-    return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
+    return _at_once(page_from_snapshot, cluster_name, snapshot_id, dag_id, run_id, left_to="page_from_snapshot")
 
 
 def page_from_groups(
@@ -92,13 +87,14 @@ def send(
     settings: Settings, cluster: ClusterConfig, alerts: list[Alert], *, judgement: Judgement, at: datetime, links: Links
 ) -> DispatchReport:
     """`alerts` through the cluster's notifiers and its owners' (`[[owners]]`), judging what `judgement` says."""
+    owners = settings.owners_on(cluster.name)
     return dispatch(
         cluster.name,
         alerts,
         at,
         lake_root=settings.lake_root,
-        notifiers=notifiers_for_cluster(cluster, settings.lake_root, settings.owners_on(cluster.name)),
-        owners=settings.owners_on(cluster.name),
+        notifiers=notifiers_for_cluster(cluster, settings.lake_root, owners),
+        owners=owners,
         reminder=cluster.alert_reminder,
         run_links=links,
         judgement=judgement,
@@ -109,11 +105,24 @@ def page_groups_at_once(cluster_name: str, group_snapshot_id: str, dag_id: str, 
     """`page_from_groups` from inside the task that collected the groups: what it opened and resolved, or
     its error. It never fails that task (the collection is published): the analysis' `page_groups` pages
     the same groups minutes later."""
+    return _at_once(page_from_groups, cluster_name, group_snapshot_id, dag_id, run_id, left_to="the analysis")
+
+
+def _at_once(
+    page: Callable[[str, str, datetime, str, str], dict[str, Any]],
+    cluster_name: str,
+    batch_id: str,
+    dag_id: str,
+    run_id: str,
+    *,
+    left_to: str,
+) -> dict[str, Any]:
+    """`page` of batch `batch_id` now: what it opened and resolved, or its error (logged, never raised:
+    `left_to` pages it again)."""
     try:
-        paged = page_from_groups(cluster_name, group_snapshot_id, datetime.now(UTC), dag_id, run_id)
-    except Exception as e:  # the analysis pages these groups too
-        log.warning("cluster %s: paging from group collection %s failed, left to the analysis: %s", cluster_name,
-                    group_snapshot_id, e)  # fmt: skip
+        paged = page(cluster_name, batch_id, datetime.now(UTC), dag_id, run_id)
+    except Exception as e:  # left to the task or the analysis named in `left_to`
+        log.warning("cluster %s: paging from %s failed, left to %s: %s", cluster_name, batch_id, left_to, e)
         return {"error": f"{type(e).__name__}: {e}"[:300]}
     return {"opened": list(paged["alerts"]["opened"]), "resolved": list(paged["alerts"]["resolved"])}
 

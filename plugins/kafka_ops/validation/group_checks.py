@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 from kafka_ops.detectors import burrow_rules
 from kafka_ops.detectors.burrow_rules import KEY, Now
 from kafka_ops.errors import LakeError
-from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.schema import COMMIT_TABLE, GROUP_COMMIT_TABLE, TABLES
 from kafka_ops.lake.store import Lake
 from kafka_ops.problems import groups
 from kafka_ops.problems.problem import BatchFindings, Problem, Row
@@ -86,16 +86,19 @@ def _look(lake: Lake, cluster: str, group_snapshot_id: str, thresholds: Threshol
     now = batch.captured_at.astimezone(UTC)
     since = now - timedelta(hours=thresholds.history_hours)
     rules = burrow_rules.Now(group_snapshot_id, now, int(thresholds.lag_window), thresholds.lag_allowed)
-    latest = {t: _rows(read_batch_table(lake, batch, t)) for t in ("group_offsets", "group_members", "consumer_groups")}
-    sampled = burrow_rules.samples_of(latest["group_offsets"])
-    current = pa.array(sorted({_key_name(s) for s in sampled}), pa.string())
+    latest = {t: _rows(read_batch_table(lake, batch, t)) for t in ("group_members", "consumer_groups")}
     window = _window_ids(lake, batch, since)
-    groups_sampled = sorted({str(s["group_id"]) for s in sampled})
-    offsets = _history(lake, batch, "group_offsets", window, groups_sampled)
+    # the window holds the collection itself: its samples are the partitions rated
+    offsets = _history(lake, batch, "group_offsets", window)
+    none = TABLES["group_offsets"].empty_table().select(_COLUMNS["group_offsets"])
+    samples = _samples(offsets if offsets is not None else none)
+    rated_now = samples.filter(pc.equal(samples["snapshot_id"], group_snapshot_id))
+    current = pc.unique(_keys(rated_now))
+    groups_sampled = sorted(pc.unique(rated_now["group_id"]).to_pylist())
     commits = _needed_commits(_history(lake, batch, "group_commits", window, groups_sampled), current, rules)
     partitions, rated = burrow_rules.lag_status(
         rules,
-        offsets=[] if offsets is None else _needed_samples(_samples(offsets), current, commits, rules),
+        offsets=_needed_samples(samples, current, commits, rules),
         commits=commits,
         members=latest["group_members"],
         groups=latest["consumer_groups"],
@@ -132,14 +135,17 @@ def _window_ids(lake: Lake, batch: CommittedBatch, since: datetime) -> dict[str,
 
 
 def _history(
-    lake: Lake, batch: CommittedBatch, table: str, window: Mapping[str, list[str]], sampled: list[str]
+    lake: Lake, batch: CommittedBatch, table: str, window: Mapping[str, list[str]], sampled: list[str] | None = None
 ) -> pa.Table | None:
-    """`table`'s columns the rules read, of the window's committed collections and the groups in `sampled`."""
-    if not sampled:
+    """`table`'s columns the rules read, of the window's committed collections (and of the groups in
+    `sampled`, when given)."""
+    if sampled is not None and not sampled:
         return None
     parts = []
     for dt, ids in window.items():
-        where = pc.field("snapshot_id").isin(ids) & pc.field("group_id").isin(sampled)
+        where = pc.field("snapshot_id").isin(ids)
+        if sampled is not None:
+            where &= pc.field("group_id").isin(sampled)
         day = lake.read_day(table, batch.cluster, dt, columns=_COLUMNS[table], where=where)
         if day is not None:
             parts.append(day)
