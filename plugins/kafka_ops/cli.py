@@ -1,5 +1,6 @@
 """`kafka-ops` command line: snapshot a cluster into the lake and print what it saw; print findings;
-remove the replication throttles a finished remediation plan left (`remediation clear-throttles`)."""
+remove the replication throttles a finished remediation plan left (`remediation clear-throttles`); set, list
+and end silences (`silence`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import sys
 
 from kafka_ops.cli_lake import add_lake_parser, run_lake
+from kafka_ops.cli_silence import add_silence_parser, run_silence
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.open import add_lake_format_argument, lake_at, open_lake
 from kafka_ops.report.digest import render_findings
@@ -61,6 +63,7 @@ def _parser() -> argparse.ArgumentParser:
     findings.add_argument("--snapshot-id", default=None, help="an analysed snapshot (default: the latest)")
     _remediation_parser(verbs)
     add_lake_parser(verbs)
+    add_silence_parser(verbs)
     return parser
 
 
@@ -103,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         return _clear_throttles(args)
     if args.verb == "lake":
         return run_lake(args)
+    if args.verb == "silence":
+        return run_silence(args)
     return _snapshot(args)
 
 

@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from kafka_ops.errors import AlertError, LakeError
 from kafka_ops.lake.names import check_name
@@ -92,6 +92,10 @@ class Alert:
     more partitions than its findings listed); what routes it to the topics' owner."""
     owner: str | None = None
     """The owner (`[[owners]]`) whose sinks it went to; None: the cluster's own."""
+    partitions: tuple[tuple[str, int], ...] = ()
+    """Every partition it is about, when all are known (as `topics`); what a plan's silence matches."""
+    brokers: tuple[int, ...] = ()
+    """Every broker it is about, when it is about brokers and all are known; what a broker's silence matches."""
 
     def __post_init__(self) -> None:
         where = f"alert {self.key!r} of cluster {self.cluster!r}"
@@ -107,12 +111,25 @@ class Alert:
         check_aware(self.since, f"{where}: since")
         object.__setattr__(self, "affected", tuple(self.affected))
         object.__setattr__(self, "topics", tuple(sorted(set(self.topics))))
+        object.__setattr__(self, "partitions", tuple(sorted(set(self.partitions))))
+        object.__setattr__(self, "brokers", tuple(sorted(set(self.brokers))))
         total = len(self.affected) if self.affected_total is None else self.affected_total
         if total < len(self.affected):
             raise AlertError(f"{where}: affected_total {total} is less than the {len(self.affected)} items listed")
         object.__setattr__(self, "affected_total", total)
         _check_details(self.details, where)
         object.__setattr__(self, "details", dict(self.details))
+
+    @property
+    def about(self) -> dict[str, Any]:
+        """What it is about, as `kafka_ops.silences.Silence.covers` takes it."""
+        group = self.details.get("group_id")
+        return {
+            "topics": self.topics,
+            "partitions": self.partitions,
+            "brokers": self.brokers,
+            "group": None if group is None else str(group),
+        }
 
     @property
     def more_affected(self) -> int:

@@ -63,6 +63,7 @@ class DispatchReport:
     * `failed`: every failed delivery; `undelivered`: `action:key` that reached no notifier at all;
     * `silent`: firing keys with nothing due (within the reminder interval);
     * `held`: open incidents neither reminded nor resolved because a blind alert fired;
+    * `silenced`: firing keys an active silence covers (recorded, not sent);
     * `open_incidents`: the keys still open after this run (including pending resolves);
     * `state_reset`: why the stored state was unreadable and set aside, if it was.
     """
@@ -77,6 +78,7 @@ class DispatchReport:
     undelivered: tuple[str, ...] = ()
     silent: tuple[str, ...] = ()
     held: tuple[str, ...] = ()
+    silenced: tuple[str, ...] = ()
     open_incidents: tuple[str, ...] = ()
     state_reset: str | None = None
 
@@ -144,9 +146,10 @@ def dispatch(
             )
     report = _report(cluster=cluster, now=now, alerts=alerts, before=state, after=after, outcomes=outcomes, reset=reset)
     log.info(
-        "alerts for %s: opened %s, escalated %s, reminded %s, resolved %s, failed %d, silent %s, held %s",
+        "alerts for %s: opened %s, escalated %s, reminded %s, resolved %s, failed %d, silent %s, silenced %s, "
+        "held %s",
         cluster, report.opened, report.escalated, report.reminded, report.resolved, len(report.failed),
-        report.silent, report.held,
+        report.silent, report.silenced, report.held,
     )  # fmt: skip
     if report.undelivered:
         raise AlertDeliveryFailed(
@@ -213,6 +216,7 @@ def _report(
         attempted.add((label, n.key))
         if o.delivered:
             delivered[label].add(n.key)
+    silenced = {a.key for a in alerts if before.silence_of(a, now) is not None}
     firing = {a.key for a in alerts}
     blind = any(a.blind for a in alerts)
     return DispatchReport(
@@ -228,7 +232,8 @@ def _report(
             if not o.delivered
         ),
         undelivered=tuple(sorted(f"{label}:{key}" for label, key in attempted if key not in delivered[label])),
-        silent=tuple(sorted(firing - {key for _, key in attempted})),
+        silent=tuple(sorted(firing - silenced - {key for _, key in attempted})),
+        silenced=tuple(sorted(silenced)),
         held=tuple(sorted(set(before.incidents) - firing)) if blind else (),
         open_incidents=tuple(sorted(after.incidents)),
         state_reset=reset,

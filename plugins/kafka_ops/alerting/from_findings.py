@@ -73,7 +73,7 @@ def _cluster_alert(report: GateReport, gate: GateResult, links: Links, seen_at: 
         action=gate.action or "",
         links=links,
         details={"gate": gate.name, "snapshot_id": gate.snapshot_id},
-        topics=topics_of(gate.rows, gate.count),
+        **subjects_of(gate.rows, gate.count),
     )
 
 
@@ -111,6 +111,19 @@ def _group_alert(
         links=links,
         details=details,
     )
+
+
+def subjects_of(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
+    """`Alert`'s `topics`, `partitions` and `brokers` of an alert about `rows` (`total` in all): each only
+    when every affected row is listed and names one."""
+    complete = bool(rows) and len(rows) >= total
+    partitions = complete and all(r.get("topic") is not None and r.get("partition") is not None for r in rows)
+    brokers = complete and all(r.get("broker_id") is not None and r.get("topic") is None for r in rows)
+    return {
+        "topics": topics_of(rows, total),
+        "partitions": tuple((str(r["topic"]), int(r["partition"])) for r in rows) if partitions else (),
+        "brokers": tuple(int(r["broker_id"]) for r in rows) if brokers else (),
+    }
 
 
 def topics_of(rows: Sequence[Mapping[str, Any]], total: int) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ again by the analysis minutes later stays one incident.
 from __future__ import annotations
 
 from kafka_ops.alerting.alert import Alert, Links
-from kafka_ops.alerting.from_findings import affected_item, topics_of
+from kafka_ops.alerting.from_findings import affected_item, subjects_of
 from kafka_ops.alerting.incidents import Judgement
 from kafka_ops.problems.registry import GATES
 from kafka_ops.validation.snapshot_checks import CHECKS, SnapshotLook
@@ -37,7 +37,7 @@ def snapshot_alerts(cluster: str, look: SnapshotLook, links: Links) -> list[Aler
             action=p.action or "",
             links=links,
             details={"gate": p.key, "snapshot_id": snapshot_id, "paged_from": "snapshot"},
-            topics=topics_of(p.rows, len(p.rows)),
+            **subjects_of(p.rows, len(p.rows)),
         )
         for p in look.problems
     ]

@@ -13,6 +13,11 @@ Burrow's send-once / send-close behaviour, per (cluster, key) and per notifier (
 * Otherwise nothing: a key firing within the interval is silent, and a de-escalation (critical →
   warning) is silent too (the next reminder carries the new severity).
 
+A key that an active silence covers (`kafka_ops.silences`, kept in the cluster's state) is neither
+opened, reminded nor escalated: it is recorded as an incident marked with the silence (`silenced`), and
+pages on the first run after the silence ends if it still fires then (its sinks never heard it); a
+resolve still goes to the sinks that heard it open before the silence began.
+
 While a `blind` alert fires (the run could not look at the cluster, `alert.cannot_see_cluster`),
 incidents that are not firing are held: neither reminded nor resolved, since "not seen" is not
 "cleared".
@@ -42,6 +47,7 @@ from typing import Literal
 
 from kafka_ops.alerting.alert import Alert, Links, Severity, check_aware, rank
 from kafka_ops.errors import AlertError
+from kafka_ops.silences import Silence, kept, silencing
 
 Action = Literal["open", "remind", "resolve"]
 DEDUP_PREFIX = "kafka-ops"
@@ -89,6 +95,8 @@ class Incident:
     opened_at: datetime
     cleared_at: datetime | None = None
     sinks: Mapping[str, SinkState] = field(default_factory=dict)
+    silenced: str | None = None
+    """While an active silence covers it when last judged: the silence's one-line description."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +107,12 @@ class ClusterState:
     incidents: Mapping[str, Incident] = field(default_factory=dict)
     evidence: Mapping[str, datetime] = field(default_factory=dict)
     """Per key, the capture time of the newest batch a run judged it on (firing or clear)."""
+    silences: tuple[Silence, ...] = ()
+    """The cluster's silences (active, future, and those ended within `silences.KEPT_AFTER_END`)."""
+
+    def silence_of(self, alert: Alert, at: datetime) -> Silence | None:
+        """The active silence covering `alert` at `at`, if any."""
+        return silencing(self.silences, at, alert.key, **alert.about)
 
 
 @dataclass(frozen=True)
@@ -187,7 +201,8 @@ def decide(
     firing_keys = {a.key for a in firing}
     blind = any(a.blind for a in firing)
     due: list[Notification] = []
-    for alert in sorted(firing, key=lambda a: (-rank(a.severity), a.key)):
+    paging = [a for a in firing if state.silence_of(a, now) is None]  # a silenced key is neither sent nor resolved
+    for alert in sorted(paging, key=lambda a: (-rank(a.severity), a.key)):
         incident = state.incidents.get(alert.key)
         opened_at = incident.opened_at if incident else now
         routed = (routes or {}).get(alert.key)
@@ -250,14 +265,15 @@ def record(
                 del heard[sink]
         alert = firing_by_key.get(key)
         if alert is not None:
-            incidents[key] = _firing(alert, old, heard, now)
+            silence = state.silence_of(alert, now)
+            incidents[key] = replace(_firing(alert, old, heard, now), silenced=silence.describe() if silence else None)
         elif old is not None and (blind or key not in judged):
             incidents[key] = replace(old, sinks=heard)
         elif old is not None:
             pending = {s: h for s, h in heard.items() if h.notified_at is not None}
             if pending:  # some resolves have not been delivered yet: keep them due
                 incidents[key] = replace(old, cleared_at=old.cleared_at or now, sinks=pending)
-    return ClusterState(state.cluster, incidents, _evidence(state, judged, judgement, now))
+    return ClusterState(state.cluster, incidents, _evidence(state, judged, judgement, now), kept(state.silences, now))
 
 
 # -- helpers ---------------------------------------------------------------------------------------

@@ -36,9 +36,10 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from kafka_ops import silences
 from kafka_ops.alerting.alert import SEVERITIES, Severity, check_aware, check_key
 from kafka_ops.alerting.incidents import ClusterState, Incident, SinkState
-from kafka_ops.errors import AlertError, LakeError
+from kafka_ops.errors import AlertError, ConfigError, LakeError
 from kafka_ops.lake.names import check_name
 from kafka_ops.lake.object_store import conditional_store, exclusive
 from kafka_ops.lake.store import lake_filesystem
@@ -170,6 +171,7 @@ def _encode(state: ClusterState) -> dict[str, Any]:
                 "since": i.since.isoformat(),
                 "opened_at": i.opened_at.isoformat(),
                 "cleared_at": _time_or_none(i.cleared_at),
+                "silenced": i.silenced,
                 "sinks": {
                     name: {
                         "notified_at": _time_or_none(s.notified_at),
@@ -183,6 +185,7 @@ def _encode(state: ClusterState) -> dict[str, Any]:
             for _, i in sorted(state.incidents.items())
         ],
         "evidence": {key: at.isoformat() for key, at in sorted(state.evidence.items())},
+        "silences": [silences.encode(s) for s in state.silences],
     }
 
 
@@ -208,7 +211,11 @@ def _decode(cluster: str, raw: bytes) -> ClusterState:
         evidence = {check_key(k, "stored evidence"): _time(at) for k, at in dict(doc.get("evidence") or {}).items()}
     except (TypeError, ValueError, AlertError) as e:
         raise _Unreadable(f"bad evidence: {type(e).__name__}: {e}") from None
-    return ClusterState(cluster, {i.key: i for i in incidents}, evidence)
+    try:  # absent from documents of before silences
+        stored = tuple(silences.decode(entry) for entry in doc.get("silences") or ())
+    except (KeyError, TypeError, ValueError, ConfigError) as e:
+        raise _Unreadable(f"bad silence: {type(e).__name__}: {e}") from None
+    return ClusterState(cluster, {i.key: i for i in incidents}, evidence, stored)
 
 
 def _incident(entry: Mapping[str, Any]) -> Incident:
@@ -224,6 +231,7 @@ def _incident(entry: Mapping[str, Any]) -> Incident:
         opened_at=_time(entry["opened_at"]),
         cleared_at=_time(entry["cleared_at"]) if entry.get("cleared_at") else None,
         sinks={str(name): _sink(s) for name, s in dict(entry.get("sinks") or {}).items()},
+        silenced=str(entry["silenced"]) if entry.get("silenced") else None,
     )
 
 

@@ -41,7 +41,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, Literal, TypeVar
 
 from kafka_ops.errors import (
@@ -53,11 +53,15 @@ from kafka_ops.errors import (
 )
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning.plan import Plan
+from kafka_ops.remediation.plan_silence import PlanSilence
 from kafka_ops.remediation.preflight import TrustCheck
 from kafka_ops.remediation.progress import Action, Progress, Step
 from kafka_ops.remediation.store import AuditLog, progress_lock, read_progress, save_plan, write_progress
 
 log = logging.getLogger(__name__)
+
+SILENCE_MARGIN = timedelta(minutes=10)
+"""How much longer than `stuck_after_s` an execution's silence lasts unrenewed (`plan_silence`)."""
 
 MoveT = TypeVar("MoveT")
 
@@ -230,6 +234,7 @@ class BatchRun(PlanRun, Generic[MoveT]):
         super().__init__(plan, lake=lake, backend_name=backend_name, actor=actor, run_id=run_id, options=options,
                          clock=clock, sleep=sleep)  # fmt: skip
         self.started = clock()
+        self.silence = PlanSilence(plan, lake.root, actor, timedelta(seconds=options.stuck_after_s) + SILENCE_MARGIN)
         self.report = ExecutionReport(plan.plan_id, plan.cluster, "done", batches=len(self.progress.batches))
 
     # -- what each executor supplies ----------------------------------------------------------------
@@ -286,6 +291,7 @@ class BatchRun(PlanRun, Generic[MoveT]):
         self.progress.runs.append(self.label)
         self.save()
         error: BaseException | None = None
+        self.silence.start()
         try:
             for step in self.progress.batches:
                 self._batch(step)
@@ -300,6 +306,7 @@ class BatchRun(PlanRun, Generic[MoveT]):
             self.progress.message = f"{type(e).__name__}: {e}"
             raise
         finally:
+            self.silence.end()
             self._finish(error)
         self.report.seconds = round(self.clock() - self.started, 3)
         return self.report
@@ -351,6 +358,7 @@ class BatchRun(PlanRun, Generic[MoveT]):
                 )
                 raise self.stuck(step, polled.waiting)
             self.sleep(self.options.poll_s)
+            self.silence.renew()
             self.stop_if_cancelled(step)
 
     def _finish(self, error: BaseException | None) -> None:

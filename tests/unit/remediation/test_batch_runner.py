@@ -6,19 +6,28 @@ test_log_dirs_jbod_sandbox.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
+from kafka_ops.alerting.dispatch import DispatchReport, dispatch
+from kafka_ops.alerting.log_sink import LogNotifier
+from kafka_ops.alerting.silence_store import silences_of
 from kafka_ops.errors import KafkaOpsError, PlanCancelled, ReassignmentStuck, RemediationFailed, RemediationRefused
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning import Plan
+from kafka_ops.problems.leaders import LEADER_IMBALANCE
+from kafka_ops.problems.partitions import UNDER_REPLICATED
 from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRun, ExecutionOptions
 from kafka_ops.remediation.preflight import TrustCheck
 from kafka_ops.remediation.progress import Progress, Step
 from kafka_ops.remediation.store import progress_lock, read_audit, read_progress, write_progress
+from tests.unit.alerting.alerts import broker_down
 from tests.unit.remediation.clusters import rf2_plan
 
 Hook = Callable[["FakeRun", Step], None]
@@ -363,3 +372,47 @@ def test_a_throttle_removal_failure_never_hides_the_error_that_ended_the_run(pla
     cluster.on_write = None
     with pytest.raises(KafkaOpsError, match="the brokers refused the config change"):
         run(plan, lake, cluster).execute(trusted)  # alone, the cleanup's failure is the run's error
+
+
+def test_while_a_plan_executes_what_it_causes_on_its_own_partitions_is_silenced_and_nothing_else(
+    plan: Plan, lake: Lake, tmp_path: Path
+) -> None:
+    """The execution holds a silence over its own partitions' under-replication and its brokers' leader
+    imbalance (`plan_silence`), ended when it stops, however it stops; a broker down during the plan, and
+    under-replication on other partitions, still page."""
+    out = tmp_path / "oncall.jsonl"
+    seen: list[DispatchReport] = []
+    partitions = tuple((m.topic, m.partition) for m in plan.reassignments)
+
+    def page(r: FakeRun, _: Step) -> None:
+        urp = broker_down(cluster=plan.cluster, key=UNDER_REPLICATED, topics=("orders",), partitions=partitions)
+        elsewhere = broker_down(cluster=plan.cluster, key=UNDER_REPLICATED, topics=("orders", "audit"),
+                                partitions=(*partitions, ("audit", 0)))  # fmt: skip
+        imbalance = broker_down(cluster=plan.cluster, key=LEADER_IMBALANCE, brokers=(1, 2))
+        dead = broker_down(cluster=plan.cluster, key="no_broker_down", brokers=(1,))
+        for alerts in ([urp, imbalance, dead], [elsewhere]):
+            seen.append(dispatch(plan.cluster, alerts, datetime.now(UTC), lake_root=lake.root,
+                                 notifiers=[LogNotifier("log", out)], reminder=timedelta(hours=1)))  # fmt: skip
+
+    cluster = fresh(plan)
+    cluster.polls_to_copy, cluster.on_poll = 2, page
+    run(plan, lake, cluster).execute(trusted)
+
+    assert (seen[0].silenced, seen[0].opened) == ((LEADER_IMBALANCE, UNDER_REPLICATED), ("no_broker_down",))
+    assert seen[1].opened == (UNDER_REPLICATED,)  # a partition outside the plan: pages
+    (silence,) = silences_of(lake.root, plan.cluster)
+    assert silence.plan_id == plan.plan_id and silence.partitions == tuple(sorted(partitions))
+    assert not silence.active(datetime.now(UTC)) and silence.ended_by == f"plan {plan.plan_id}"
+
+    # a run that dies mid-plan ends its silence too; one that resumes sets a new one
+    again = dataclasses.replace(rf2_plan(), plan_id="00000000000000aa")
+    cluster = fresh(again)
+
+    def crash(r: FakeRun, step: Step) -> None:
+        assert [s.active(datetime.now(UTC)) for s in silences_of(lake.root, again.cluster)] == [False, True]
+        raise Crash
+
+    cluster.on_write = crash
+    with pytest.raises(Crash):
+        run(again, lake, cluster).execute(trusted)
+    assert not any(s.active(datetime.now(UTC)) for s in silences_of(lake.root, again.cluster))
