@@ -19,6 +19,7 @@ from kafka_ops.airflow.analysis_arguments import Target, as_of_time
 from kafka_ops.airflow.snapshot_paging import run_link, send
 from kafka_ops.alerting.alert import Links
 from kafka_ops.alerting.firing import analysis_judgement, firing_alerts, group_alerts, group_judgement
+from kafka_ops.alerting.silence_store import silences_of
 from kafka_ops.lake.open import lake_of
 from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 from kafka_ops.report.model import ReportLinks
@@ -122,9 +123,11 @@ def report(gated: dict[str, Any], at: datetime, dag_id: str, run_id: str) -> str
         return None
     gate_report = gate_report_from_dict(gated["report"])
     links = ReportLinks(airflow_run=run_link(dag_id, run_id), data_docs=gate_report.data_docs)
-    lake = lake_of(load_settings())
+    settings = load_settings()
     as_of = as_of_time(gated["as_of"]) if gated.get("as_of") else None
-    return write_report(lake, gated["cluster"], snapshot_id=page, gates=gate_report, links=links, now=at, as_of=as_of)
+    silences = silences_of(settings.lake_root, gated["cluster"])
+    return write_report(lake_of(settings), gated["cluster"], snapshot_id=page, gates=gate_report, links=links,
+                        now=at, as_of=as_of, silences=silences)  # fmt: skip
 
 
 def auto_election(gated: dict[str, Any], run_id: str) -> dict[str, Any]:

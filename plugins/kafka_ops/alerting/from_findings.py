@@ -16,6 +16,7 @@ from typing import Any
 from kafka_ops.alerting.alert import Affected, AffectedKind, Alert, Detail, Links
 from kafka_ops.analysis.lag_estimates import group_method
 from kafka_ops.problems.groups import time_behind_text
+from kafka_ops.problems.problem import subjects
 from kafka_ops.validation.gates import GROUP_GATES, GateReport, GateResult
 
 FALLBACK_TITLE = "{n} failing: {gate}"
@@ -114,24 +115,9 @@ def _group_alert(
 
 
 def subjects_of(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
-    """`Alert`'s `topics`, `partitions` and `brokers` of an alert about `rows` (`total` in all): each only
-    when every affected row is listed and names one."""
-    complete = bool(rows) and len(rows) >= total
-    partitions = complete and all(r.get("topic") is not None and r.get("partition") is not None for r in rows)
-    brokers = complete and all(r.get("broker_id") is not None and r.get("topic") is None for r in rows)
-    return {
-        "topics": topics_of(rows, total),
-        "partitions": tuple((str(r["topic"]), int(r["partition"])) for r in rows) if partitions else (),
-        "brokers": tuple(int(r["broker_id"]) for r in rows) if brokers else (),
-    }
-
-
-def topics_of(rows: Sequence[Mapping[str, Any]], total: int) -> tuple[str, ...]:
-    """The topics of `rows` when they are all `total` affected rows and each is a topic's (a partition's);
-    else none: an alert about brokers, or about more rows than it lists, is not about known topics."""
-    if len(rows) < total or not rows or any(r.get("topic") is None for r in rows):
-        return ()
-    return tuple(sorted({str(r["topic"]) for r in rows}))
+    """`Alert`'s `topics`, `partitions` and `brokers` of an alert about `rows` (`total` in all)."""
+    about = subjects(rows, total)
+    return {"topics": about["topics"], "partitions": about["partitions"], "brokers": about["brokers"]}
 
 
 def affected_item(row: Mapping[str, Any]) -> Affected:

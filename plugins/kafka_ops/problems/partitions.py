@@ -146,8 +146,9 @@ def _brokers(findings: FindingsRows) -> list[Problem]:
             title = f"Broker {b} is down"
             action = f"bring broker {b} back (restart it, or replace it keeping broker id {b})"
         problem = Problem(
-            r["severity"], title, r["cause"], action, since([starts.get(b)], findings), "broker_attribution", BROKERS
-        )
+            r["severity"], title, r["cause"], action, since([starts.get(b)], findings), "broker_attribution", BROKERS,
+            (r,),
+        )  # fmt: skip
         out.append(problem)
     return out
 

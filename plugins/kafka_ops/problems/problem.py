@@ -6,7 +6,7 @@ the alerts, the HTML report, the CLI digest and the metrics show it as composed 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -58,6 +58,28 @@ class Problem:
     """The catalogue entry (a gate's name for the problems a gate judges)."""
     rows: tuple[Row, ...] = ()
     """The affected rows, worst first, keyed by the findings' column names."""
+
+    @property
+    def about(self) -> dict[str, Any]:
+        """What it is about, as a silence matches it (`kafka_ops.silences.Silence.covers`)."""
+        return subjects(self.rows, len(self.rows))
+
+
+def subjects(rows: Sequence[Mapping[str, Any]], total: int) -> dict[str, Any]:
+    """The topics, partitions, brokers and group that `rows` (`total` affected rows in all) are about: each
+    only when every affected row is listed and names one (the group: when they all name the same one)."""
+    complete = bool(rows) and len(rows) >= total
+    partitions = complete and all(r.get("topic") is not None and r.get("partition") is not None for r in rows)
+    brokers = complete and all(r.get("broker_id") is not None and r.get("topic") is None for r in rows)
+    groups = {str(r.get("group_id")) for r in rows}
+    return {
+        "topics": tuple(sorted({str(r["topic"]) for r in rows}))
+        if complete and all(r.get("topic") is not None for r in rows)
+        else (),
+        "partitions": tuple((str(r["topic"]), int(r["partition"])) for r in rows) if partitions else (),
+        "brokers": tuple(int(r["broker_id"]) for r in rows) if brokers else (),
+        "group": groups.pop() if len(groups) == 1 and rows and rows[0].get("group_id") is not None else None,
+    }
 
 
 def since(starts: Iterable[datetime | None], findings: FindingsRows) -> datetime:

@@ -14,6 +14,7 @@ that was named but is not committed is an error (`LakeError`), not a missing inp
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,7 @@ from kafka_ops.report.model import (
     Source,
     Status,
 )
+from kafka_ops.silences import Silence
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -91,10 +93,12 @@ def gather(
     now: datetime | None = None,
     window: timedelta = WINDOW,
     as_of: datetime | None = None,
+    silences: Sequence[Silence] = (),
 ) -> ReportData:
     """Everything the report of `cluster` shows (see the module docstring for which batches).
     `as_of`: the report is of an analysis as of that past time (a run's `as_of` Param); the batches
-    are then named (by `gates` or the ids), and their age is counted from `as_of`."""
+    are then named (by `gates` or the ids), and their age is counted from `as_of`. `silences`: the cluster's
+    (`alerting.silence_store`), shown beside the problems they keep from paging now."""
     check_name("cluster", cluster)
     if gates is not None:
         snapshot_id, group_snapshot_id = _from_gates(gates, cluster, snapshot_id, group_snapshot_id)
@@ -146,6 +150,7 @@ def gather(
         notes=tuple(_notes(snapshot, groups, zk_missing, group_missing, as_of or generated_at)),
         disks=fx.broker_disks(zk) if zk else Part(missing=zk_missing),
         as_of=as_of.astimezone(UTC) if as_of is not None else None,
+        silences=() if as_of is not None else tuple(s for s in silences if s.active(generated_at)),
     )
 
 

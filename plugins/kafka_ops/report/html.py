@@ -22,6 +22,7 @@ from kafka_ops import __version__
 from kafka_ops.problems.words import duration, when
 from kafka_ops.report.charts import Chart, charts
 from kafka_ops.report.model import Cell, Collected, OffenderTable, Problem, ReportData
+from kafka_ops.silences import Silence
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -62,6 +63,7 @@ p.passed { margin:6px 0 0; }
 .sev.ok, .sev.passed { background:var(--ok); } .sev.info { background:var(--info); }
 .sev.unknown { background:var(--unknown); }
 .problem td:first-child { width:80px; }
+.silenced, .silences { color:#555; font-size:90%; }
 .muted, .empty, figcaption, .question, .source { color:var(--muted); }
 .question { margin:0 0 6px; font-style:italic; }
 .empty { padding:28px 12px; border:1px dashed var(--line); background:#fff; text-align:center; }
@@ -258,18 +260,34 @@ def _problems(data: ReportData) -> str:
     if data.problems.missing:
         return head + f'<p class="empty">{escape(data.problems.missing)}</p></section>'
     if not data.problems.items:
-        return head + '<p class="empty">No finding needs attention.</p></section>'
-    rows = "".join(_problem(p) for p in data.problems.items)
+        return head + _silences(data) + '<p class="empty">No finding needs attention.</p></section>'
+    rows = "".join(_problem(p, data.silence_of(p)) for p in data.problems.items)
     return (
-        head + "<table><thead><tr><th>Severity</th><th>Problem</th><th>Likely cause</th><th>Suggested action</th>"
+        head
+        + _silences(data)
+        + "<table><thead><tr><th>Severity</th><th>Problem</th><th>Likely cause</th><th>Suggested action</th>"
         f"<th>Since</th></tr></thead><tbody>{rows}</tbody></table></section>"
     )
 
 
-def _problem(p: Problem) -> str:
+def _silences(data: ReportData) -> str:
+    """The silences in force: what each keeps from paging, until when, who set it and why."""
+    if not data.silences:
+        return ""
+    items = "".join(f"<li>{escape(s.describe())}</li>" for s in data.silences)
+    head = "<p><strong>Silences in force</strong> (these problems do not page):</p>"
+    return f'<div class="silences">{head}<ul>{items}</ul></div>'
+
+
+def _problem(p: Problem, silence: Silence | None) -> str:
+    silenced = (
+        f'<div class="silenced"><span class="sev silenced">silenced</span> {escape(silence.describe())}</div>'
+        if silence is not None
+        else ""
+    )
     return (
         f'<tr class="problem"><td>{_severity(p.severity)}</td><td><strong>{escape(p.title)}</strong> '
-        f'<div class="source">{escape(p.source)}</div></td><td>{escape(p.cause)}</td>'
+        f'<div class="source">{escape(p.source)}</div>{silenced}</td><td>{escape(p.cause)}</td>'
         f'<td>{escape(p.action or "")}</td><td class="when">{escape(_when(p.since))}</td></tr>'
     )
 

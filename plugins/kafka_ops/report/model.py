@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from kafka_ops.errors import LakeError
 from kafka_ops.problems.problem import Problem
+from kafka_ops.silences import Silence, silencing
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -177,6 +178,12 @@ class ReportData:
     """Per broker disk and traffic, from the load detector."""
     as_of: datetime | None = None
     """Set in a report of an analysis as of a past time: the time asked for (never `latest.html`)."""
+    silences: tuple[Silence, ...] = ()
+    """The cluster's silences in force when the report was made (none in a report as of a past time)."""
+
+    def silence_of(self, problem: Problem) -> Silence | None:
+        """The silence that keeps `problem` from paging now, if any."""
+        return silencing(self.silences, self.generated_at, problem.key, **problem.about)
 
     @property
     def report_id(self) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.report.data import gather
 from kafka_ops.report.html import render
 from kafka_ops.report.model import ReportData, ReportLinks
+from kafka_ops.silences import Silence
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -50,9 +52,11 @@ def write_report(
     links: ReportLinks | None = None,
     now: datetime | None = None,
     as_of: datetime | None = None,
+    silences: Sequence[Silence] = (),
 ) -> str:
     """Gather, render and publish the health report of `cluster` (see `report.data` for which
-    batches; `as_of`: of an analysis as of that past time); returns where the report of the batch
+    batches; `as_of`: of an analysis as of that past time; `silences`: the cluster's, shown with the problems
+    they silence); returns where the report of the batch
     was written (`report_url`)."""
     data = gather(
         lake,
@@ -63,6 +67,7 @@ def write_report(
         links=links,
         now=now,
         as_of=as_of,
+        silences=silences,
     )
     return publish(lake, data, render(data))
 

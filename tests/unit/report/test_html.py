@@ -163,3 +163,22 @@ def test_axis_ticks_are_round() -> None:
         datetime(2026, 11, 21, 6, 2, tzinfo=UTC),
         datetime(2026, 11, 21, 6, 3, tzinfo=UTC),
     ]
+
+
+def test_a_silenced_problem_is_shown_silenced_with_the_silences_reason_and_end(lake: Lake, tmp_path: Path) -> None:
+    from kafka_ops.silences import new_silence  # noqa: PLC0415
+
+    window = new_silence("c1", starts_at=NOW - timedelta(hours=1), ends_at=NOW + timedelta(hours=1),
+                         reason="disk swap on broker 3, ask ops", created_by="ana", brokers=[3])  # fmt: skip
+    over = new_silence("c1", starts_at=NOW - timedelta(hours=3), ends_at=NOW - timedelta(hours=2), reason="old",
+                       created_by="ana")  # fmt: skip
+    page = tmp_path / "page.html"
+    page.write_text(render(gather(scenario.build(lake), "c1", now=NOW, silences=[window, over])))
+    text = page.read_text()
+    assert text.count("disk swap on broker 3, ask ops") == 2  # in the list of silences and on its problem
+    assert "old" not in re.findall(r'<div class="silences">.*?</div>', text)[0]  # over: not in force
+    (broker_row,) = [r for r in table_rows(page) if r[1].startswith("Broker 3 is down")]
+    assert "silenced silenced until" in broker_row[1] and "by ana" in broker_row[1]
+    assert not [r for r in table_rows(page) if "offline" in r[1].lower() and "silenced" in r[1]]  # still pages
+    past = render(gather(scenario.build(lake), "c1", now=NOW, silences=[window], as_of=NOW - timedelta(hours=1)))
+    assert "Silences in force" not in past  # a report of the past shows no silence of now
