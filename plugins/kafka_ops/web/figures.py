@@ -124,6 +124,7 @@ class Alert:
     key: str
     severity: str
     title: str
+    silenced: bool = False
 
 
 @dataclass
@@ -147,6 +148,8 @@ class ClusterFigures:
     controller: Row | None = None
     reassignments: list[Row] | None = None
     alerts: list[Alert] = field(default_factory=list)
+    silences: int | None = None
+    """Silences in force (`kafka_ops.silences`); None when the alert state was not read."""
     info: ClusterInfo | None = None
     brokers: list[BrokerFigures] = field(default_factory=list)
     topics: list[TopicFigures] = field(default_factory=list)
@@ -183,10 +186,11 @@ def cluster_figures(
         _metadata_findings(figures, view.metadata_analysis)
     if view.incidents is not None:
         figures.alerts = [
-            Alert(i.key, i.severity, i.title)
+            Alert(i.key, i.severity, i.title, i.silenced is not None)
             for i in sorted(view.incidents.incidents.values(), key=lambda i: i.key)
             if i.cleared_at is None
         ]
+        figures.silences = sum(s.active(now) for s in view.incidents.silences)
     return figures
 
 

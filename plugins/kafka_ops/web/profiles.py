@@ -375,6 +375,9 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
     stuck = gauge("kafka_ops_reassignments_stuck", "Reassignments past thresholds.stuck_reassignment_minutes.", c_)
     alert = gauge("kafka_ops_alert_firing", "1 for each open alert incident.", ["cluster", "key", "severity"])
     alerts = gauge("kafka_ops_alerts_firing", "Open alert incidents by severity.", ["cluster", "severity"])
+    silenced = gauge("kafka_ops_alert_silenced", "1 for each open incident a silence keeps from paging.",
+                     ["cluster", "key", "severity"])  # fmt: skip
+    silences = gauge("kafka_ops_silences_active", "Silences and maintenance windows in force.", c_)
     for c in clusters:
         for p in c.partitions:
             labels = [c.cluster, p.group, p.topic, str(p.partition)]
@@ -395,10 +398,12 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
         if c.reassignments is not None:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
-        _alerts(c, alert, alerts)
+        _alerts(c, alert, alerts, silenced)
+        if c.silences is not None:
+            silences.add_metric([c.cluster], c.silences)
     return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
-            alert, alerts]  # fmt: skip
+            alert, alerts, silenced, silences]  # fmt: skip
 
 
 def _retention(clusters: Sequence[ClusterFigures]) -> list[Metric]:
@@ -439,10 +444,14 @@ def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> 
                 family.add_metric([c.cluster], c.controller[column])
 
 
-def _alerts(c: ClusterFigures, alert: GaugeMetricFamily, alerts: GaugeMetricFamily) -> None:
+def _alerts(
+    c: ClusterFigures, alert: GaugeMetricFamily, alerts: GaugeMetricFamily, silenced: GaugeMetricFamily
+) -> None:
     counts: dict[str, int] = defaultdict(int)
     for a in c.alerts:
         alert.add_metric([c.cluster, a.key, a.severity], 1)
+        if a.silenced:
+            silenced.add_metric([c.cluster, a.key, a.severity], 1)
         counts[a.severity] += 1
     if c.up:
         for severity in ("critical", "warning", "info"):

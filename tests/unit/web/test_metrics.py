@@ -519,3 +519,31 @@ def test_a_source_turning_stale_is_left_out_at_once_without_a_render_on_the_scra
     assert value(stale, "kafka_ops_data_stale", cluster="c1", source="groups") == 1
     assert value(stale, "kafka_ops_data_age_seconds", cluster="c1", source="groups") == 30.5 * 60
     assert not [name for name, _ in stale if name.startswith("kafka_consumergroup")]
+
+
+def test_open_incidents_and_the_ones_a_silence_holds_are_served(tmp_path: Path) -> None:
+    from kafka_ops.alerting.dispatch import dispatch  # noqa: PLC0415
+    from kafka_ops.alerting.log_sink import LogNotifier  # noqa: PLC0415
+    from kafka_ops.alerting.silence_store import add_silence  # noqa: PLC0415
+    from kafka_ops.silences import new_silence  # noqa: PLC0415
+    from tests.unit.alerting.alerts import HOUR, broker_down  # noqa: PLC0415
+
+    root = tmp_path / "lake"
+    lakes.build(root)
+    now = lakes.NOW
+    add_silence(str(root), new_silence("c1", starts_at=now - HOUR, ends_at=now + HOUR, reason="swap", created_by="a",
+                                       brokers=[3]), now)  # fmt: skip
+    firing = [broker_down("c1", key="no_broker_down", brokers=(3,)), broker_down("c1", key="offline")]
+    sink = LogNotifier("log", tmp_path / "o")
+    dispatch("c1", firing, now - HOUR / 2, lake_root=str(root), notifiers=[sink], reminder=HOUR)
+    with TestClient(build_app(lakes.settings(root), clock=lambda: now)) as client:
+        samples, _ = scrape(client)
+    assert value(samples, "kafka_ops_alert_firing", cluster="c1", key="offline", severity="critical") == 1
+    assert value(samples, "kafka_ops_alert_firing", cluster="c1", key="no_broker_down", severity="critical") == 1
+    assert value(samples, "kafka_ops_alert_silenced", cluster="c1", key="no_broker_down", severity="critical") == 1
+    assert (
+        "kafka_ops_alert_silenced",
+        (("cluster", "c1"), ("key", "offline"), ("severity", "critical")),
+    ) not in samples
+    assert value(samples, "kafka_ops_silences_active", cluster="c1") == 1
+    assert value(samples, "kafka_ops_alerts_firing", cluster="c1", severity="critical") == 2
