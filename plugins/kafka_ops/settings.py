@@ -18,6 +18,9 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     remediation_backend = "admin_api"   # or "zookeeper" (see ClusterConfig.remediation_backend)
     auto_remediation = false        # let the analysis DAG elect preferred leaders by itself
     auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
+    approvers = ["ana"]             # Airflow users who may approve plans in the UI (approve_in_ui)
+    approver_roles = ["op"]         # ... or every user of these roles (the simple auth manager's)
+    approval_timeout_minutes = 240  # a plan nobody answered is rejected after this long
     min_insync_replicas_default = 2 # the brokers' static min.insync.replicas (server.properties)
     cordoned_brokers = [4]          # brokers the planners never add a replica to (they keep theirs)
     [clusters.thresholds]           # optional, see kafka_ops.thresholds
@@ -71,6 +74,8 @@ RemediationBackend = Literal["admin_api", "zookeeper"]
 REMEDIATION_BACKENDS: tuple[str, ...] = get_args(RemediationBackend)
 MetadataSource = Literal["auto", "zookeeper", "kraft"]
 METADATA_SOURCES: tuple[str, ...] = get_args(MetadataSource)
+APPROVER_ROLES = ("viewer", "user", "op", "admin")
+"""The simple auth manager's roles, lowest first: a role takes every user of its role or a higher one."""
 MetricsProfile = Literal["kafka-lag-exporter", "kminion", "kafka_exporter", "burrow"]
 METRICS_PROFILES: tuple[str, ...] = get_args(MetricsProfile)
 
@@ -128,6 +133,14 @@ class ClusterConfig:
     dynamic configs, so where neither the topic, the leader's `/config/brokers/<id>` nor
     `/config/brokers/<default>` sets min ISR, the analysis assumes this value (1 = Kafka's default)
     and says so (`isr_health.min_isr_source` = "static"). 1 to `INT32_MAX`, Kafka's int."""
+    approvers: tuple[str, ...] = ()
+    """Airflow users who may approve this cluster's plans in the Airflow UI (a remediation run with
+    `approve_in_ui`): Airflow refuses anyone else's answer, and the execution checks it again."""
+    approver_roles: tuple[str, ...] = ()
+    """Airflow roles whose users may approve, as the simple auth manager names them (`op` takes `op` and
+    `admin`); with another auth manager, name the users in `approvers`."""
+    approval_timeout_minutes: float = 240.0
+    """A plan nobody approved or rejected within this long is rejected: nothing is written."""
     cordoned_brokers: tuple[int, ...] = ()
     """Broker ids the remediation planners never add a replica to (replication factor, decommission,
     replica balance), e.g. a broker about to be serviced. A cordoned broker keeps the replicas it has;
@@ -142,6 +155,7 @@ class ClusterConfig:
         except LakeError as e:
             raise ConfigError(str(e)) from None
         self._check_alerting()
+        self._check_approval()
         self._check_remediation()
         self._check_cordons()
         min_isr = self.min_insync_replicas_default
@@ -209,6 +223,23 @@ class ClusterConfig:
             raise ConfigError(f"{where}: 'alert_conn_ids' names a connection twice: {list(ids)}")
         minutes = duration_setting(self.alert_reminder_minutes, "minutes", f"{where}: 'alert_reminder_minutes'")
         object.__setattr__(self, "alert_reminder_minutes", minutes)
+
+    def _check_approval(self) -> None:
+        where = f"cluster {self.name!r}"
+        for key, what in (("approvers", "user"), ("approver_roles", "role")):
+            names = getattr(self, key)
+            if isinstance(names, list):  # TOML arrays arrive as lists; the config stays hashable
+                object.__setattr__(self, key, names := tuple(names))
+            if not isinstance(names, tuple) or not all(isinstance(n, str) and n.strip() == n and n for n in names):
+                raise ConfigError(f"{where}: {key!r} must be a list of Airflow {what} names, "
+                                  f"got {names!r}")  # fmt: skip
+            if len(set(names)) != len(names):
+                raise ConfigError(f"{where}: {key!r} names one twice: {list(names)}")
+        if not all(r.lower() in APPROVER_ROLES for r in self.approver_roles):
+            raise ConfigError(f"{where}: 'approver_roles' must be among {list(APPROVER_ROLES)}, "
+                              f"got {list(self.approver_roles)}")  # fmt: skip
+        minutes = duration_setting(self.approval_timeout_minutes, "minutes", f"{where}: 'approval_timeout_minutes'")
+        object.__setattr__(self, "approval_timeout_minutes", minutes)
 
     def _check_names(self) -> None:
         """Types first: a value of the wrong type must never reach `check_name`, a regex or a hook."""

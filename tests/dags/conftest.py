@@ -62,14 +62,15 @@ def airflow_db() -> None:
 
 @pytest.fixture
 def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Configure:
-    """Connections to the sandbox, and `configure(writes_enabled=...)` writing the settings file."""
+    """Connections to the sandbox, and `configure(writes_enabled=..., extra=...)` writing the settings file
+    (`extra`: more lines of the cluster's table)."""
     zookeeper = {"conn_type": "zookeeper", "host": dag_sandbox.zookeeper_hosts, "extra": {"chroot": dag_sandbox.chroot}}
     monkeypatch.setenv("AIRFLOW_CONN_ZK_SANDBOX", json.dumps(zookeeper))
     kafka = {"conn_type": "kafka", "host": dag_sandbox.bootstrap_servers, "extra": {"request_timeout_ms": 10_000}}
     monkeypatch.setenv("AIRFLOW_CONN_KAFKA_SANDBOX", json.dumps(kafka))
     monkeypatch.delenv("KAFKA_OPS_LAKE", raising=False)
 
-    def write(*, writes_enabled: bool = True) -> Path:
+    def write(*, writes_enabled: bool = True, extra: str = "") -> Path:
         path = tmp_path / "kafka-ops.toml"
         path.write_text(
             f'lake_root = "{tmp_path / "lake"}"\n'
@@ -79,6 +80,7 @@ def configure(dag_sandbox: SandboxCluster, monkeypatch: pytest.MonkeyPatch, tmp_
             'kafka_conn_id = "kafka_sandbox"\n'
             f"writes_enabled = {str(writes_enabled).lower()}\n"
             "remediation_controller_quiet_seconds = 0\n"
+            f"{extra}"
         )
         monkeypatch.setenv("KAFKA_OPS_CONFIG", str(path))
         return tmp_path / "lake"

@@ -88,7 +88,7 @@ def test_no_catchup_fixed_start(dag_bag: DagBag, dag_id: str) -> None:
 
 
 # an automatic retry must never repeat a write
-WRITES_TO_A_CLUSTER = {"execute", "auto_election", "cancel", "clear_throttles"}
+WRITES_TO_A_CLUSTER = {"execute", "execute_approved", "auto_election", "cancel", "clear_throttles"}
 
 
 def test_every_task_retries(dag_bag: DagBag, dag_id: str) -> None:

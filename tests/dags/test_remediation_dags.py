@@ -100,6 +100,10 @@ def trigger_cancel(dag_bag: DagBag, **conf: Any) -> DagRun:
     return dag_bag.dags[CANCEL].test(run_conf={**defaults, **conf})
 
 
+NO_APPROVAL = {"approve": "skipped", "execute_approved": "skipped", "rejected": "skipped"}
+"""The approval's tasks in a run without `approve_in_ui`."""
+
+
 def states(run: DagRun) -> dict[str, str | None]:
     return {ti.task_id: ti.state for ti in run.get_task_instances()}
 
@@ -145,6 +149,9 @@ def test_dag_shape(dag_bag: DagBag, remediation_dag: str) -> None:
     assert validate.downstream_task_ids == {"plan", "execute"}
     assert plan.upstream_task_ids == execute.upstream_task_ids == {"validate_params"}
     assert execute.retries == 0, "a write must never be repeated by an automatic retry"
+    approve, approved = dag.get_task("approve"), dag.get_task("execute_approved")
+    assert plan.downstream_task_ids == {"approve"} and approve.downstream_task_ids == {"execute_approved", "rejected"}
+    assert approved.retries == 0, "a write must never be repeated by an automatic retry"
     assert "dry_run" in (dag.doc_md or "").lower().replace(" ", "_") and "plan id" in (dag.doc_md or "").lower()
 
 
@@ -168,7 +175,7 @@ def test_tp_re_02_replication_factor_dry_run_then_execute(
     run = trigger(dag_bag, REASSIGNMENT, **form, topics=[topic], replication_factor=2)
 
     assert run.state == "success"
-    assert states(run) == {"validate_params": "success", "plan": "success", "execute": "skipped"}
+    assert states(run) == {"validate_params": "success", "plan": "success", "execute": "skipped", **NO_APPROVAL}
     summary = xcom(run, "plan")
     plan_id = summary["plan_id"]
     assert (summary["kind"], summary["moves"], summary["lower_bound"], summary["batches"]) == (
@@ -193,7 +200,7 @@ def test_tp_re_02_replication_factor_dry_run_then_execute(
     run = trigger(dag_bag, REASSIGNMENT, **form, dry_run=False, plan_id=plan_id)
 
     assert run.state == "success"
-    assert states(run) == {"validate_params": "success", "plan": "skipped", "execute": "success"}
+    assert states(run) == {"validate_params": "success", "plan": "skipped", "execute": "success", **NO_APPROVAL}
     report = xcom(run, "execute")
     assert (report["status"], report["batches"], report["submitted"], report["throttles_removed"]) == (
         "done", 2, [0, 1], True,
@@ -265,7 +272,8 @@ def test_invalid_params_are_refused_before_anything_runs(
     ]:
         run = trigger(dag_bag, ELECTION, **conf)
         assert run.state == "failed"
-        assert states(run) == {"validate_params": "failed", "plan": "upstream_failed", "execute": "upstream_failed"}
+        assert states(run) == {"validate_params": "failed", "plan": "upstream_failed", "execute": "upstream_failed",
+                               **dict.fromkeys(NO_APPROVAL, "upstream_failed")}  # fmt: skip
         (ti,) = [ti for ti in run.get_task_instances() if ti.task_id == "validate_params"]
         assert ti.try_number == 1, "an invalid Param was retried"
         assert message in logged(caplog, capfd)
@@ -494,13 +502,13 @@ def test_a_plan_cancelled_half_way_is_rolled_back_from_the_dag(
 
     planned = trigger(dag_bag, REASSIGNMENT, **form, source_plan_id=plan.plan_id)
 
-    assert states(planned) == {"validate_params": "success", "plan": "success", "execute": "skipped"}
+    assert states(planned) == {"validate_params": "success", "plan": "success", "execute": "skipped", **NO_APPROVAL}
     summary = xcom(planned, "plan")
     assert (summary["kind"], summary["partitions"], summary["skipped"]) == ("rollback", 2, 0)
     assert sandbox.snapshot().topics[topic].partitions == half, "a dry run wrote to the cluster"
 
     executed = trigger(dag_bag, REASSIGNMENT, **form, dry_run=False, plan_id=summary["plan_id"])
 
-    assert states(executed) == {"validate_params": "success", "plan": "skipped", "execute": "success"}
+    assert states(executed) == {"validate_params": "success", "plan": "skipped", "execute": "success", **NO_APPROVAL}
     assert sandbox.snapshot().topics[topic].partitions == before
     delete_topic(sandbox, topic)

@@ -35,6 +35,8 @@ expect.set_options(timeout=UI_TIMEOUT_MS)
 
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER = "sandbox"
+APPROVED_CLUSTER = "sandbox-approved"
+"""The same sandbox under another name, with writes enabled and the admin as its approver."""
 ELECTION = ELECTION_FORM.dag_id
 CHROMIUM = os.environ.get("KAFKA_OPS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -63,6 +65,14 @@ def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, a
         'kafka_conn_id = "kafka_sandbox"\n'
         "writes_enabled = false\n"
         # the session sandbox may have just started, or a fault test moved its controller
+        "remediation_controller_quiet_seconds = 0\n"
+        # the same sandbox, where plans are approved in the UI by the admin and executed
+        "[[clusters]]\n"
+        f'name = "{APPROVED_CLUSTER}"\n'
+        'zookeeper_conn_id = "zookeeper_sandbox"\n'
+        'kafka_conn_id = "kafka_sandbox"\n'
+        "writes_enabled = true\n"
+        f'approvers = ["{USER}"]\n'
         "remediation_controller_quiet_seconds = 0\n"
     )
     zookeeper = {"conn_type": "zookeeper", "host": sandbox.zookeeper_hosts, "extra": {"chroot": sandbox.chroot}}

@@ -31,6 +31,7 @@ from kafka_ops.report.publish import write_report
 from kafka_ops.snapshot.tables import snapshot_batch
 from sandbox import SandboxCluster
 from tests.e2e.airflow_stack import USER, AirflowUI
+from tests.e2e.conftest import APPROVED_CLUSTER
 
 pytestmark = [pytest.mark.e2e, pytest.mark.integration, pytest.mark.slow]
 
@@ -196,10 +197,11 @@ def test_dry_run_from_the_trigger_form(
 
     states = task_states(airflow, run_id)
     assert run["state"] == "success", f"run {run_id} {run['state']}: {states}"
-    assert states == {"validate_params": "success", "plan": "success", "execute": "skipped"}
+    assert states == {"validate_params": "success", "plan": "success", "execute": "skipped", "approve": "skipped",
+                      "execute_approved": "skipped", "rejected": "skipped"}  # fmt: skip
     assert run["conf"] == {
         "cluster": airflow.cluster, "action": "preferred_election", "topics": [election_topic], "topic_pattern": "",
-        "batch_size": 5, "dry_run": True, "plan_id": "",
+        "batch_size": 5, "dry_run": True, "approve_in_ui": False, "plan_id": "",
     }  # fmt: skip
     page.reload()
     tasks = page.get_by_role("table")
@@ -266,6 +268,7 @@ def test_invalid_params_are_refused_naming_the_field(
     assert run["state"] == "failed"
     assert task_states(airflow, run_id) == {
         "validate_params": "failed", "plan": "upstream_failed", "execute": "upstream_failed",
+        "approve": "upstream_failed", "execute_approved": "upstream_failed", "rejected": "upstream_failed",
     }  # fmt: skip
     message = "Param 'cluster': no cluster named 'nope' in the settings"
     log = airflow.stack.task_log(ELECTION, run_id, "validate_params")
@@ -274,3 +277,41 @@ def test_invalid_params_are_refused_naming_the_field(
     expect(page.get_by_text(message).first).to_be_visible()
     screenshot(page, airflow, "invalid-cluster-log")
     assert len(stored_plans(airflow)) == plans_before, "a plan was made from an invalid Param"
+
+
+def test_a_plan_approved_in_the_required_actions_view_is_executed(
+    page: Page, airflow: AirflowUI, election_topic: str, healthy_sandbox: SandboxCluster
+) -> None:
+    """A run with Approve in the UI plans, then waits under Required actions with the plan's review; the
+    admin (the cluster's approver) presses Execute in the browser and the run executes exactly that plan:
+    partition 0's leader is back on its preferred broker. The audit names who approved it."""
+    assert leader(healthy_sandbox, 0) == 1
+    conf = {"cluster": APPROVED_CLUSTER, "action": "preferred_election", "topics": [election_topic],
+            "topic_pattern": "", "batch_size": 5, "dry_run": True, "approve_in_ui": True, "plan_id": ""}  # fmt: skip
+    created = airflow.stack.api("POST", f"dags/{ELECTION}/dagRuns", json={"logical_date": None, "conf": conf})
+    assert created.status_code == 200, created.text[:500]
+    run_id = created.json()["dag_run_id"]
+    airflow.stack.wait_for(
+        "the run to wait for an approval", lambda: task_states(airflow, run_id).get("approve") == "awaiting_input",
+        RUN_TIMEOUT_S,
+    )  # fmt: skip
+    plan_id = plan_summary(airflow, run_id)["plan_id"]
+
+    page.goto(f"/dags/{ELECTION}/runs/{quote(run_id, safe='')}/tasks/approve/required_actions")
+    expect(
+        page.get_by_text(f"Execute preferred_election plan {plan_id} on cluster {APPROVED_CLUSTER}?")
+    ).to_be_visible()
+    expect(page.get_by_text(f"Only {USER} may answer").first).to_be_visible()
+    screenshot(page, airflow, "approval-required-action")
+    page.get_by_role("button", name="Execute", exact=True).click()
+
+    run = finished_run(airflow, run_id)
+    states = task_states(airflow, run_id)
+    assert run["state"] == "success", f"run {run_id} {run['state']}: {states}"
+    assert (states["approve"], states["execute_approved"], states["rejected"]) == ("success", "success", "skipped")
+    assert leader(healthy_sandbox, 0) == 2, "the approved election did not run"
+    rows = open_lake(airflow.lake_root).read("remediation_audit", APPROVED_CLUSTER).to_pylist()
+    approvals = [(r["outcome"], r["actor"]) for r in rows if r["plan_id"] == plan_id and r["action"] == "approve"]
+    assert ("approved", USER) in approvals and ("requested", USER) in approvals
+    page.goto(f"/dags/{ELECTION}/runs/{quote(run_id, safe='')}")
+    screenshot(page, airflow, "approval-executed")

@@ -219,6 +219,7 @@ CAPACITY = A + "[clusters.capacity]\n"
 BROKER = A + "[clusters.capacity.brokers.3]\n"
 NUMERIC = [
     Numeric(A, "alert_reminder_minutes"),
+    Numeric(A, "approval_timeout_minutes"),
     Numeric(A, "remediation_controller_quiet_seconds", zero=True),
     Numeric(A, "auto_election_after_runs"),
     Numeric(A, "min_insync_replicas_default"),

@@ -1,4 +1,6 @@
-"""The one shape both remediation DAGs share: `validate_params` → `plan` (dry run) or `execute`.
+"""The one shape both remediation DAGs share: `validate_params` → `plan` (dry run) or `execute`; with
+`approve_in_ui`, `plan` → `approve` (the Airflow UI's Required actions) → `execute_approved` or `rejected`
+(`kafka_ops.airflow.approval`).
 
 `kafka_preferred_leader_election` and `kafka_partition_reassignment` differ only in their form
 (actions, fields, defaults), their doc and how long an execution may take; the DAG files call
@@ -13,6 +15,7 @@ from typing import Any
 
 from airflow.sdk import DAG, dag, get_current_context, task
 
+from kafka_ops.airflow.approval import ANSWER_KEY, APPROVE_TASK, PlanApproval
 from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.planning.request import RequestForm
 
@@ -60,7 +63,33 @@ def remediation_dag(form: RequestForm, doc_md: str, execute_timeout: timedelta) 
             actor = remediation_tasks.actor_of(context)
             return remediation_tasks.execute(context["params"], form, actor=actor, run_id=context["run_id"])
 
-        validate_params() >> [plan(), execute()]
+        @task(retries=0, execution_timeout=execute_timeout)
+        def execute_approved() -> dict[str, Any]:
+            """Execute the plan the approver approved (writes to the cluster: never retried)."""
+            from kafka_ops.airflow import approval  # noqa: PLC0415
+
+            context = get_current_context()
+            ti = context["ti"]
+            return approval.execute_approved(
+                context["params"], form, ti.xcom_pull(task_ids=APPROVE_TASK, key=ANSWER_KEY),
+                ti.xcom_pull(task_ids="plan"), run_id=context["run_id"],
+            )  # fmt: skip
+
+        @task
+        def rejected() -> dict[str, Any]:
+            """The plan was rejected or not answered in time: audited, nothing written."""
+            from kafka_ops.airflow import approval  # noqa: PLC0415
+
+            context = get_current_context()
+            ti = context["ti"]
+            return approval.rejected(
+                context["params"], form, ti.xcom_pull(task_ids=APPROVE_TASK, key=ANSWER_KEY),
+                ti.xcom_pull(task_ids="plan"), run_id=context["run_id"],
+            )  # fmt: skip
+
+        planned = plan()
+        validate_params() >> [planned, execute()]
+        planned >> PlanApproval(task_id=APPROVE_TASK, form=form) >> [execute_approved(), rejected()]
 
     built: DAG = remediation()
     return built

@@ -110,6 +110,12 @@ def form_params(form: RequestForm) -> dict[str, Param]:
         description="On: take a fresh snapshot, make a plan, save it for review; nothing is written to the "
         "cluster. Off: execute the reviewed plan named in plan_id.",
     )  # fmt: skip
+    out["approve_in_ui"] = Param(
+        default["approve_in_ui"], type="boolean", title="Approve in the UI", section=MODE,
+        description="With Dry run on: make the plan, then wait in this run for an approver (the cluster's "
+        "approvers or approver_roles) to approve or reject it under Required actions; an approved plan is "
+        "executed at once, exactly as reviewed; a rejected one, or one nobody answers in time, writes nothing.",
+    )  # fmt: skip
     out["plan_id"] = Param(
         default["plan_id"], type=["string", "null"], title="Plan id (execute only)", section=MODE,
         description="The plan_id a dry run printed (16 hex digits). Required when dry run is off; leave "

@@ -75,7 +75,7 @@ wrong connection, chroot or credential. A ZooKeeper that does not answer is retr
 
 def validate_params(params: Mapping[str, Any], form: RequestForm, settings: Settings | None = None) -> str:
     """The DAG's first task: the id of the task to run next (`plan` or `execute`)."""
-    request = _request(params, form, settings)
+    request = request_of(params, form, settings)
     log.info("remediation request: %s", json.dumps(request.summary(), sort_keys=True))
     return PLAN_TASK if request.dry_run else EXECUTE_TASK
 
@@ -90,7 +90,7 @@ def plan(
 ) -> dict[str, Any]:
     """Dry run: plan from a fresh, validated snapshot and save the plan (created by `actor (run_id)`);
     returns its summary."""
-    request = _request(params, form, settings)
+    request = request_of(params, form, settings)
     if not request.dry_run:
         raise AirflowSkipException("not a dry run: a reviewed plan is executed as it is, never re-planned")
     try:
@@ -103,7 +103,7 @@ def execute(
     params: Mapping[str, Any], form: RequestForm, *, actor: str, run_id: str | None, settings: Settings | None = None
 ) -> dict[str, Any]:
     """Execute the reviewed plan `plan_id`; returns the executor's report. Skipped on a dry run."""
-    request = _request(params, form, settings)
+    request = request_of(params, form, settings)
     if request.dry_run or request.plan_id is None:
         raise AirflowSkipException("dry run: nothing is executed")
     try:
@@ -122,7 +122,8 @@ def actor_of(context: Mapping[str, Any]) -> str:
     return f"airflow:{getattr(dag_run, 'dag_id', None) or 'unknown dag'}"
 
 
-def _request(params: Mapping[str, Any], form: RequestForm, settings: Settings | None) -> RemediationRequest:
+def request_of(params: Mapping[str, Any], form: RequestForm, settings: Settings | None) -> RemediationRequest:
+    """The run's request; `AirflowFailException` naming the first invalid Param."""
     try:
         return parse_request(dict(params), settings or load_settings(), form, stored=stored_plan)
     except KafkaOpsError as e:

@@ -19,6 +19,8 @@ that choose *what* to plan (topics, topic pattern, brokers, replication factor) 
 since the plan says what to do; any that is given must agree with the reviewed plan's request
 (`check_reviewed`), so the form re-triggered with the dry run's values passes and a changed value
 is refused rather than silently ignored. The plan is executed as it was reviewed, never re-planned.
+A dry run with `approve_in_ui` goes on, in the same run, to wait for an approver's answer in the Airflow
+UI, and executes the plan it made once approved (`kafka_ops.airflow.approval`).
 Throttle and batch size pace the execution; a time budget (`time_budget_minutes`), when given,
 replaces the throttle with the rate that moves the plan's bytes within it
 (`remediation.throttle_budget`).
@@ -110,7 +112,7 @@ class RequestForm:
 
     @property
     def fields(self) -> frozenset[str]:
-        names = {"cluster", "action", "topics", "topic_pattern", "batch_size", "dry_run", "plan_id"}
+        names = {"cluster", "action", "topics", "topic_pattern", "batch_size", "dry_run", "approve_in_ui", "plan_id"}
         for name in ("brokers", "replication_factor"):
             if getattr(self, name):
                 names.add(name)
@@ -131,7 +133,7 @@ class RequestForm:
             values["source_plan_id"] = ""
         if self.throttle:
             values |= {"throttle_bytes_per_s": DEFAULT_THROTTLE, "time_budget_minutes": None}
-        return values | {"batch_size": self.batch_size, "dry_run": True, "plan_id": ""}
+        return values | {"batch_size": self.batch_size, "dry_run": True, "approve_in_ui": False, "plan_id": ""}
 
 
 ELECTION_FORM = RequestForm(
@@ -183,6 +185,8 @@ class RemediationRequest:
     source_plan_id: str | None = None
     """rollback / finish: the half-applied plan to roll back or finish."""
     lake_format: str = DEFAULT_LAKE_FORMAT
+    approve_in_ui: bool = False
+    """Plan, wait in the same run for an approver's answer in the Airflow UI, then execute that plan."""
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for XCom and logs."""
@@ -190,6 +194,7 @@ class RemediationRequest:
             "cluster": self.cluster.name,
             "action": self.action,
             "dry_run": self.dry_run,
+            "approve_in_ui": self.approve_in_ui,
             "plan_id": self.plan_id,
             "topics": list(self.topics),
             "topic_pattern": self.topic_pattern,
@@ -219,6 +224,15 @@ def parse_request(
     dry_run = params.get("dry_run", True)
     if not isinstance(dry_run, bool):
         raise ParamError("dry_run", f"must be true or false, got {shown(dry_run)}")
+    approve = params.get("approve_in_ui", False)
+    if not isinstance(approve, bool):
+        raise ParamError("approve_in_ui", f"must be true or false, got {shown(approve)}")
+    if approve and not dry_run:
+        raise ParamError(
+            "approve_in_ui",
+            "plans first and executes only what an approver approves in this run: leave dry_run on and plan_id "
+            "empty (to execute a plan reviewed before, turn approve_in_ui off)",
+        )
     cluster = cluster_param(params.get("cluster", "default"), settings)
     action = _action(params.get("action"), form.actions if form is not None else ACTIONS)
     # what to plan: required on a dry run; on an execution the plan says it, and any value given must agree
@@ -247,6 +261,7 @@ def parse_request(
         time_budget_minutes=budget,
         form=form.dag_id if form is not None else "",
         source_plan_id=source,
+        approve_in_ui=approve,
     )
     if plan_id is not None:
         _check_stored_plan(request, plan_id, stored)
