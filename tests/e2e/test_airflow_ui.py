@@ -206,7 +206,7 @@ def test_dry_run_from_the_trigger_form(
     page.reload()
     tasks = page.get_by_role("table")
     for task_id, state in (("validate_params", "Success"), ("plan", "Success"), ("execute", "Skipped")):
-        expect(tasks.get_by_role("row").filter(has_text=task_id)).to_contain_text(state)
+        expect(tasks.get_by_role("row", name=re.compile(rf"^{task_id} "))).to_contain_text(state)
     screenshot(page, airflow, "run-finished")
 
     summary = plan_summary(airflow, run_id)
@@ -238,7 +238,7 @@ def test_the_health_report_inside_the_airflow_ui(
     page.goto("/plugin/kafka-ops")
     view = page.frame_locator("iframe")
     expect(view.get_by_role("heading", name="kafka-ops")).to_be_visible()
-    view.get_by_role("link", name="latest report").click()
+    view.get_by_role("row", name=re.compile(rf"^{airflow.cluster} ")).get_by_role("link", name="latest report").click()
     expect(view.locator("meta[name=kafka-ops-report]")).to_have_count(1)
     expect(view.get_by_text(airflow.cluster).first).to_be_visible()
     screenshot(page, airflow, "kafka-health-report")

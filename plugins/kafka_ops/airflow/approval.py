@@ -25,6 +25,7 @@ bodies, when they run.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -48,6 +49,8 @@ EXECUTE_APPROVED_TASK = "execute_approved"
 REJECTED_TASK = "rejected"
 EXECUTE, REJECT = "Execute", "Reject"
 PLAN_TASK = "plan"
+_MARKDOWN = re.compile(r"[\\`*_\[\]<>#|]")
+"""Characters a plan's review may hold that Markdown would read as markup."""
 ANSWER_KEY = "answer"
 """The XCom `approve` leaves for the task after it: the answer, who gave it and when."""
 
@@ -205,11 +208,19 @@ def _reviewed(request: RemediationRequest, planned: Mapping[str, Any] | None) ->
 
 
 def _body(plan: Plan, review: str, users: list[str], cluster: ClusterConfig) -> str:
+    """The required action's text (Markdown): what answering does, then the review line by line (the UI
+    collapses a code block's line breaks, so each line is a hard break, its indent kept as no-break spaces)."""
+    lines = []
+    for line in review.splitlines():
+        if line.strip().startswith("next "):  # the two-trigger flow's next step: this run executes on Execute
+            continue
+        text = _MARKDOWN.sub(r"\\\g<0>", line.lstrip(" "))
+        lines.append("\u00a0" * (len(line) - len(line.lstrip(" "))) + text)
     return (
         f"**{plan.kind}** plan `{plan.plan_id}` on cluster **{cluster.name}**, made from snapshot "
         f"`{plan.snapshot_id}`. **Execute** runs exactly this plan now, throttled and batched; **Reject** writes "
         f"nothing. Only {', '.join(users)} may answer; without an answer by {_deadline(cluster)} it is "
-        f"rejected.\n\n```\n{review}\n```\n"
+        "rejected.\n\n" + "  \n".join(lines) + "\n"
     )
 
 
