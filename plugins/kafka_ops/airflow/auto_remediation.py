@@ -5,17 +5,20 @@ imbalance an election can fix has persisted for `auto_election_after_runs` analy
 (`remediation.auto_election`), the DAG plans an election on a fresh, validated snapshot and
 executes it through the executor's every safety check, exactly as an operator's dry run and
 execute of `kafka_preferred_leader_election` would; the audit names the actor
-`kafka-ops auto-remediation`.
+`kafka-ops auto-remediation`, and its first row (`detect`) says why, at the time it was decided
+(`remediation.lifecycle`'s `detected`).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from kafka_ops.airflow.remediation_tasks import execute_plan, make_plan
 from kafka_ops.lake.open import lake_of
 from kafka_ops.planning.request import RemediationRequest
+from kafka_ops.remediation import AuditLog, load_plan
 from kafka_ops.remediation.auto_election import should_auto_elect
 from kafka_ops.settings import load_settings
 
@@ -31,6 +34,7 @@ def auto_elect(cluster_name: str, run_id: str | None) -> dict[str, Any]:
     decision = should_auto_elect(lake_of(settings), cluster.name, int(cluster.auto_election_after_runs))
     if not decision.elect:
         return {"cluster": cluster.name, "elected": False, "reason": decision.reason}
+    detected_at = datetime.now(UTC)
     request = RemediationRequest(
         cluster=cluster,
         lake_root=settings.lake_root,
@@ -40,5 +44,9 @@ def auto_elect(cluster_name: str, run_id: str | None) -> dict[str, Any]:
         batch_size=100,
     )
     planned = make_plan(request, actor=ACTOR)
+    lake = lake_of(settings)
+    AuditLog(
+        lake, load_plan(lake, cluster.name, planned["plan_id"]), cluster.remediation_backend, ACTOR, run_id
+    ).record("detect", "ok", detail=decision.reason, at=detected_at)
     executed = execute_plan(replace(request, dry_run=False, plan_id=planned["plan_id"]), actor=ACTOR, run_id=run_id)
     return {"cluster": cluster.name, "elected": True, "reason": decision.reason, "plan": planned, "execution": executed}

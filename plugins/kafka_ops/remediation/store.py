@@ -250,8 +250,10 @@ class AuditLog:
         batch: int | None = None,
         partitions: int | None = None,
         detail: str = "",
+        at: datetime | None = None,
     ) -> None:
-        at = datetime.now(UTC)
+        """Append one row; `at`: when it happened (default now), for a step known before its plan was."""
+        at = at or datetime.now(UTC)
         event_id = f"{self.plan.plan_id}-{at:%Y%m%dT%H%M%S%f}-{secrets.token_hex(3)}"
         row = {
             "snapshot_id": self.plan.snapshot_id,

@@ -63,7 +63,9 @@ def test_runs_must_be_a_positive_whole_number(runs: Any) -> None:
         persistent_imbalance(rows(IMBALANCED), runs)
 
 
-def publish_analysis(lake: Lake, snapshot_id: str, at: datetime, finding: dict[str, Any] | None) -> None:
+def publish_analysis(
+    lake: Lake, snapshot_id: str, at: datetime, finding: dict[str, Any] | None, cluster: str = "c1"
+) -> None:
     """One published analysis of a ZooKeeper snapshot, with a `leader_balance_cluster` row unless None."""
     tables = {}
     counts: dict[str, dict[str, int]] = {"isr_health": {"ok": 1}}
@@ -80,7 +82,7 @@ def publish_analysis(lake: Lake, snapshot_id: str, at: datetime, finding: dict[s
         "findings": json.dumps(counts),
     }
     tables[ANALYSIS_COMMIT_TABLE] = pa.Table.from_pylist([commit])
-    lake.publish(Batch(f"{snapshot_id}.analysis", "c1", at, tables, ANALYSIS_COMMIT_TABLE))
+    lake.publish(Batch(f"{snapshot_id}.analysis", cluster, at, tables, ANALYSIS_COMMIT_TABLE))
 
 
 def test_reads_the_latest_analyses_from_the_lake(tmp_path: Any) -> None:
