@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -128,6 +128,16 @@ class PlanApproval(HITLBranchOperator):
         context["ti"].xcom_push(key=ANSWER_KEY, value=answer)
         log.info("approval answered: %s", answer)
         return super().execute_complete(context=context, event=event)
+
+
+AnswerTask = Callable[..., dict[str, Any]]
+
+
+def after_answer(work: AnswerTask, context: Any, form: RequestForm) -> dict[str, Any]:
+    """`work` (`execute_approved` or `rejected`) on the run's Params, `approve`'s answer and `plan`'s plan."""
+    ti = context["ti"]
+    answer = ti.xcom_pull(task_ids=APPROVE_TASK, key=ANSWER_KEY)
+    return work(context["params"], form, answer, ti.xcom_pull(task_ids=PLAN_TASK), run_id=context["run_id"])
 
 
 def execute_approved(

@@ -15,7 +15,7 @@ from typing import Any
 
 from airflow.sdk import DAG, dag, get_current_context, task
 
-from kafka_ops.airflow.approval import ANSWER_KEY, APPROVE_TASK, PlanApproval
+from kafka_ops.airflow.approval import APPROVE_TASK, PlanApproval
 from kafka_ops.airflow.remediation_params import form_params
 from kafka_ops.planning.request import RequestForm
 
@@ -68,24 +68,14 @@ def remediation_dag(form: RequestForm, doc_md: str, execute_timeout: timedelta) 
             """Execute the plan the approver approved (writes to the cluster: never retried)."""
             from kafka_ops.airflow import approval  # noqa: PLC0415
 
-            context = get_current_context()
-            ti = context["ti"]
-            return approval.execute_approved(
-                context["params"], form, ti.xcom_pull(task_ids=APPROVE_TASK, key=ANSWER_KEY),
-                ti.xcom_pull(task_ids="plan"), run_id=context["run_id"],
-            )  # fmt: skip
+            return approval.after_answer(approval.execute_approved, get_current_context(), form)
 
         @task
         def rejected() -> dict[str, Any]:
             """The plan was rejected or not answered in time: audited, nothing written."""
             from kafka_ops.airflow import approval  # noqa: PLC0415
 
-            context = get_current_context()
-            ti = context["ti"]
-            return approval.rejected(
-                context["params"], form, ti.xcom_pull(task_ids=APPROVE_TASK, key=ANSWER_KEY),
-                ti.xcom_pull(task_ids="plan"), run_id=context["run_id"],
-            )  # fmt: skip
+            return approval.after_answer(approval.rejected, get_current_context(), form)
 
         planned = plan()
         validate_params() >> [planned, execute()]
