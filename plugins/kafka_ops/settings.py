@@ -10,6 +10,8 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     name = "payments"
     zookeeper_conn_id = "zk_payments"
     kafka_conn_id = "kafka_payments"
+    tier = "1"                      # optional: how critical, shown and sortable on the fleet page
+    owner = "payments-team"         # optional: the team answering for the cluster, on the fleet page
     metadata_source = "auto"        # or "zookeeper" / "kraft" (see ClusterConfig.metadata_source)
     controller_bootstrap_servers = "kc1:9093"  # while a ZooKeeper cluster migrates: its KRaft controllers
     alert_conn_ids = ["slack_payments", "pagerduty_payments"]   # optional, see alerting.registry
@@ -141,6 +143,11 @@ class ClusterConfig:
     `admin`); with another auth manager, name the users in `approvers`."""
     approval_timeout_minutes: float = 240.0
     """A plan nobody approved or rejected within this long is rejected: nothing is written."""
+    tier: str | None = None
+    """How critical the cluster is ("1", "gold"), as the organisation names its tiers: shown on the fleet page
+    (`web.fleet`) and sortable there, never used to decide anything."""
+    owner: str | None = None
+    """The team that answers for the cluster (its name): shown on the fleet page and sortable there."""
     cordoned_brokers: tuple[int, ...] = ()
     """Broker ids the remediation planners never add a replica to (replication factor, decommission,
     replica balance), e.g. a broker about to be serviced. A cordoned broker keeps the replicas it has;
@@ -270,6 +277,12 @@ class ClusterConfig:
                 re.compile(pattern)
             except (re.error, OverflowError, RecursionError) as e:
                 raise ConfigError(f"{where}: {key!r} is not a valid regular expression: {e}") from None
+        for key, example in (("tier", '"1" or "gold"'), ("owner", "a team's name")):
+            label = getattr(self, key)
+            if label is not None and (not isinstance(label, str) or not label or label.strip() != label):
+                raise ConfigError(
+                    f"{where}: {key!r} must be a string ({example}) without surrounding spaces, got {shown(label)}"
+                )
 
     @property
     def alert_reminder(self) -> timedelta:

@@ -2,7 +2,8 @@
 
 * `airflow` (package: the UI and metrics tests share one stack, stopped once the last e2e test is
   done, so it does not run idle beside the rest of the suite): settings TOML for cluster `sandbox`
-  (a lake under its tmp dir, writes disabled), connections as `AIRFLOW_CONN_*`, then `AirflowStack`
+  (a lake under its tmp dir, writes disabled, tier "1" of platform-team) and `sandbox-approved` (tier "2"
+  of payments-team), connections as `AIRFLOW_CONN_*`, then `AirflowStack`
   (api-server, scheduler, dag-processor on a fresh SQLite DB, the kafka_ops plugin on the api-server)
   with the election DAG parsed and unpaused.
 * `browser_context` (module): Debian's chromium driven by Playwright (never `playwright install`),
@@ -64,6 +65,8 @@ def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, a
         'zookeeper_conn_id = "zookeeper_sandbox"\n'
         'kafka_conn_id = "kafka_sandbox"\n'
         "writes_enabled = false\n"
+        'tier = "1"\n'
+        'owner = "platform-team"\n'
         # the session sandbox may have just started, or a fault test moved its controller
         "remediation_controller_quiet_seconds = 0\n"
         # the same sandbox, where plans are approved in the UI by the admin and executed
@@ -73,6 +76,8 @@ def airflow(sandbox: SandboxCluster, tmp_path_factory: pytest.TempPathFactory, a
         'kafka_conn_id = "kafka_sandbox"\n'
         "writes_enabled = true\n"
         f'approvers = ["{USER}"]\n'
+        'tier = "2"\n'
+        'owner = "payments-team"\n'
         "remediation_controller_quiet_seconds = 0\n"
     )
     zookeeper = {"conn_type": "zookeeper", "host": sandbox.zookeeper_hosts, "extra": {"chroot": sandbox.chroot}}

@@ -230,14 +230,26 @@ def test_dry_run_from_the_trigger_form(
 def test_the_health_report_inside_the_airflow_ui(
     page: Page, airflow: AirflowUI, healthy_sandbox: SandboxCluster
 ) -> None:
-    """The navigation's "Kafka health" (the plugin's nav external view) lists the cluster; its link opens
-    the health report the analysis published, inside the Airflow UI, with the Airflow session's auth."""
+    """The navigation's "Kafka health" (the plugin's nav external view) is the fleet page: a row per cluster
+    with its tier, owner and kind, sortable by a heading; the cluster's link opens the health report the
+    analysis published, inside the Airflow UI, with the Airflow session's auth."""
     lake = open_lake(airflow.lake_root)
     lake.publish(snapshot_batch(healthy_sandbox.snapshot()))
     write_report(lake, airflow.cluster)
     page.goto("/plugin/kafka-ops")
     view = page.frame_locator("iframe")
     expect(view.get_by_role("heading", name="kafka-ops")).to_be_visible()
+    sandbox = view.get_by_role("row", name=re.compile(rf"^{airflow.cluster} "))
+    expect(sandbox).to_contain_text("1platform-teamZooKeeper")  # tier, owner, kind: adjacent cells
+    expect(sandbox).to_contain_text("metadata: ")  # the snapshot just published, its age
+    approved = view.get_by_role("row", name=re.compile(rf"^{APPROVED_CLUSTER} "))
+    expect(approved).to_contain_text("2payments-team")
+    expect(approved.get_by_role("link", name="latest report")).to_have_count(1)
+    view.get_by_role("link", name="tier", exact=True).click()
+    expect(view.locator("td:first-child")).to_have_text([airflow.cluster, APPROVED_CLUSTER])
+    view.get_by_role("link", name="tier", exact=True).click()  # again: the reverse order
+    expect(view.locator("td:first-child")).to_have_text([APPROVED_CLUSTER, airflow.cluster])
+    screenshot(page, airflow, "kafka-fleet")
     view.get_by_role("row", name=re.compile(rf"^{airflow.cluster} ")).get_by_role("link", name="latest report").click()
     expect(view.locator("meta[name=kafka-ops-report]")).to_have_count(1)
     expect(view.get_by_text(airflow.cluster).first).to_be_visible()

@@ -269,3 +269,27 @@ def test_bad_controller_addresses_name_the_cluster_and_the_key(tmp_path: Path, v
     path = write(tmp_path, f'[[clusters]]\nname = "a"\ncontroller_bootstrap_servers = {value}\n')
     with pytest.raises(ConfigError, match=r"cluster 'a': 'controller_bootstrap_servers' must be \"host:port\""):
         load_settings(path)
+
+
+def test_tier_and_owner_are_optional_labels_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\ntier = "1"\nowner = "payments-team"\n[[clusters]]\nname = "b"\n')
+    settings = load_settings(path)
+    assert [(c.tier, c.owner) for c in settings.clusters] == [("1", "payments-team"), (None, None)]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("tier = 1", r"clusters\[0\]: cluster 'a': 'tier' must be a string \(\"1\" or \"gold\"\) without surrounding "
+                     r"spaces, got 1$"),
+        ('tier = ""', r"cluster 'a': 'tier' must be a string .*got ''$"),
+        ('owner = " ops"', r"cluster 'a': 'owner' must be a string \(a team's name\) without surrounding spaces, "
+                           r"got ' ops'$"),
+        ('owner = ["ops"]', r"cluster 'a': 'owner' must be a string .*got \['ops'\]$"),
+        ("owner = true", r"cluster 'a': 'owner' must be a string .*got True$"),
+    ],
+)  # fmt: skip
+def test_bad_tier_or_owner_names_the_cluster_and_the_key(tmp_path: Path, line: str, message: str) -> None:
+    path = write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n')
+    with pytest.raises(ConfigError, match=message):
+        load_settings(path)

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kafka_ops.lake.open import lake_of
 from kafka_ops.settings import Settings, load_settings
-from kafka_ops.web import burrow, metrics, pages
+from kafka_ops.web import burrow, fleet, metrics, pages
 from kafka_ops.web.lake_cache import LakeCache
 from kafka_ops.web.metrics import Clock
 
@@ -50,5 +50,6 @@ def build_app(
     app.state.metrics = endpoint
     app.include_router(metrics.router(endpoint, dependencies))
     app.include_router(burrow.router(burrow.BurrowApi(cache), dependencies))
+    app.include_router(fleet.router(fleet.Fleet(cache, settings.clusters, settings.web, clock), dependencies))
     app.include_router(pages.router(pages.Pages(lake_of(settings), [c.name for c in settings.clusters]), dependencies))
     return app

@@ -23,6 +23,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_ops.alerting.alert import Severity
+from kafka_ops.alerting.incidents import ClusterState
 from kafka_ops.kafka_types import KAFKA_DEFAULT_CLEANUP_POLICY, metadata_release
 from kafka_ops.sources.log_dirs import REQUEST as DESCRIBE_LOG_DIRS
 from kafka_ops.web.lake_cache import Batch, ClusterView
@@ -122,7 +124,7 @@ class Part:
 @dataclass(frozen=True)
 class Alert:
     key: str
-    severity: str
+    severity: Severity
     title: str
     silenced: bool = False
 
@@ -185,13 +187,31 @@ def cluster_figures(
     if parts["metadata_analysis"].shown and view.metadata_analysis is not None:
         _metadata_findings(figures, view.metadata_analysis)
     if view.incidents is not None:
-        figures.alerts = [
-            Alert(i.key, i.severity, i.title, i.silenced is not None)
-            for i in sorted(view.incidents.incidents.values(), key=lambda i: i.key)
-            if i.cleared_at is None
-        ]
-        figures.silences = sum(s.active(now) for s in view.incidents.silences)
+        figures.alerts, figures.silences = alerts_of(view.incidents, now)
     return figures
+
+
+def alerts_of(state: ClusterState, now: datetime) -> tuple[list[Alert], int]:
+    """The open incidents of `state` by key (one cleared and only waiting for its resolves is not open),
+    and how many of its silences are in force at `now`."""
+    alerts = [
+        Alert(i.key, i.severity, i.title, i.silenced is not None)
+        for i in sorted(state.incidents.values(), key=lambda i: i.key)
+        if i.cleared_at is None
+    ]
+    return alerts, sum(s.active(now) for s in state.silences)
+
+
+def group_lag(analysis: Batch) -> tuple[dict[str, str], dict[str, float]]:
+    """Per group of a group analysis, Burrow's status (`lag_status_groups`: OK, WARN, ERR) and how far its
+    worst partition is behind in seconds (`lag_time_groups`; a group with no such figure is absent)."""
+    status = {r["group_id"]: r["status"] for r in analysis.rows("lag_status_groups") or []}
+    seconds = {
+        r["group_id"]: r["max_lag_seconds"]
+        for r in analysis.rows("lag_time_groups") or []
+        if r.get("max_lag_seconds") is not None
+    }
+    return status, seconds
 
 
 def _part(batch: Batch | None, now: datetime, max_age: timedelta) -> Part:
@@ -367,13 +387,7 @@ def _analysed(
         (r["group_id"], r["topic"], r["partition"]): (r["status"], r.get("complete"))
         for r in analysis.rows("lag_status_partitions") or []
     }
-    group_status = {r["group_id"]: r["status"] for r in analysis.rows("lag_status_groups") or []}
-    group_seconds = {
-        r["group_id"]: r["max_lag_seconds"]
-        for r in analysis.rows("lag_time_groups") or []
-        if r.get("max_lag_seconds") is not None
-    }
-    return seconds, statuses, group_status, group_seconds
+    return seconds, statuses, *group_lag(analysis)
 
 
 def _metadata_findings(figures: ClusterFigures, analysis: Batch) -> None:

@@ -4,8 +4,9 @@ A `ClusterView` holds one cluster's latest committed batches: the group collecti
 `group_members`, `consumer_groups`, `partition_end_offsets`), the analysis of the latest analysed
 group collection (`lag_status_*`, `lag_time_*`), the metadata snapshot's commit row and the tables
 KMinion's broker, topic and log-dir series need (`brokers`, `partitions`, `configs`, `replica_sizes`,
-`collection_issues`), the findings of its latest analysis (`isr_health`, `leader_balance_cluster`,
-`controller_health`, `reassignments_in_flight`), and the open alert incidents (`alerting.state_store`).
+`collection_issues`) with `migration` (the fleet page's "migrating to KRaft"), the findings of its latest
+analysis (`isr_health`, `leader_balance_cluster`, `controller_health`, `reassignments_in_flight`), and the
+open alert incidents (`alerting.state_store`).
 
 `LakeCache.views()` watches the commit logs cheaply: per cluster and commit log, one listing of its
 day directories and one of the newest day (a commit is a new file there), plus a stat of the
@@ -36,7 +37,7 @@ from kafka_ops.validation.lake_batches import CommittedBatch, days, read_batch_t
 Row = dict[str, Any]
 WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE)
 GROUP_TABLES = ("group_offsets", "group_members", "consumer_groups", "partition_end_offsets")
-METADATA_TABLES = ("brokers", "partitions", "configs", "replica_sizes", "collection_issues")
+METADATA_TABLES = ("brokers", "partitions", "configs", "replica_sizes", "collection_issues", "migration")
 GROUP_FINDINGS = (
     "lag_status_partitions",
     "lag_status_groups",

@@ -1,7 +1,7 @@
 """kafka-ops inside the Airflow UI: the health reports, the remediation plans and their audit, as
 pages the plugin's external views show (`kafka_ops_plugin.py`).
 
-* `GET /ui`: every configured cluster, with its latest report and its plans;
+* `GET /ui`: the fleet on one page (`web.fleet`), every cluster linking to its latest report and its plans;
 * `GET /ui/reports/<cluster>` (the latest) and `/ui/reports/<cluster>/<report id>`: the health report
   the analysis DAG published in the lake (`report.publish`), as it was written;
 * `GET /ui/plans/<cluster>`: its plans, newest first, with each execution's status;
@@ -52,14 +52,6 @@ class Pages:
 
     # -- pages -----------------------------------------------------------------------------------
 
-    def index(self, root: str) -> HTMLResponse:
-        rows = [
-            [escape(c), _link(f"{root}/reports/{quote(c)}", "latest report"),
-             _link(f"{root}/plans/{quote(c)}", f"{len(self._plans(c))} plan(s)")]
-            for c in self.clusters
-        ]  # fmt: skip
-        return _page("kafka-ops", _table(["cluster", "health", "remediation"], rows, raw=True))
-
     def report(self, cluster: str, report_id: str | None = None) -> HTMLResponse:
         missing = self._unknown_cluster(cluster)
         if missing is not None:
@@ -67,10 +59,10 @@ class Pages:
         try:
             page = read_report(self.lake, cluster, report_id)
         except KafkaOpsError as e:
-            return _page("No such report", f"<p>{escape(str(e))}</p>", 404)
+            return render_page("No such report", f"<p>{escape(str(e))}</p>", 404)
         if page is None:
             what = "no health report yet" if report_id is None else f"no report {report_id!r}"
-            return _page(
+            return render_page(
                 f"{cluster}: {what}",
                 f"<p>Cluster {escape(cluster)} has {escape(what)} in the lake. The analysis DAG "
                 "(<code>kafka_health_analysis</code>) writes one after each analysed snapshot.</p>",
@@ -88,12 +80,12 @@ class Pages:
             if rows
             else "<p>No plan yet: trigger a remediation DAG (dry run by default) to make one.</p>"
         )
-        return _page(f"{cluster}: remediation plans", body)
+        return render_page(f"{cluster}: remediation plans", body)
 
     def _plan_row(self, root: str, cluster: str, plan: Mapping[str, Any]) -> list[str]:
         href = f"{root}/plans/{quote(cluster)}/{quote(plan['plan_id'])}"
         cells = [plan["kind"], plan["created_at"], plan["created_by"], plan["moves"], plan["elections"]]
-        return [_link(href, plan["plan_id"]), *map(_cell, cells), _cell(self._progress(cluster, plan["plan_id"]))]
+        return [link(href, plan["plan_id"]), *map(_cell, cells), _cell(self._progress(cluster, plan["plan_id"]))]
 
     def plan(self, cluster: str, plan_id: str) -> HTMLResponse:
         missing = self._unknown_cluster(cluster)
@@ -102,7 +94,7 @@ class Pages:
         row = next((p for p in self._plans(cluster) if p["plan_id"] == plan_id), None)
         if row is None:
             known = ", ".join(p["plan_id"] for p in self._plans(cluster)[:20]) or "none"
-            return _page("No such plan", f"<p>Cluster {escape(cluster)} has no plan {escape(repr(plan_id))} "
+            return render_page("No such plan", f"<p>Cluster {escape(cluster)} has no plan {escape(repr(plan_id))} "
                          f"(latest: {escape(known)}).</p>", 404)  # fmt: skip
         doc = json.loads(row["document"])
         parts = [_summary(doc), _moves(doc), _brokers(doc), _rows_section("Goals", doc.get("goals", ())),
@@ -110,13 +102,13 @@ class Pages:
                  _rows_section("Skipped partitions", doc.get("skipped", ())),
                  f"<h2>Execution</h2><p>{escape(self._progress(cluster, plan_id))}</p>",
                  _rows_section("Audit trail", _audit_rows(read_audit(self.lake, cluster, plan_id)))]  # fmt: skip
-        return _page(f"{cluster}: plan {plan_id}", "".join(parts))
+        return render_page(f"{cluster}: plan {plan_id}", "".join(parts))
 
     def run(self, root: str, dag_id: str, run_id: str) -> HTMLResponse:
         title = f"{dag_id} / {run_id}"
         if dag_id in ANALYSIS_DAGS:
-            items = [_link(f"{root}/reports/{quote(c)}", f"{c}: latest health report") for c in self.clusters]
-            return _page(title, "<p>The health reports this DAG keeps current:</p>" + _list(items))
+            items = [link(f"{root}/reports/{quote(c)}", f"{c}: latest health report") for c in self.clusters]
+            return render_page(title, "<p>The health reports this DAG keeps current:</p>" + _list(items))
         made, events = [], []
         for cluster in self.clusters:
             mine = [p for p in self._plans(cluster) if str(p["created_by"] or "").endswith(f"({run_id})")]
@@ -129,7 +121,7 @@ class Pages:
             if events
             else "<p>This run wrote nothing to a cluster (no audit event).</p>"
         )
-        return _page(title, body)
+        return render_page(title, body)
 
     # -- reads -----------------------------------------------------------------------------------
 
@@ -137,7 +129,7 @@ class Pages:
         if cluster in self.clusters:
             return None
         known = ", ".join(self.clusters)
-        return _page("No such cluster", f"<p>No cluster named {escape(repr(cluster))} in the kafka-ops settings "
+        return render_page("No such cluster", f"<p>No cluster named {escape(repr(cluster))} in the kafka-ops settings "
                      f"(have: {escape(known)}).</p>", 404)  # fmt: skip
 
     def _plans(self, cluster: str) -> list[dict[str, Any]]:
@@ -160,10 +152,6 @@ def router(pages: Pages, dependencies: Sequence[Any]) -> APIRouter:
 
     def root(request: Request) -> str:
         return f"{request.scope.get('root_path', '')}/ui"
-
-    @api.get("", response_class=HTMLResponse)
-    def index(request: Request) -> HTMLResponse:
-        return pages.index(root(request))
 
     @api.get("/reports/{cluster}", response_class=HTMLResponse)
     def latest_report(cluster: str) -> HTMLResponse:
@@ -191,10 +179,12 @@ def router(pages: Pages, dependencies: Sequence[Any]) -> APIRouter:
 # -- rendering ------------------------------------------------------------------------------------
 
 
-def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
+def render_page(title: str, body: str, status: int = 200, *, style: str = "") -> HTMLResponse:
+    """A page of the plugin: `title` (escaped) as its title and heading, `body` as given (HTML), `style`
+    added to the pages' own."""
     return HTMLResponse(
         f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
-        f"<style>{STYLE}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>",
+        f"<style>{STYLE}{style}</style></head><body><h1>{escape(title)}</h1>{body}</body></html>",
         status,
     )
 
@@ -203,7 +193,8 @@ def _list(items: Iterable[str]) -> str:
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
-def _link(href: str, text: str) -> str:
+def link(href: str, text: str) -> str:
+    """An anchor, `href` and `text` escaped."""
     return f'<a href="{escape(href)}">{escape(text)}</a>'
 
 
