@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from kafka_ops.alerting.alert import Severity
 from kafka_ops.alerting.incidents import ClusterState
 from kafka_ops.kafka_types import KAFKA_DEFAULT_CLEANUP_POLICY, metadata_release
+from kafka_ops.remediation.lifecycle import counts, oldest_awaiting
 from kafka_ops.sources.log_dirs import REQUEST as DESCRIBE_LOG_DIRS
 from kafka_ops.web.lake_cache import Batch, ClusterView
 
@@ -150,6 +151,10 @@ class ClusterFigures:
     controller: Row | None = None
     reassignments: list[Row] | None = None
     alerts: list[Alert] = field(default_factory=list)
+    remediations: dict[str, int] | None = None
+    """Remediation plans per lifecycle state (`remediation.lifecycle`); None when not read."""
+    awaiting_approval_s: float | None = None
+    """How long the oldest plan awaiting approval has waited; None when none waits."""
     silences: int | None = None
     """Silences in force (`kafka_ops.silences`); None when the alert state was not read."""
     info: ClusterInfo | None = None
@@ -188,6 +193,9 @@ def cluster_figures(
         _metadata_findings(figures, view.metadata_analysis)
     if view.incidents is not None:
         figures.alerts, figures.silences = alerts_of(view.incidents, now)
+    if view.lifecycles is not None:
+        figures.remediations = counts(view.lifecycles)
+        figures.awaiting_approval_s = oldest_awaiting(view.lifecycles, now)
     return figures
 
 

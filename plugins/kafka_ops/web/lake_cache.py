@@ -29,13 +29,21 @@ import pyarrow.fs as pafs
 from kafka_ops.alerting.incidents import ClusterState
 from kafka_ops.alerting.state_store import IncidentStore
 from kafka_ops.errors import AlertError, KafkaOpsError, LakeError
-from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, GROUP_COMMIT_TABLE
+from kafka_ops.lake.plan_files import executions_dir
+from kafka_ops.lake.schema import (
+    ANALYSIS_COMMIT_TABLE,
+    COMMIT_TABLE,
+    GROUP_COMMIT_TABLE,
+    REMEDIATION_AUDIT_TABLE,
+    REMEDIATION_PLANS_TABLE,
+)
 from kafka_ops.lake.store import Lake
+from kafka_ops.remediation.lifecycle import Lifecycle, lifecycles
 from kafka_ops.report import reads
 from kafka_ops.validation.lake_batches import CommittedBatch, days, read_batch_table
 
 Row = dict[str, Any]
-WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE)
+WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE, REMEDIATION_PLANS_TABLE, REMEDIATION_AUDIT_TABLE)
 GROUP_TABLES = ("group_offsets", "group_members", "consumer_groups", "partition_end_offsets")
 METADATA_TABLES = ("brokers", "partitions", "configs", "replica_sizes", "collection_issues", "migration")
 GROUP_FINDINGS = (
@@ -93,6 +101,8 @@ class ClusterView:
     group_analysis: Batch | None = None
     incidents: ClusterState | None = None
     error: str | None = None
+    lifecycles: tuple[Lifecycle, ...] | None = None
+    """Every remediation plan's lifecycle (None: not read, or unreadable)."""
 
 
 Fingerprint = tuple[object, ...]
@@ -163,6 +173,10 @@ class LakeCache:
             parts.append((table, newest[0], tuple(names)))
         info = self.lake.fs.get_file_info(self.incidents.path(cluster))
         parts.append(("incidents", info.mtime_ns if info.type == pafs.FileType.File else None, info.size))
+        executions = pafs.FileSelector(executions_dir(self.lake, cluster), allow_not_found=True)
+        parts.append(
+            ("progress", tuple(sorted((i.base_name, i.mtime_ns) for i in self.lake.fs.get_file_info(executions))))
+        )
         return tuple(parts)
 
 
@@ -180,7 +194,11 @@ def read_cluster(lake: Lake, cluster: str) -> ClusterView:
     except (AlertError, LakeError, OSError) as e:
         return ClusterView(cluster, metadata, metadata_analysis, groups, group_analysis,
                            error=f"cannot read the alert state of cluster {cluster!r}: {e}")  # fmt: skip
-    return ClusterView(cluster, metadata, metadata_analysis, groups, group_analysis, incidents)
+    try:
+        plans: tuple[Lifecycle, ...] | None = tuple(lifecycles(lake, cluster))
+    except (OSError, pa.ArrowException, KafkaOpsError):
+        plans = None  # the plans' figures are left out; the pages name the error when they read them
+    return ClusterView(cluster, metadata, metadata_analysis, groups, group_analysis, incidents, lifecycles=plans)
 
 
 def _latest(lake: Lake, cluster: str, commit_table: str, tables: Sequence[str] = ()) -> Batch | None:

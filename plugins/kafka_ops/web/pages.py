@@ -4,9 +4,11 @@ pages the plugin's external views show (`kafka_ops_plugin.py`).
 * `GET /ui`: the fleet on one page (`web.fleet`), every cluster linking to its latest report and its plans;
 * `GET /ui/reports/<cluster>` (the latest) and `/ui/reports/<cluster>/<report id>`: the health report
   the analysis DAG published in the lake (`report.publish`), as it was written;
-* `GET /ui/plans/<cluster>`: its plans, newest first, with each execution's status;
+* `GET /ui/plans/<cluster>`: its plans, newest first, with each one's lifecycle state (`remediation.lifecycle`)
+  and its execution's status;
 * `GET /ui/plans/<cluster>/<plan id>`: one plan (what moves, per-broker before/after, goals,
-  throttles, what was skipped and why), its execution progress and its audit trail;
+  throttles, what was skipped and why), its lifecycle (who moved it to each state, when), its execution
+  progress and its audit trail;
 * `GET /ui/runs/<dag id>/<run id>`: what one DAG run did, shown as a tab of the run in the Airflow UI:
   the plans it made (their `created_by` names the run) and the audit events it wrote; for a
   snapshot or analysis run, the latest report of every cluster.
@@ -29,6 +31,7 @@ from fastapi.responses import HTMLResponse
 from kafka_ops.errors import KafkaOpsError
 from kafka_ops.lake.schema import REMEDIATION_PLANS_TABLE
 from kafka_ops.lake.store import Lake
+from kafka_ops.remediation.lifecycle import Lifecycle, lifecycles
 from kafka_ops.remediation.store import read_audit, read_progress
 from kafka_ops.report.plan_charts import plan_charts
 from kafka_ops.report.publish import read_report
@@ -39,6 +42,7 @@ h1{font-size:1.35em}h2{font-size:1.1em;margin-top:1.4em}
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #d5dae3;padding:.25em .6em;text-align:left;
 vertical-align:top}th{background:#f2f4f8}.muted{color:#5c6677}code{font-size:.95em}
 """
+PLAN_COLUMNS = ["plan", "kind", "created", "by", "moves", "elections", "state", "execution"]
 AUDIT_COLUMNS = ("at", "action", "batch", "outcome", "actor", "run_id", "detail")
 ANALYSIS_DAGS = frozenset({"kafka_metadata_snapshot", "kafka_health_analysis"})
 
@@ -74,18 +78,22 @@ class Pages:
         missing = self._unknown_cluster(cluster)
         if missing is not None:
             return missing
-        rows = [self._plan_row(root, cluster, plan) for plan in self._plans(cluster)]
+        states = self._lifecycles(cluster)
+        rows = [self._plan_row(root, cluster, plan, states) for plan in self._plans(cluster)]
         body = (
-            _table(["plan", "kind", "created", "by", "moves", "elections", "execution"], rows, raw=True)
+            _table(PLAN_COLUMNS, rows, raw=True)
             if rows
             else "<p>No plan yet: trigger a remediation DAG (dry run by default) to make one.</p>"
         )
         return render_page(f"{cluster}: remediation plans", body)
 
-    def _plan_row(self, root: str, cluster: str, plan: Mapping[str, Any]) -> list[str]:
+    def _plan_row(self, root: str, cluster: str, plan: Mapping[str, Any], states: Mapping[str, Lifecycle]) -> list[str]:
         href = f"{root}/plans/{quote(cluster)}/{quote(plan['plan_id'])}"
         cells = [plan["kind"], plan["created_at"], plan["created_by"], plan["moves"], plan["elections"]]
-        return [link(href, plan["plan_id"]), *map(_cell, cells), _cell(self._progress(cluster, plan["plan_id"]))]
+        found = states.get(plan["plan_id"])
+        state = f"{found.state} since {found.since:%Y-%m-%d %H:%M:%S} UTC" if found is not None else "unknown"
+        return [link(href, plan["plan_id"]), *map(_cell, cells), _cell(state),
+                _cell(self._progress(cluster, plan["plan_id"]))]  # fmt: skip
 
     def plan(self, cluster: str, plan_id: str) -> HTMLResponse:
         missing = self._unknown_cluster(cluster)
@@ -100,6 +108,7 @@ class Pages:
         parts = [_summary(doc), _moves(doc), _brokers(doc), _rows_section("Goals", doc.get("goals", ())),
                  _rows_section("Throttles", _throttle_rows(doc.get("throttles"))),
                  _rows_section("Skipped partitions", doc.get("skipped", ())),
+                 _rows_section("Lifecycle", _steps(self._lifecycles(cluster).get(plan_id))),
                  f"<h2>Execution</h2><p>{escape(self._progress(cluster, plan_id))}</p>",
                  _rows_section("Audit trail", _audit_rows(read_audit(self.lake, cluster, plan_id)))]  # fmt: skip
         return render_page(f"{cluster}: plan {plan_id}", "".join(parts))
@@ -112,10 +121,10 @@ class Pages:
         made, events = [], []
         for cluster in self.clusters:
             mine = [p for p in self._plans(cluster) if str(p["created_by"] or "").endswith(f"({run_id})")]
-            made += [self._plan_row(root, cluster, p) for p in mine]
+            states = self._lifecycles(cluster) if mine else {}
+            made += [self._plan_row(root, cluster, p, states) for p in mine]
             events += [{"cluster": cluster, **r} for r in read_audit(self.lake, cluster) if r["run_id"] == run_id]
-        header = ["plan", "kind", "created", "by", "moves", "elections", "execution"]
-        body = "<h2>Plans this run made</h2>" + (_table(header, made, raw=True) if made else "<p>none</p>")
+        body = "<h2>Plans this run made</h2>" + (_table(PLAN_COLUMNS, made, raw=True) if made else "<p>none</p>")
         body += (
             _rows_section("Audit events of this run", _audit_rows(events, ("cluster", "plan_id", *AUDIT_COLUMNS)))
             if events
@@ -135,6 +144,9 @@ class Pages:
     def _plans(self, cluster: str) -> list[dict[str, Any]]:
         rows = self.lake.commit_log(REMEDIATION_PLANS_TABLE, cluster).to_pylist()
         return sorted(rows, key=lambda r: (r["created_at"], r["plan_id"]), reverse=True)
+
+    def _lifecycles(self, cluster: str) -> dict[str, Lifecycle]:
+        return {c.plan_id: c for c in lifecycles(self.lake, cluster)}
 
     def _progress(self, cluster: str, plan_id: str) -> str:
         try:
@@ -249,6 +261,12 @@ def _throttle_rows(throttles: object) -> list[Mapping[str, Any]]:
     if isinstance(throttles, dict):
         return [{"throttle": k, "value": json.dumps(v, sort_keys=True)} for k, v in throttles.items()]
     return list(throttles) if isinstance(throttles, list) else []
+
+
+def _steps(found: Lifecycle | None) -> list[dict[str, Any]]:
+    """A plan's lifecycle steps (`remediation.lifecycle`), oldest first."""
+    steps = found.steps if found is not None else ()
+    return [{"state": s.state, "at": s.at, "by": s.by, "detail": s.detail} for s in steps]
 
 
 def _audit_rows(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] = AUDIT_COLUMNS) -> list[dict[str, Any]]:

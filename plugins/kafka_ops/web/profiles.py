@@ -373,11 +373,6 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
     elections = gauge("kafka_ops_controller_elections_last_hour", "Controller changes observed in the last hour.", c_)
     in_flight = gauge("kafka_ops_reassignments_in_flight", "Partitions being reassigned.", c_)
     stuck = gauge("kafka_ops_reassignments_stuck", "Reassignments past thresholds.stuck_reassignment_minutes.", c_)
-    alert = gauge("kafka_ops_alert_firing", "1 for each open alert incident.", ["cluster", "key", "severity"])
-    alerts = gauge("kafka_ops_alerts_firing", "Open alert incidents by severity.", ["cluster", "severity"])
-    silenced = gauge("kafka_ops_alert_silenced", "1 for each open incident a silence keeps from paging.",
-                     ["cluster", "key", "severity"])  # fmt: skip
-    silences = gauge("kafka_ops_silences_active", "Silences and maintenance windows in force.", c_)
     for c in clusters:
         for p in c.partitions:
             labels = [c.cluster, p.group, p.topic, str(p.partition)]
@@ -398,12 +393,9 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
         if c.reassignments is not None:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
-        _alerts(c, alert, alerts, silenced)
-        if c.silences is not None:
-            silences.add_metric([c.cluster], c.silences)
     return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
-            alert, alerts, silenced, silences]  # fmt: skip
+            *_alerts_and_plans(clusters)]  # fmt: skip
 
 
 def _retention(clusters: Sequence[ClusterFigures]) -> list[Metric]:
@@ -444,15 +436,32 @@ def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> 
                 family.add_metric([c.cluster], c.controller[column])
 
 
-def _alerts(
-    c: ClusterFigures, alert: GaugeMetricFamily, alerts: GaugeMetricFamily, silenced: GaugeMetricFamily
-) -> None:
-    counts: dict[str, int] = defaultdict(int)
-    for a in c.alerts:
-        alert.add_metric([c.cluster, a.key, a.severity], 1)
-        if a.silenced:
-            silenced.add_metric([c.cluster, a.key, a.severity], 1)
-        counts[a.severity] += 1
-    if c.up:
-        for severity in ("critical", "warning", "info"):
-            alerts.add_metric([c.cluster, severity], counts[severity])
+def _alerts_and_plans(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """Open incidents (and those a silence holds), silences in force, remediation plans per lifecycle state and
+    the age of the oldest awaiting approval."""
+    c_ = ["cluster"]
+    alert = gauge("kafka_ops_alert_firing", "1 for each open alert incident.", ["cluster", "key", "severity"])
+    alerts = gauge("kafka_ops_alerts_firing", "Open alert incidents by severity.", ["cluster", "severity"])
+    silenced = gauge("kafka_ops_alert_silenced", "1 for each open incident a silence keeps from paging.",
+                     ["cluster", "key", "severity"])  # fmt: skip
+    silences = gauge("kafka_ops_silences_active", "Silences and maintenance windows in force.", c_)
+    plans = gauge("kafka_ops_remediations", "Remediation plans per lifecycle state.", ["cluster", "state"])
+    awaiting = gauge("kafka_ops_remediation_awaiting_approval_seconds",
+                     "How long the oldest plan awaiting approval has waited.", c_)  # fmt: skip
+    for c in clusters:
+        counts: dict[str, int] = defaultdict(int)
+        for a in c.alerts:
+            alert.add_metric([c.cluster, a.key, a.severity], 1)
+            if a.silenced:
+                silenced.add_metric([c.cluster, a.key, a.severity], 1)
+            counts[a.severity] += 1
+        if c.up:
+            for severity in ("critical", "warning", "info"):
+                alerts.add_metric([c.cluster, severity], counts[severity])
+        if c.silences is not None:
+            silences.add_metric([c.cluster], c.silences)
+        for state, count in (c.remediations or {}).items():
+            plans.add_metric([c.cluster, state], count)
+        if c.awaiting_approval_s is not None:
+            awaiting.add_metric([c.cluster], c.awaiting_approval_s)
+    return [alert, alerts, silenced, silences, plans, awaiting]

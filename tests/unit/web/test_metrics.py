@@ -547,3 +547,23 @@ def test_open_incidents_and_the_ones_a_silence_holds_are_served(tmp_path: Path) 
     ) not in samples
     assert value(samples, "kafka_ops_silences_active", cluster="c1") == 1
     assert value(samples, "kafka_ops_alerts_firing", cluster="c1", severity="critical") == 2
+
+
+def test_remediation_plans_per_lifecycle_state_and_the_oldest_awaiting_approval(tmp_path: Path) -> None:
+    from kafka_ops.remediation import AuditLog, save_plan  # noqa: PLC0415
+    from tests.unit.remediation.clusters import rf2_plan  # noqa: PLC0415
+
+    root = tmp_path / "lake"
+    lakes.build(root)
+    lake = lake_of(lakes.settings(root))
+    waiting = dataclasses.replace(rf2_plan(), cluster="c1", plan_id="00000000000000a1")
+    planned = dataclasses.replace(rf2_plan(), cluster="c1", plan_id="00000000000000a2")
+    for plan in (waiting, planned):
+        save_plan(lake, plan, created_by="ana", created_at=lakes.NOW - timedelta(hours=1))
+    AuditLog(lake, waiting, "admin_api", "ana").record("approve", "requested", at=lakes.NOW - timedelta(minutes=10))
+    with TestClient(build_app(lakes.settings(root), clock=lambda: lakes.NOW)) as client:
+        samples, _ = scrape(client)
+    assert value(samples, "kafka_ops_remediations", cluster="c1", state="awaiting_approval") == 1
+    assert value(samples, "kafka_ops_remediations", cluster="c1", state="planned") == 1
+    assert value(samples, "kafka_ops_remediations", cluster="c1", state="done") == 0
+    assert value(samples, "kafka_ops_remediation_awaiting_approval_seconds", cluster="c1") == 600

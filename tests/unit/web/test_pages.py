@@ -56,6 +56,10 @@ def test_a_plan_shows_its_moves_progress_and_audit(client: TestClient) -> None:
     assert f"<td>{move.topic}</td><td>{move.partition}</td><td>{current}</td><td>{target}</td>" in page.text
     assert f"Reassignments ({len(PLAN.reassignments)})" in page.text
     assert "<td>verify</td>" in page.text and "all at target" in page.text
+    lifecycle = page.text.split("<h2>Lifecycle</h2>")[1].split("<h2>")[0]
+    assert lifecycle.index("<td>planned</td>") < lifecycle.index("<td>done</td>")
+    assert "<td>alice (manual__2026-11-21)</td>" in lifecycle and "<td>alice</td>" in lifecycle
+    assert "<td>done since " in plans.text
     assert page.text.count("<svg") == 2 and "Replicas per broker before (grey) and after (blue)" in page.text
 
 
