@@ -30,6 +30,7 @@ from kafka_ops.sources.groups.collector import KafkaTarget
 from kafka_ops.thresholds import Thresholds
 from sandbox import SandboxCluster
 from tests.e2e.airflow_stack import REQUEST_TIMEOUT_S, AirflowUI, wait_until
+from tests.e2e.conftest import APPROVED_CLUSTER
 from tests.e2e.prometheus import PrometheusServer, ScrapeJob
 from tests.integration.java_groups import FAST, make_topics, produce
 from tests.unit.web.test_burrow import BURROW_STATUS, OFFSET_KEYS, PARTITION_KEYS
@@ -101,8 +102,8 @@ def test_prometheus_reads_the_lag_under_each_profile(
             raise AssertionError(f"{e}\ntargets: {prometheus.targets()}\n{prometheus.log()}") from None
         assert series["metric"]["job"] == profile
         assert float(series["value"][1]) == LAG, promql
-    (up,) = prometheus.query('kafka_ops_cluster_up{job="kminion"}')
-    assert up["metric"]["cluster"] == airflow.cluster and up["value"][1] == "1"
+    ups = {u["metric"]["cluster"]: u["value"][1] for u in prometheus.query('kafka_ops_cluster_up{job="kminion"}')}
+    assert ups == {airflow.cluster: "1", APPROVED_CLUSTER: "1"}  # both clusters of the settings
 
 
 def burrow(airflow: AirflowUI, path: str) -> httpx.Response:
@@ -112,8 +113,9 @@ def burrow(airflow: AirflowUI, path: str) -> httpx.Response:
 
 def test_burrow_client_calls(airflow: AirflowUI, lagging: Lagging) -> None:
     clusters = burrow(airflow, "").json()
-    assert (clusters["error"], clusters["message"], clusters["clusters"]) == (False, "cluster list returned",
-                                                                              [airflow.cluster])  # fmt: skip
+    assert (clusters["error"], clusters["message"], sorted(clusters["clusters"])) == (
+        False, "cluster list returned", sorted([airflow.cluster, APPROVED_CLUSTER]),
+    )  # fmt: skip
     assert clusters["request"]["url"] == "/kafka-ops/v3/kafka"
     assert lagging.group in burrow(airflow, f"/{airflow.cluster}/consumer").json()["consumers"]
 
