@@ -11,10 +11,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import Param, dag, get_current_context, task
 from airflow.utils.trigger_rule import TriggerRule
 
 from kafka_ops.airflow.assets import GROUP_SNAPSHOT_ASSET, SNAPSHOT_ASSET
+from kafka_ops.planning.request import ELECTION_FORM
 
 SPARK_JOBS = os.environ.get(
     "KAFKA_OPS_SPARK_JOBS",
@@ -87,7 +89,9 @@ UI, /metrics, the digest and alerting keep showing the latest batch (they pick t
 `auto_remediation = true` (and `writes_enabled`): then, once leader imbalance a preferred election
 can fix has persisted for `auto_election_after_runs` analyses, it plans an election on a fresh,
 validated snapshot and executes it with every safety check (audit actor `kafka-ops
-auto-remediation`). It never retries.
+auto-remediation`). It never retries. With `auto_remediation_approval = true` it executes nothing:
+`request_approval` starts a `kafka_preferred_leader_election` run with *Approve in the UI*, whose plan
+the cluster's approvers approve or reject under its Required actions.
 
 **When it fails.** A failed `analyse_*` task means no findings were published for that batch
 (the previous findings stay). An unhealthy cluster or a lagging group is a finding, never a
@@ -227,7 +231,23 @@ def kafka_health_analysis() -> None:
     gated = health_gates.expand(target=targets)
     analysed >> gated
     sent = send_alerts.expand(gated=gated)
-    sent >> [health_report.expand(gated=gated), auto_election.expand(gated=gated)]
+    _request_approvals(sent >> [health_report.expand(gated=gated), auto_election.expand(gated=gated)])
+
+
+def _request_approvals(report_and_election: list[Any]) -> None:
+    """`request_approval`, after the automatic election (the last of `report_and_election`): a
+    `kafka_preferred_leader_election` run with Approve in the UI per cluster whose automatic election waits for
+    an approver (none: the mapped task is skipped)."""
+    elected = report_and_election[-1]
+
+    @task
+    def approval_requests(elections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The election runs to start: one per cluster whose automatic election waits for an approver."""
+        return [e["conf"] for e in elections if e.get("awaiting_approval")]
+
+    TriggerDagRunOperator.partial(task_id="request_approval", trigger_dag_id=ELECTION_FORM.dag_id).expand(
+        conf=approval_requests(elected)
+    )
 
 
 def _analysis(task_id: str, job: str, arguments: Any) -> Any:

@@ -20,6 +20,7 @@ Read from the TOML file `$KAFKA_OPS_CONFIG` when set, e.g.::
     remediation_backend = "admin_api"   # or "zookeeper" (see ClusterConfig.remediation_backend)
     auto_remediation = false        # let the analysis DAG elect preferred leaders by itself
     auto_election_after_runs = 3    # ... once leader imbalance persisted for this many analyses
+    auto_remediation_approval = false  # ... and only once an approver approved it in the Airflow UI
     approvers = ["ana"]             # Airflow users who may approve plans in the UI (approve_in_ui)
     approver_roles = ["op"]         # ... or every user of these roles (the simple auth manager's)
     approval_timeout_minutes = 240  # a plan nobody answered is rejected after this long
@@ -127,6 +128,10 @@ class ClusterConfig:
     auto_remediation: bool = False
     """The analysis DAG may run a preferred-leader election on its own once leader imbalance persisted
     for `auto_election_after_runs` analyses. Needs `writes_enabled`; off by default."""
+    auto_remediation_approval: bool = False
+    """The automatic election waits for an approver: instead of executing, the analysis DAG starts a
+    `kafka_preferred_leader_election` run with `approve_in_ui`, whose plan the cluster's approvers approve or
+    reject in the Airflow UI. Needs `auto_remediation` and `approvers` or `approver_roles`."""
     auto_election_after_runs: int = 3
     """How many consecutive analyses must find fixable leader imbalance before an automatic election
     (1 to `INT32_MAX`)."""
@@ -200,6 +205,12 @@ class ClusterConfig:
             raise ConfigError(
                 f"{where}: 'auto_election_after_runs' must be a whole number from 1 to {INT32_MAX}, got {shown(runs)}"
             )
+        if not isinstance(self.auto_remediation_approval, bool):
+            raise ConfigError(
+                f"{where}: 'auto_remediation_approval' must be true or false, got {self.auto_remediation_approval!r}"
+            )
+        if self.auto_remediation_approval and not (self.approvers or self.approver_roles):
+            raise ConfigError(f"{where}: 'auto_remediation_approval' = true needs 'approvers' or 'approver_roles'")
         if self.auto_remediation and not self.writes_enabled:
             # contradictory: the automatic election would only ever be refused
             raise ConfigError(f"{where}: 'auto_remediation' = true needs 'writes_enabled' = true")

@@ -119,6 +119,17 @@ def test_snapshot_dag_shape(dag_bag: DagBag) -> None:
     assert snapshot.outlets == [SNAPSHOT_ASSET]
 
 
+def test_an_automatic_election_waiting_for_approval_starts_an_election_run(dag_bag: DagBag) -> None:
+    """`auto_election` → `approval_requests` → `request_approval`, a mapped trigger of the election DAG (none
+    mapped when no cluster waits)."""
+    dag = dag_bag.dags["kafka_health_analysis"]
+    trigger = dag.get_task("request_approval")
+    assert isinstance(trigger, MappedOperator)
+    assert trigger.partial_kwargs["trigger_dag_id"] == "kafka_preferred_leader_election"
+    assert trigger.upstream_task_ids == {"approval_requests"}
+    assert dag.get_task("approval_requests").upstream_task_ids == {"auto_election"}
+
+
 def test_the_dag_processor_stores_the_watchers(dag_bag: DagBag) -> None:
     """What `airflow dags reserialize` / the dag-processor writes, and the scheduler reads back: the schedule
     with its asset, and each watcher's trigger as classpath and plain kwargs."""

@@ -23,6 +23,9 @@ from fastapi.testclient import TestClient
 
 from kafka_ops.airflow.approval import respondents
 from kafka_ops.errors import ConfigError
+from kafka_ops.lake.open import open_lake
+from kafka_ops.planning.request import AUTOMATIC_ACTOR
+from kafka_ops.remediation.lifecycle import lifecycles
 from kafka_ops.settings import ClusterConfig
 from sandbox import SandboxCluster
 from tests.dags.conftest import Configure
@@ -139,13 +142,20 @@ def test_a_rejected_plan_writes_nothing(
     lake_root = configure(extra=APPROVERS)
     before = cluster_state(dag_sandbox, [TOPIC])
 
-    run = run_with(Answerer(api, [("ana", "Reject")]), dag_bag)
+    run = run_with(Answerer(api, [("ana", "Reject")]), dag_bag, detected="leader imbalance persisted")
 
     assert run.state == "success"
     assert states(run)["execute_approved"] == "skipped" and states(run)["rejected"] == "success"
     assert cluster_state(dag_sandbox, [TOPIC]) == before
     plan_id = xcom(run, "plan")["plan_id"]
     assert [o for _, a, o in audit(lake_root, plan_id) if a == "approve"] == ["requested", "rejected"]
+    # asked for by the automatic election (`detected`): its lifecycle starts at the detection
+    (found,) = [c for c in lifecycles(open_lake(lake_root), "sandbox") if c.plan_id == plan_id]
+    assert [(s.state, s.by) for s in found.steps][:2] == [
+        ("detected", AUTOMATIC_ACTOR),
+        ("planned", f"dag_test ({run.run_id})"),
+    ]
+    assert found.steps[0].detail == "leader imbalance persisted" and found.state == "rejected"
 
 
 def test_a_plan_nobody_answers_in_time_is_rejected_and_writes_nothing(

@@ -201,7 +201,7 @@ def test_dry_run_from_the_trigger_form(
                       "execute_approved": "skipped", "rejected": "skipped"}  # fmt: skip
     assert run["conf"] == {
         "cluster": airflow.cluster, "action": "preferred_election", "topics": [election_topic], "topic_pattern": "",
-        "batch_size": 5, "dry_run": True, "approve_in_ui": False, "plan_id": "",
+        "batch_size": 5, "dry_run": True, "approve_in_ui": False, "detected": "", "plan_id": "",
     }  # fmt: skip
     page.reload()
     tasks = page.get_by_role("table")

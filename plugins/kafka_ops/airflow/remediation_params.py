@@ -17,6 +17,7 @@ from kafka_ops.planning.request import (
     ACTION_LABELS,
     MAX_BATCH_SIZE,
     MAX_BUDGET_MINUTES,
+    MAX_DETECTED_CHARS,
     MAX_PATTERN_LENGTH,
     MAX_REPLICATION_FACTOR,
     MAX_THROTTLE,
@@ -115,6 +116,12 @@ def form_params(form: RequestForm) -> dict[str, Param]:
         description="With Dry run on: make the plan, then wait in this run for an approver (the cluster's "
         "approvers or approver_roles) to approve or reject it under Required actions; an approved plan is "
         "executed at once, exactly as reviewed; a rejected one, or one nobody answers in time, writes nothing.",
+    )  # fmt: skip
+    out["detected"] = Param(
+        default["detected"], type=["string", "null"], maxLength=MAX_DETECTED_CHARS, title="Detected (automatic)",
+        section=MODE,
+        description="Set by the analysis DAG when its automatic election waits for an approval: why it asked for "
+        "this plan. Leave empty.",
     )  # fmt: skip
     out["plan_id"] = Param(
         default["plan_id"], type=["string", "null"], title="Plan id (execute only)", section=MODE,

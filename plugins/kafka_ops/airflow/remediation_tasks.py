@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
@@ -39,7 +39,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.planning.partition_rates import latest_partition_rates
 from kafka_ops.planning.plan import Plan
 from kafka_ops.planning.registry import plan_for
-from kafka_ops.planning.request import ParamError, RemediationRequest, RequestForm, parse_request
+from kafka_ops.planning.request import AUTOMATIC_ACTOR, ParamError, RemediationRequest, RequestForm, parse_request
 from kafka_ops.planning.review import lower_bound, next_step, render_plan
 from kafka_ops.remediation import (
     AdminApiBackend,
@@ -140,6 +140,7 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     Raises `SnapshotUntrusted` (no plan is made on a snapshot that failed validation), `ParamError`
     when the request cannot be planned on this snapshot, and the collector's errors."""
     name = request.cluster.name
+    started = datetime.now(UTC)
     lake = open_lake(request.lake_root, request.lake_format)
     snapshot, _ = snapshot_to_lake(request.cluster, *_resolve(request.cluster), lake)  # the DAG's way: load too
     validation = validate_snapshot(lake, name, snapshot.snapshot_id)
@@ -152,6 +153,10 @@ def make_plan(request: RemediationRequest, *, actor: str) -> dict[str, Any]:
     source = None if request.source_plan_id is None else load_plan(lake, name, request.source_plan_id)
     new = plan_for(request, snapshot, rates, source)
     saved = save_plan(lake, new, created_by=actor)
+    if request.detected:  # the automatic election asked for it: its lifecycle starts at the detection
+        AuditLog(lake, new, request.cluster.remediation_backend, AUTOMATIC_ACTOR, None).record(
+            "detect", "ok", detail=request.detected, at=started
+        )
     log.info("%s", render_plan(new, request, pacing_of(new, request), files=saved.files))
     return {
         **new.summary(),

@@ -86,6 +86,11 @@ _TOPIC_NAME = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
 _PLAN_ID = re.compile(r"^[0-9a-f]{16}$")
 
 
+AUTOMATIC_ACTOR = "kafka-ops auto-remediation"
+"""Who the automatic election is, in the audit and the lifecycle."""
+MAX_DETECTED_CHARS = 1000
+
+
 class ParamError(ConfigError):
     """A Param of a remediation DAG is invalid; the message starts with "Param '<name>':"."""
 
@@ -112,7 +117,8 @@ class RequestForm:
 
     @property
     def fields(self) -> frozenset[str]:
-        names = {"cluster", "action", "topics", "topic_pattern", "batch_size", "dry_run", "approve_in_ui", "plan_id"}
+        names = {"cluster", "action", "topics", "topic_pattern", "batch_size", "dry_run", "approve_in_ui", "plan_id",
+                 "detected"}  # fmt: skip
         for name in ("brokers", "replication_factor"):
             if getattr(self, name):
                 names.add(name)
@@ -133,7 +139,8 @@ class RequestForm:
             values["source_plan_id"] = ""
         if self.throttle:
             values |= {"throttle_bytes_per_s": DEFAULT_THROTTLE, "time_budget_minutes": None}
-        return values | {"batch_size": self.batch_size, "dry_run": True, "approve_in_ui": False, "plan_id": ""}
+        return values | {"batch_size": self.batch_size, "dry_run": True, "approve_in_ui": False, "plan_id": "",
+                         "detected": ""}  # fmt: skip
 
 
 ELECTION_FORM = RequestForm(
@@ -187,6 +194,8 @@ class RemediationRequest:
     lake_format: str = DEFAULT_LAKE_FORMAT
     approve_in_ui: bool = False
     """Plan, wait in the same run for an approver's answer in the Airflow UI, then execute that plan."""
+    detected: str | None = None
+    """Set by the automatic election: why it asked for this plan (its lifecycle's `detected` step)."""
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready, for XCom and logs."""
@@ -196,6 +205,7 @@ class RemediationRequest:
             "dry_run": self.dry_run,
             "approve_in_ui": self.approve_in_ui,
             "plan_id": self.plan_id,
+            "detected": self.detected,
             "topics": list(self.topics),
             "topic_pattern": self.topic_pattern,
             "brokers": list(self.brokers),
@@ -233,6 +243,10 @@ def parse_request(
             "plans first and executes only what an approver approves in this run: leave dry_run on and plan_id "
             "empty (to execute a plan reviewed before, turn approve_in_ui off)",
         )
+    detected = params.get("detected") or None
+    if detected is not None and (not isinstance(detected, str) or len(detected) > MAX_DETECTED_CHARS or not dry_run):
+        raise ParamError("detected", f"is set by the automatic election on a dry run (at most {MAX_DETECTED_CHARS} "
+                         f"characters), got {shown(detected)}")  # fmt: skip
     cluster = cluster_param(params.get("cluster", "default"), settings)
     action = _action(params.get("action"), form.actions if form is not None else ACTIONS)
     # what to plan: required on a dry run; on an execution the plan says it, and any value given must agree
@@ -262,6 +276,7 @@ def parse_request(
         form=form.dag_id if form is not None else "",
         source_plan_id=source,
         approve_in_ui=approve,
+        detected=detected,
     )
     if plan_id is not None:
         _check_stored_plan(request, plan_id, stored)
