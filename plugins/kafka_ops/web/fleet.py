@@ -178,13 +178,16 @@ def worst_groups(analysis: Batch, limit: int = WORST_GROUPS) -> tuple[Lagging, .
     return tuple(lagging[:limit])
 
 
-def plans_of(lake: Lake, cluster: str) -> Plans:
-    """`cluster`'s plans awaiting an approval or in flight, by their lifecycles (`remediation.lifecycle`); a
-    lake error becomes `Plans.error`."""
-    try:
-        found = lifecycles(lake, cluster)
-    except (OSError, pa.ArrowException, KafkaOpsError) as e:
-        return Plans(error=f"cannot read the plans of cluster {cluster!r}: {e}")
+def plans_of(lake: Lake, view: ClusterView) -> Plans:
+    """The cluster's plans awaiting an approval or in flight, by their lifecycles (`remediation.lifecycle`): the
+    view's, which the lake cache re-reads only when plans, audit or progress change; read here only when the
+    view has none, so a lake error becomes `Plans.error`."""
+    found = view.lifecycles
+    if found is None:
+        try:
+            found = tuple(lifecycles(lake, view.cluster))
+        except (OSError, pa.ArrowException, KafkaOpsError) as e:
+            return Plans(error=f"cannot read the plans of cluster {view.cluster!r}: {e}")
     awaiting = tuple((c.plan_id, c.since) for c in found if c.state == "awaiting_approval")
     in_flight = tuple((c.plan_id, c.state) for c in found if c.state in IN_FLIGHT)
     return Plans(len(found), awaiting, in_flight)
@@ -375,7 +378,7 @@ class Fleet:
         """Every cluster's row, in the settings' order."""
         views, _ = self.cache.views()
         return [
-            fleet_row(v, self.clusters[v.cluster], plans_of(self.cache.lake, v.cluster), now, self.web.metrics_max_age)
+            fleet_row(v, self.clusters[v.cluster], plans_of(self.cache.lake, v), now, self.web.metrics_max_age)
             for v in views
         ]
 
