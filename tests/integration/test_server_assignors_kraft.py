@@ -54,7 +54,7 @@ def test_the_bridge_computes_each_target_the_real_coordinator_computed(
                 for m in now.members
             )
             predicted = bridge.server_assign(ConsumerGroupInput(members, group), cluster, assignor, topic_ids=ids)  # type: ignore[arg-type]
-            assert dict(predicted.assignment) == real, f"after consumer {i} joined"
+            assert dict(predicted.assignment) == real, f"after consumer {i} joined to {previous} ({ids[topics[0]]}, {ids[topics[1]]})"
             # in the broker's order: the uniform assignor reads a previous assignment in its map's order
             previous = {m.member_id: m.target_assignment or () for m in now.members}
     assert predicted.subscription_type == "HETEROGENEOUS"

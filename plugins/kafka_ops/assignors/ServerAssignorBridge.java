@@ -304,9 +304,11 @@ public final class ServerAssignorBridge implements Function<String, String> {
             Set<String> topics = new HashSet<>();
             for (JsonNode n : field(node, "topics", at)) topics.add(nameAt(n, names, at));
             for (String topic : topics) subscribedTopicNames.compute(topic, SubscriptionCount::incNameCount);
-            // HashMaps, as the coordinator's Assignment.fromRecord builds them; a Java test's
-            // mkOrderedAssignment is a LinkedHashMap (ordered_assignments), and the uniform
-            // assignor gives back partitions in that map's order.
+            // HashMaps, as the coordinator's Assignment.fromRecord builds them (Collectors.toMap,
+            // which puts); a Java test's mkOrderedAssignment is a LinkedHashMap
+            // (ordered_assignments). The uniform assignor keeps a member's partitions in that map's
+            // order, and where two topic ids share a bucket, put appends the later one to it while
+            // computeIfAbsent would insert it ahead: so get and put, never computeIfAbsent.
             Map<Uuid, Set<Integer>> assigned = ordered.contains(memberId) ? new LinkedHashMap<>() : new HashMap<>();
             JsonNode flat = node.path("assigned");
             if (!flat.isMissingNode() && !flat.isNull()) {
@@ -317,7 +319,12 @@ public final class ServerAssignorBridge implements Function<String, String> {
                     if (!flat.get(k + 1).isInt()) throw new BadRequest(at + ": partition numbers must be integers");
                     int partition = flat.get(k + 1).asInt();
                     Uuid id = metadata.idOrDerived(topic); // a deleted topic's partitions keep an id
-                    assigned.computeIfAbsent(id, x -> ordered.contains(memberId) ? new LinkedHashSet<>() : new HashSet<>()).add(partition);
+                    Set<Integer> partitions = assigned.get(id);
+                    if (partitions == null) {
+                        partitions = ordered.contains(memberId) ? new LinkedHashSet<>() : new HashSet<>();
+                        assigned.put(id, partitions);
+                    }
+                    partitions.add(partition);
                     String previous = inverted.computeIfAbsent(id, x -> new HashMap<>()).put(partition, memberId);
                     if (previous != null && !previous.equals(memberId))
                         throw new BadRequest(where + ": partition " + topic + "-" + partition + " is assigned to both '" + previous + "' and '" + memberId + "'");

@@ -335,24 +335,6 @@ def test_an_unknown_assignor_fails_that_group_only(bridge: AssignorBridge) -> No
     assert getattr(ok, "assignment", None) == {"a": (("t1", 0),)}
 
 
-def test_the_uniform_assignor_reads_a_previous_assignment_in_the_order_it_is_given(bridge: AssignorBridge) -> None:
-    """Two topic ids in one bucket of the coordinator's HashMap (about one pair in sixteen) are read in
-    the order they were put in, and the sticky part of `uniform` keeps other partitions for the other
-    order: why the group collection keeps a member's assignment in the broker's order, not sorted."""
-    ids = {"a": "MOQDdFipkFyth71Md-KYPw", "b": "J3Rcy5oxBS6UTPGyIOqixw"}  # one bucket of 16
-    cluster = ClusterLayout.of_partition_counts({"a": 5, "b": 3})
-    a_first = tuple(("a", p) for p in range(5)) + tuple(("b", p) for p in range(3))
-    b_first = a_first[5:] + a_first[:5]
-    kept = {}
-    for name, previous in (("a first", a_first), ("b first", b_first)):
-        group = _group(ConsumerMember("m0", ("a", "b"), previous), ConsumerMember("m1", ("a", "b")))
-        kept[name] = bridge.server_assign(group, cluster, "uniform", topic_ids=ids).assignment["m0"]
-    assert kept == {
-        "a first": (("a", 0), ("b", 0), ("b", 1), ("b", 2)),
-        "b first": (("a", 0), ("a", 1), ("a", 2), ("a", 3)),
-    }
-
-
 # ---------------------------------------------------------------- the bridge's JVM
 
 

@@ -14,7 +14,8 @@ import itertools
 
 import pytest
 
-from kafka_ops.assignors import AssignorBridge
+from kafka_ops.assignors import AssignorBridge, ConsumerGroupInput, ConsumerMember
+from kafka_ops.assignors.model import ClusterLayout
 from tests.unit.assignors.server_harness import (
     EMPTY,
     HETEROGENEOUS,
@@ -454,3 +455,26 @@ def test_first_assignment_with_two_members_including_one_without_subscriptions(a
     members = {member_a: spec({topic1_uuid}), member_b: spec(set())}
     expected = {member_a: mk_assignment(mk_topic_assignment(topic1_uuid, 0, 1, 2)), member_b: {}}
     assert_assignment(expected, assignor.assign(members, HETEROGENEOUS, metadata))
+
+
+# ---------------------------------------------------------------- the coordinator's map order
+
+
+@pytest.mark.parametrize("first", ["b", "a"])
+def test_a_previous_assignment_is_read_in_the_coordinator_s_order_where_two_topic_ids_share_a_bucket(
+    bridge: AssignorBridge, first: str
+) -> None:
+    """Two topic ids of a real Kafka 4.4 run that fall in one bucket of a HashMap: the coordinator
+    holds a target assignment in the order its record lists the topics (`Assignment.fromRecord`
+    puts), which is the order ConsumerGroupDescribe reports, and a member over its quota keeps the
+    partitions it meets first. The coordinator gave the remaining member b-0..2 and a-0 when its
+    target listed b first."""
+    a, b = "srv-83e30f48-a", "srv-83e30f48-b"
+    ids = {a: "9x_ZdKhISH6OU032GjUnwg", b: "i661EktIS9uFsVfieXVfhg"}
+    in_a, in_b = [(a, p) for p in range(5)], [(b, p) for p in range(3)]
+    previous = (*in_b, *in_a) if first == "b" else (*in_a, *in_b)
+    old, new = "v6OHdsYQQNe7TkKiriUGHw", "5HbXFskQSnepVeksiAJRWw"
+    group = ConsumerGroupInput((ConsumerMember(old, (a, b), previous), ConsumerMember(new, (a, b))), "g")
+    cluster = ClusterLayout.of_partition_counts({a: 5, b: 3})
+    kept = bridge.server_assign(group, cluster, "uniform", topic_ids=ids).assignment[old]
+    assert kept == (((a, 0), *in_b) if first == "b" else tuple(in_a[:4]))
