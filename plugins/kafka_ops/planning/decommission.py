@@ -29,6 +29,10 @@ decommissioning every registered broker, and any partition that would need more 
 would remain (lower its replication factor first); naming `cordoned_brokers` when the brokers that
 would remain are enough but too many of them are cordoned. Skipped: partitions being reassigned,
 offline or without state, and topics being deleted. The request records the cordoned brokers.
+
+On a cluster whose metadata.version takes Kafka's own cordon (4.3-IV0 and later, KIP-1066), the
+request also lists the leaving brokers the execution cordons (`cordoned.log.dirs=*`) before its
+first move, so that no new partition lands on them while they drain (`view.cordon_first`).
 """
 
 from __future__ import annotations
@@ -96,7 +100,8 @@ def plan_decommission(
             "lower_bound_moves": on - left_behind,
         }
         figures = {**counted, **balancer.figures(round(balancer.drained_bytes)), **leader_figures}
-        request = {"brokers": sorted(leaving), "load_aware": True, **view.cordon_request()}
+        request = {"brokers": sorted(leaving), "load_aware": True, **view.cordon_request(),
+                   **view.cordon_first(leaving)}  # fmt: skip
         plan = build_plan("decommission", view, request, layout.targets(), elections=elections, skipped=skipped,
                           figures=figures, load=load)  # fmt: skip
         return with_goals(plan, view, load, remaining)
@@ -110,7 +115,7 @@ def plan_decommission(
         "replicas_left_behind": left_behind,
         "lower_bound_moves": on_brokers - left_behind,
     }
-    request = {"brokers": sorted(leaving), **view.cordon_request()}
+    request = {"brokers": sorted(leaving), **view.cordon_request(), **view.cordon_first(leaving)}
     return build_plan(
         "decommission", view, request, layout.targets(), skipped=skipped, figures=figures,
         partition_sizes=partition_sizes,

@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast, get_args
 from kafka_ops.errors import PlanFormatError
 from kafka_ops.kafka_types import INT32_MAX, INT64_MAX, NO_LEADER, JsonReader, path_of, shown, whole_number
 from kafka_ops.planning.plan import BrokerLoad, DirMove, Election, Goal, GoalStatus, Move, Plan, PlanKind, Skip
+from kafka_ops.planning.view import CORDON_FIRST, UNCORDON_FIRST
 
 PLAN_KINDS: tuple[str, ...] = get_args(PlanKind)
 REPLICATION_FACTOR_MAX = 2**15 - 1
@@ -181,7 +182,7 @@ def _request(read: JsonReader, value: object) -> dict[str, Any]:
     if topics is not None:
         for i, t in enumerate(read.array(topics, "request.topics")):
             read.topic(t, path_of("request.topics", i))
-    for key in ("brokers", "exclude_brokers"):
+    for key in ("brokers", "exclude_brokers", CORDON_FIRST, UNCORDON_FIRST):
         if request.get(key) is not None:
             read.replicas(request[key], path_of("request", key), empty=True)
     if request.get("replication_factor") is not None:

@@ -12,14 +12,16 @@ plan's base: a topic with two replication factors, say. Both ways out are plans 
 
 Only partitions at the plan's base or target are moved; one that is elsewhere (changed since by
 someone else), being reassigned, missing, or in a topic being deleted is skipped with the reason.
-The request records the source plan id (`{"plan_id": ...}`).
+The request records the source plan id (`{"plan_id": ...}`). A rollback of a plan that cordoned
+its brokers first (`view.CORDON_FIRST`) uncordons them before it moves anything back
+(`view.UNCORDON_FIRST`); a finish keeps them cordoned.
 """
 
 from __future__ import annotations
 
 from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
 from kafka_ops.planning.plan import Plan, PlanKind, Skip, build_plan
-from kafka_ops.planning.view import ClusterView
+from kafka_ops.planning.view import CORDON_FIRST, UNCORDON_FIRST, ClusterView
 
 
 def plan_rollback(snapshot: ClusterSnapshot, plan: Plan, *, finish: bool = False) -> Plan:
@@ -49,4 +51,7 @@ def plan_rollback(snapshot: ClusterSnapshot, plan: Plan, *, finish: bool = False
                 )
             )
     kind: PlanKind = "finish" if finish else "rollback"
-    return build_plan(kind, view, {"plan_id": plan.plan_id}, targets, skipped=skipped)
+    request: dict[str, object] = {"plan_id": plan.plan_id}
+    if not finish and plan.request.get(CORDON_FIRST):
+        request[UNCORDON_FIRST] = list(plan.request[CORDON_FIRST])
+    return build_plan(kind, view, request, targets, skipped=skipped)

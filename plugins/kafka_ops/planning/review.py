@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from kafka_ops.planning.plan import Plan
 from kafka_ops.planning.request import RemediationRequest
-from kafka_ops.planning.view import CORDONED, KAFKA_CORDONED
+from kafka_ops.planning.view import CORDON_FIRST, CORDONED, KAFKA_CORDONED, UNCORDON_FIRST
 
 MAX_LISTED = 20
 _LOWER_BOUNDS = ("lower_bound_moves", "lower_bound_changes")
@@ -74,6 +74,7 @@ def render_plan(
         f"  elections        {len(plan_.elections)}"
         + (f", {pacing.election_requests} request(s) of at most {request.batch_size}" if plan_.elections else ""),
         *_dir_move_lines(plan_, request, batches, throttle),
+        *_cordon_lines(plan_),
         f"  skipped          {len(plan_.skipped)}",
         "  figures          " + (", ".join(f"{k}={v}" for k, v in plan_.figures.items()) or "none"),
     ]
@@ -112,6 +113,19 @@ def _dir_move_lines(plan_: Plan, request: RemediationRequest, batches: int, thro
     moved = sum(d.size_bytes for d in plan_.dir_moves)
     return [f"  log dir moves    {len(plan_.dir_moves)} replica(s), {moved:,} bytes, {batches} batch(es) of at most "
             f"{request.batch_size}, throttle {throttle} (replica.alter.log.dirs.io.max.bytes.per.second)"]  # fmt: skip
+
+
+def _cordon_lines(plan_: Plan) -> list[str]:
+    """Kafka's own cordon the execution sets first (a decommission) or lifts first (its rollback)."""
+    first, lifted = plan_.request.get(CORDON_FIRST), plan_.request.get(UNCORDON_FIRST)
+    lines = []
+    if first:
+        lines.append(f"  cordon first     brokers {list(first)}: cordoned.log.dirs=* before the first move, so nothing "
+                     "new lands there; checked empty at the end and left cordoned; a cancel lifts it")  # fmt: skip
+    if lifted:
+        lines.append(f"  uncordon first   brokers {list(lifted)}: the cordon plan {plan_.request.get('plan_id')} set "
+                     "is lifted before anything moves back")  # fmt: skip
+    return lines
 
 
 def _load_lines(plan_: Plan) -> list[str]:

@@ -48,6 +48,13 @@ CORDONED = "cordoned_brokers"
 """The field a refusal names when cordons leave no broker to place on (setting and request key)."""
 KAFKA_CORDONED = "kafka_cordoned_brokers"
 """The request key listing the brokers Kafka cordons (`cordoned.log.dirs`)."""
+CORDON_FIRST = "cordon_first"
+"""A decommission's request key: the brokers its execution cordons before it moves a replica."""
+UNCORDON_FIRST = "uncordon_first"
+"""A rollback's request key: the brokers its source plan cordoned, uncordoned before it moves back."""
+CORDON_LEVEL = 30
+"""metadata.version 4.3-IV0, the first level whose brokers take `cordoned.log.dirs` (KIP-1066;
+Kafka's `MetadataVersion.isCordonedLogDirsSupported`)."""
 
 
 class ClusterView:
@@ -104,6 +111,14 @@ class ClusterView:
         if self.kafka_cordoned:
             out[KAFKA_CORDONED] = sorted(self.kafka_cordoned)
         return out
+
+    def cordon_first(self, leaving: Collection[int]) -> dict[str, Any]:
+        """What a decommission's request records about cordoning first: on a cluster whose
+        metadata.version takes `cordoned.log.dirs`, the leaving brokers that are registered and not
+        cordoned yet (a cordon already there is the operator's, and no cancel lifts it)."""
+        level = self.snapshot.metadata_version
+        first = sorted(b for b in leaving if b in self.live and b not in self.kafka_cordoned)
+        return {CORDON_FIRST: first} if level is not None and level >= CORDON_LEVEL and first else {}
 
     def cordons_shown(self, brokers: Collection[int] | None = None) -> str:
         """The cordoned brokers (of `brokers`, else all) and why, for a refusal's message."""

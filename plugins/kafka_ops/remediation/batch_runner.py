@@ -267,6 +267,9 @@ class BatchRun(PlanRun, Generic[MoveT]):
     def remove_throttles_locked(self) -> bool:
         """Remove the throttles the plan set, unless a copy still needs them; True when none is left."""
 
+    def before_batches(self) -> None:
+        """The executor's work before its first batch, after the preflight (nothing by default)."""
+
     def after_batches(self) -> None:
         """The executor's work once every batch is done (nothing by default)."""
 
@@ -293,6 +296,7 @@ class BatchRun(PlanRun, Generic[MoveT]):
         error: BaseException | None = None
         self.silence.start()
         try:
+            self.before_batches()
             for step in self.progress.batches:
                 self._batch(step)
             self.after_batches()

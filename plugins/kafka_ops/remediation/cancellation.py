@@ -1,5 +1,5 @@
 """Cancelling a plan: its moves in flight stopped, the plan marked so it is never resumed, its
-throttles removed.
+throttles removed and the cordons it set lifted (`cordons`).
 
 `cancel(plan_id, ...)` stops the plan's in-flight reassignments (Admin API: replicas `None`;
 ZooKeeper mode cannot cancel and says what to do), marks the plan cancelled so it is never
@@ -29,6 +29,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.remediation.backends import Backend
 from kafka_ops.remediation.batch_runner import ExecutionOptions, now
+from kafka_ops.remediation.cordons import uncordon_recorded
 from kafka_ops.remediation.live import LiveSource, classify, in_flight, moving_as_planned, tp_text
 from kafka_ops.remediation.progress import Progress
 from kafka_ops.remediation.run_context import ContextRun, RunContext, live_source, reasons
@@ -112,6 +113,7 @@ class _CancelRun(ContextRun):
             self.sleep(self.options.poll_s)
         with self.writing():
             removed = remove_plan_throttles(self, self.ctx)
+            uncordon_recorded(self, self.ctx)
         p = self.progress  # as marked, with the throttles removed
         stored = read_progress(self.lake, p.cluster, p.plan_id)
         if stored is not None:  # the executing run's batch states are newer than this run's

@@ -93,7 +93,8 @@ class Progress:
 
     `throttled_topics` / `throttled_brokers` name every throttle the execution has set and not yet
     removed; they are recorded *before* the throttle is written, so a crash never leaves a
-    throttle nobody knows about.
+    throttle nobody knows about. `cordoned_brokers` likewise names the brokers the execution
+    cordoned (`cordoned.log.dirs=*`) and no cancel or rollback has uncordoned yet.
     """
 
     plan_id: str
@@ -104,6 +105,7 @@ class Progress:
     status: Status = "running"
     throttled_topics: list[str] = field(default_factory=list)
     throttled_brokers: list[int] = field(default_factory=list)
+    cordoned_brokers: list[int] = field(default_factory=list)
     runs: list[str] = field(default_factory=list)
     message: str | None = None
     updated_at: str | None = None
@@ -119,6 +121,7 @@ class Progress:
             "elections": [s.to_json() for s in self.elections],
             "throttled_topics": sorted(self.throttled_topics),
             "throttled_brokers": sorted(self.throttled_brokers),
+            "cordoned_brokers": sorted(self.cordoned_brokers),
             "runs": list(self.runs),
             "message": self.message,
             "updated_at": self.updated_at,
@@ -140,8 +143,9 @@ class Progress:
             ]
             for key in ("batches", "elections")
         }
-        topics, brokers, runs = (
-            read.array(doc.get(key, []), key) for key in ("throttled_topics", "throttled_brokers", "runs")
+        topics, brokers, cordoned, runs = (
+            read.array(doc.get(key, []), key)
+            for key in ("throttled_topics", "throttled_brokers", "cordoned_brokers", "runs")
         )
         return cls(
             plan_id=read.text(read.field(doc, "plan_id", ""), "plan_id"),
@@ -152,6 +156,7 @@ class Progress:
             elections=steps["elections"],
             throttled_topics=[read.topic(t, path_of("throttled_topics", i)) for i, t in enumerate(topics)],
             throttled_brokers=[read.broker_id(b, path_of("throttled_brokers", i)) for i, b in enumerate(brokers)],
+            cordoned_brokers=[read.broker_id(b, path_of("cordoned_brokers", i)) for i, b in enumerate(cordoned)],
             runs=[read.text(r, path_of("runs", i), empty=True) for i, r in enumerate(runs)],
             message=read.optional_text(doc.get("message"), "message"),
             updated_at=read.optional_timestamp(doc.get("updated_at"), "updated_at"),

@@ -16,9 +16,12 @@
    batch is complete (nothing of it in flight, replicas = target, every target replica in the
    ISR) or stuck (no ISR or assignment change for `stuck_after_s`: `ReassignmentStuck`, the batch
    stays in flight and a later run resumes waiting, or `cancel` stops it), and verifies it.
+   A decommission planned on a cluster that takes Kafka's own cordon first cordons its brokers
+   (`cordons`), and a rollback of one first lifts them.
 3. Elections, in chunks: only partitions not already led by their preferred replica are asked
    for; the leaders are then checked against the plan.
-4. Verification of the whole plan on a fresh read, then the plan is `done`.
+4. Verification of the whole plan on a fresh read (and that the cordoned brokers hold no replica),
+   then the plan is `done`.
 5. Always (also on failure or interruption): throttles are removed, unless a reassignment is
    still in flight anywhere in the cluster (Kafka's own tool keeps them then too; removing them
    would let a stuck or slow copy saturate the brokers); kept throttles stay recorded in the
@@ -54,6 +57,7 @@ from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.plan import Move, Plan
 from kafka_ops.remediation.backends import FOLLOWER_RATE, LEADER_RATE, Backend
 from kafka_ops.remediation.batch_runner import BatchDecision, BatchPoll, BatchRun, ExecutionOptions, ExecutionReport
+from kafka_ops.remediation.cordons import check_drained, cordon_first, uncordon_first
 from kafka_ops.remediation.elections import elect_all
 from kafka_ops.remediation.live import LiveSource, assigned, batch_progress, in_flight
 from kafka_ops.remediation.preflight import TrustCheck, check_live, check_offline_config, check_trusted, leaders_seen
@@ -119,10 +123,15 @@ class _ReassignmentRun(ContextRun, BatchRun[Move]):
             cordoned_brokers=self.ctx.config.cordoned_brokers,
         )
 
+    def before_batches(self) -> None:
+        uncordon_first(self, self.ctx)
+        cordon_first(self, self.ctx)
+
     def after_batches(self) -> None:
         refused = elect_all(self, self.ctx)
         self.report.elections_refused = {f"{t}-{p}": why for (t, p), why in sorted(refused.items())}
         self._verify_plan(refused)
+        check_drained(self, self.progress.cordoned_brokers, self.ctx.reader.full())
 
     def decide(self, step: Step) -> BatchDecision[Move]:
         moves = [self.ctx.moves[tp] for tp in step.partitions]

@@ -4,14 +4,21 @@ blocks is refused naming `cordoned_brokers`."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
 
-from kafka_ops.errors import PlanError
+from kafka_ops.errors import PlanError, PlanFormatError
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning import plan_decommission, plan_preferred_election, plan_replica_balance, plan_replication_factor
-from kafka_ops.planning.view import ClusterView
+from kafka_ops.planning.plan_json import plan_from_json
+from kafka_ops.planning.plan_rollback import plan_rollback
+from kafka_ops.planning.request import RemediationRequest
+from kafka_ops.planning.review import Pacing, render_plan
+from kafka_ops.planning.view import CORDON_LEVEL, ClusterView
+from kafka_ops.remediation.store import plan_to_json
+from kafka_ops.settings import ClusterConfig
 from tests.unit.planning.builders import Assignment, check_invariants, cluster, replicas_per_broker
 
 RACKS = {1: "a", 2: "b", 3: "c"}
@@ -98,6 +105,35 @@ def test_a_cordoned_broker_can_be_decommissioned() -> None:
     plan = plan_decommission(snap, [1], cordoned_brokers=[1])
     assert replicas_per_broker(plan)[1] == 0 and plan.moves == 5
     check_invariants(plan, snap)
+
+
+@pytest.mark.parametrize(("level", "first"), [(None, None), (CORDON_LEVEL - 1, None), (CORDON_LEVEL, [1, 3])])
+def test_a_decommission_cordons_first_where_the_metadata_version_takes_kafkas_cordon(
+    level: int | None, first: list[int] | None
+) -> None:
+    """From metadata.version 4.3-IV0 the leaving brokers are cordoned by the execution first, except one
+    Kafka already cordons (the operator's cordon, which no cancel may lift) and one not registered."""
+    snap = kafka_cordoned({**NO_RACKS, 5: None, 6: None}, {"t": {0: (1, 2), 1: (3, 4), 2: (5, 2)}}, 5)
+    snap.metadata_version = level
+    del snap.brokers[4]
+    plan = plan_decommission(snap, [1, 3, 4, 5])
+    assert plan.request.get("cordon_first") == first
+    rollback = plan_rollback(snap, plan)
+    assert rollback.request.get("uncordon_first") == first
+    assert "uncordon_first" not in plan_rollback(snap, plan, finish=True).request
+    assert plan_from_json(json.loads(json.dumps(plan_to_json(plan)))).request.get("cordon_first") == first
+    request = RemediationRequest(ClusterConfig("c"), "lake", "decommission", True, None, brokers=(1, 3, 4, 5))
+    review = render_plan(plan, request, Pacing(1, 0, "none"))
+    assert ("cordon first     brokers [1, 3]: cordoned.log.dirs=*" in review) is (first is not None)
+
+
+def test_a_plan_file_with_a_bad_cordon_list_is_refused() -> None:
+    snap = cluster(NO_RACKS, SKEWED)
+    snap.metadata_version = CORDON_LEVEL
+    document = plan_to_json(plan_decommission(snap, [1]))
+    document["request"]["cordon_first"] = [1, "x"]
+    with pytest.raises(PlanFormatError, match=r"request\.cordon_first\[1\]"):
+        plan_from_json(document)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,123 @@
+"""A decommission on Kafka 4.4 cordons first (KIP-1066): on a cluster of its own (two brokers, one
+controller), the plan cordons the broker it drains before the first move, drains it, verifies it holds
+no replica and leaves it cordoned, and Kafka agrees (`kafka-configs --describe`, its own placement of a
+new topic). A decommission that gets stuck and is cancelled lifts the cordon it set, and a cordon the
+operator had set before the plan is never the plan's to lift."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
+
+from kafka_ops.errors import ReassignmentStuck
+from kafka_ops.lake.store import Lake
+from kafka_ops.planning import plan_decommission
+from kafka_ops.planning.view import CORDON_LEVEL
+from kafka_ops.remediation import AdminApiBackend, cancel, read_audit
+from kafka_ops.remediation.live import KRaftLiveReader
+from kafka_ops.remediation.store import read_progress
+from kafka_ops.settings import ClusterConfig
+from sandbox import KRaftSandbox
+from tests.integration.kafka_data import produce
+from tests.integration.kafka_tools import kafka4_tool
+from tests.integration.test_kraft_remediation_sandbox import CLUSTER, FAST, base, create, run, snapshot, target
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def two_brokers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KRaftSandbox]:
+    internal_rf = {"offsets.topic.replication.factor": "1", "transaction.state.log.replication.factor": "1"}
+    cluster = KRaftSandbox(
+        root=tmp_path_factory.mktemp("kraft-cordon"), brokers=2, controllers=1, broker_settings=internal_rf
+    ).start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def cordons(cluster: KRaftSandbox) -> dict[int, str | None]:
+    """`kafka-configs --describe --entity-type brokers`: each broker's dynamic `cordoned.log.dirs`."""
+    out = {}
+    for b in cluster.broker_ids():
+        described = kafka4_tool(
+            "org.apache.kafka.tools.ConfigCommand", "--bootstrap-server", cluster.bootstrap_servers, "--describe",
+            "--entity-type", "brokers", "--entity-name", str(b),
+        )  # fmt: skip
+        found = re.search(r"\bcordoned\.log\.dirs=([^\s,]*)", described)
+        out[b] = found.group(1) if found else None
+    return out
+
+
+def holding(cluster: KRaftSandbox, broker: int) -> list[str]:
+    snap = snapshot(cluster)
+    return sorted(f"{t}-{p}" for t, a in snap.topics.items() for p, r in a.partitions.items() if broker in r)
+
+
+def set_cordon(cluster: KRaftSandbox, broker: int, value: str | None) -> None:
+    op = value if value is not None else (AlterConfigOp.DELETE, None)
+    with cluster.admin() as admin:
+        admin.alter_configs([ConfigResource(ConfigResourceType.BROKER, str(broker), {"cordoned.log.dirs": op})],
+                            incremental=True)  # fmt: skip
+    cluster.wait_for(lambda: snapshot(cluster).brokers[broker].cordoned is (value is not None), 30, "cordon")
+
+
+def test_a_decommission_cordons_drains_verifies_and_keeps_the_cordon(two_brokers: KRaftSandbox, lake: Lake) -> None:
+    cluster = two_brokers
+    create(cluster, "cordon_a", {0: [1], 1: [2], 2: [2], 3: [1]})
+    snap = base(cluster, lake)
+    assert (snap.metadata_version or 0) >= CORDON_LEVEL
+    plan = plan_decommission(snap, [2])
+    assert plan.request["cordon_first"] == [2] and plan.moves == 2
+
+    report = run(cluster, plan, lake)
+
+    assert report.status == "done"
+    assert holding(cluster, 2) == []
+    assert cordons(cluster) == {1: None, 2: "*"}
+    assert snapshot(cluster).brokers[2].cordoned is True
+    with cluster.admin() as admin:  # Kafka's own placement leaves the cordoned broker out
+        admin.create_topics([NewTopic("cordon_new", 4, 1)])
+    cluster.wait_for(lambda: len(snapshot(cluster).topics["cordon_new"].partitions) == 4, 30, "topic created")
+    assert holding(cluster, 2) == []
+    steps = [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)]
+    assert steps.index(("cordon", "ok")) < steps.index(("reassign", "ok"))
+    assert ("verify_drained", "ok") in steps
+    assert read_progress(lake, CLUSTER, plan.plan_id).cordoned_brokers == [2]  # type: ignore[union-attr]
+    set_cordon(cluster, 2, None)
+
+
+def test_a_cancelled_decommission_lifts_its_cordon_and_never_the_operators(
+    two_brokers: KRaftSandbox, lake: Lake
+) -> None:
+    cluster = two_brokers
+    create(cluster, "cordon_b", {0: [2]})
+    produce(cluster, "cordon_b", 200, value_bytes=10_000)  # type: ignore[arg-type]
+    plan = plan_decommission(base(cluster, lake), [2])
+    assert plan.request["cordon_first"] == [2]
+    with pytest.raises(ReassignmentStuck):
+        run(cluster, plan, lake, replace(FAST, throttle_bytes_per_s=1, stuck_after_s=3))
+    assert cordons(cluster)[2] == "*"
+
+    config = ClusterConfig(CLUSTER, writes_enabled=True, metadata_source="kraft")
+    backend = AdminApiBackend(target(cluster))
+    try:
+        report = cancel(plan.plan_id, lake=lake, cluster_config=config, backend=backend,
+                        reader=KRaftLiveReader(CLUSTER, target(cluster)), actor="pytest", poll_s=0.3)  # fmt: skip
+    finally:
+        backend.close()
+    assert report.cancelled == ["cordon_b-0"]
+    assert cordons(cluster)[2] is None
+    assert read_progress(lake, CLUSTER, plan.plan_id).cordoned_brokers == []  # type: ignore[union-attr]
+    assert ("uncordon", "ok") in [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)]
+
+    set_cordon(cluster, 2, "*")  # the operator's own cordon: the plan neither lists nor lifts it
+    try:
+        assert "cordon_first" not in plan_decommission(base(cluster, lake), [2]).request
+    finally:
+        set_cordon(cluster, 2, None)
