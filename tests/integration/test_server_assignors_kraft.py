@@ -54,7 +54,8 @@ def test_the_bridge_computes_each_target_the_real_coordinator_computed(
                 for m in now.members
             )
             predicted = bridge.server_assign(ConsumerGroupInput(members, group), cluster, assignor, topic_ids=ids)  # type: ignore[arg-type]
-            assert dict(predicted.assignment) == real, f"after consumer {i} joined to {previous} ({ids[topics[0]]}, {ids[topics[1]]})"
+            ids_shown = [ids[t] for t in topics]
+            assert dict(predicted.assignment) == real, f"after consumer {i} joined to {previous} (ids {ids_shown})"
             # in the broker's order: the uniform assignor reads a previous assignment in its map's order
             previous = {m.member_id: m.target_assignment or () for m in now.members}
     assert predicted.subscription_type == "HETEROGENEOUS"
