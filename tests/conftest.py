@@ -319,7 +319,12 @@ def spark() -> Iterator[SparkSession]:
         .appName("kafka-ops-tests")
         .config("spark.jars", ",".join(str(j) for j in ensure_delta_spark_jars()))
         .config("spark.databricks.delta.snapshotPartitions", "2")  # a test table's Delta log is tiny
-        .config("spark.sql.shuffle.partitions", "2")
+        # a test's tables hold a few rows: one partition after a shuffle, no adaptive re-planning and
+        # no whole-stage code generation (compiling each query's Java took longer than running it)
+        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.default.parallelism", "1")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.sql.codegen.wholeStage", "false")
         # the run's Spark tests share this driver: 1 GB (Spark's default) ran out in a CI run; with two
         # workers, each has its own driver for about half of them, and both must fit beside the clusters
         .config("spark.driver.memory", "3g" if lanes.worker() is None else "2g")
