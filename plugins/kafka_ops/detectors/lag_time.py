@@ -49,12 +49,31 @@ lets the start offset trail acknowledgements); with the broker's lag 0 it is `ca
 Every reader prints a figure with its method (`analysis.lag_estimates.time_behind`): only
 `caught_up` is a plain figure.
 
+Lag velocity and time to close, per (group, topic, partition), beside Burrow's status (`lag_status`),
+never instead of it: `lag_velocity` is the least-squares slope of the lag (messages, `group_offsets.lag`)
+against the capture time over the partition's last `thresholds.lag_window` samples, Burrow's window
+(records per second; positive: the lag grows), `velocity_points` how many samples it rests on, and
+`lag_trend` (`TRENDS`), first match wins:
+
+* `unknown`: no lag figure now (no commit, topic deleted, end offset unknown);
+* `caught_up`: no lag now (time_to_close_seconds 0);
+* `unknown`: fewer than two samples, or all at one capture time (no slope);
+* `closing`: the lag falls: time_to_close_seconds = lag / -lag_velocity, when it reaches zero at the
+  current rate, from the latest collection;
+* `growing`: the lag grows; `steady`: it neither grows nor falls (no time to close: not at the current
+  rate).
+
+A fit over the window rather than the last two samples: a lag sampled at each collection carries the
+producer's progress since the last commit, a few seconds' worth either way, and a slope over ten
+samples is not turned round by one of them.
+
 Interpolation cannot divide by zero: a pair with l.o == r.o == c is only the newest pair
 containing c when r is the newest point, and then c is caught up.
 
 Findings table `lag_time_partitions`: snapshot_id, group_id, topic, partition, committed_offset,
 end_offset, lag (messages, from `group_offsets`), lag_seconds (double, null when not computable),
-method (above: how lag_seconds was obtained), points (in the table), severity (critical above
+method (above: how lag_seconds was obtained), points (in the table), lag_velocity, velocity_points,
+lag_trend, time_to_close_seconds (above), severity (critical above
 `thresholds.lag_seconds_critical`, warning above `lag_seconds_warning`, info when lag_seconds is
 null, else ok).
 
@@ -63,8 +82,11 @@ snapshot_id, group_id, max_lag_seconds, max_lag_topic and max_lag_partition (the
 it, ties to the smallest topic and partition; null when no partition has a lag in seconds),
 max_lag_method (that partition's method: how the figure was obtained, null with no figure),
 max_is_lower_bound (max_lag_method is `lower_bound`), total_lag (messages),
-partitions, unknown_partitions (partitions with lag but no lag_seconds), severity (the worst
-partition's).
+partitions, unknown_partitions (partitions with lag but no lag_seconds), lag_velocity (the sum of its
+partitions' where known), lag_trend (`caught_up` with no lag; else `growing` if a lagging partition
+grows, `unknown` if one has no slope, `steady` if one neither grows nor falls, else `closing`),
+time_to_close_seconds (`closing`: when its last partition reaches zero, the largest of theirs),
+severity (the worst partition's).
 """
 
 from __future__ import annotations
@@ -89,6 +111,8 @@ from kafka_ops.lake.schema import GROUP_COMMIT_TABLE
 TP = ["topic", "partition"]
 KEY = ["group_id", *TP]
 SEVERITIES = ("ok", "info", "warning", "critical")
+CAUGHT_UP_TREND, CLOSING, GROWING, STEADY, UNKNOWN_TREND = "caught_up", "closing", "growing", "steady", "unknown"
+TRENDS = (CAUGHT_UP_TREND, CLOSING, GROWING, STEADY, UNKNOWN_TREND)
 
 
 def lookup_tables(end_offsets: DataFrame, limit: int) -> DataFrame:
@@ -131,6 +155,43 @@ def lookup_tables(end_offsets: DataFrame, limit: int) -> DataFrame:
         F.max_by("point", "age").alias("oldest"),
         F.min_by("point", "age").alias("newest"),
         F.collect_list(F.when(F.col("pair.l_o").isNotNull(), F.col("pair"))).alias("pairs"),
+    )
+
+
+def velocities(offsets: DataFrame, context: Context) -> DataFrame:
+    """Pure: per (group, topic, partition), the lag's least-squares slope over its last `lag_window`
+    samples up to the context's collection: `lag_velocity` (records per second, null without two capture
+    times) and `velocity_points`."""
+    newest_first = Window.partitionBy(*KEY).orderBy(F.desc("captured_at"), F.desc("snapshot_id"))
+    seconds = (F.unix_micros("captured_at") - F.unix_micros(F.lit(context.captured_at))).cast("double") / 1e6
+    window = (
+        offsets.where(F.col("lag").isNotNull() & (F.col("captured_at") <= F.lit(context.captured_at)))
+        .select(*KEY, seconds.alias("t"), F.col("lag").cast("double").alias("y"),
+                F.row_number().over(newest_first).alias("age"))
+        .where(F.col("age") <= int(context.thresholds.lag_window))
+    )  # fmt: skip
+    return window.groupBy(*KEY).agg(
+        F.regr_slope("y", "t").alias("lag_velocity"), F.count("*").cast("int").alias("velocity_points")
+    )
+
+
+def _trend() -> Column:
+    velocity = F.col("lag_velocity")
+    return (
+        F.when(F.col("lag").isNull(), UNKNOWN_TREND)
+        .when(F.col("lag") <= 0, CAUGHT_UP_TREND)
+        .when(velocity.isNull() | F.isnan(velocity), UNKNOWN_TREND)
+        .when(velocity < 0, CLOSING)
+        .when(velocity > 0, GROWING)
+        .otherwise(STEADY)
+    )
+
+
+def _time_to_close() -> Column:
+    return (
+        F.when(F.col("lag_trend") == CAUGHT_UP_TREND, F.lit(0.0))
+        .when(F.col("lag_trend") == CLOSING, F.col("lag").cast("double") / -F.col("lag_velocity"))
+        .otherwise(F.lit(None).cast("double"))
     )
 
 
@@ -184,13 +245,21 @@ def detect_partitions(offsets: DataFrame, end_offsets: DataFrame, context: Conte
         .when(F.col("method") == LOWER_BOUND, (now - F.col("oldest.t")).cast("double") / 1e6)
         .otherwise(F.lit(None).cast("double"))
     )
+    velocity = F.when(~F.isnan("lag_velocity"), F.col("lag_velocity"))
     return (
         found.withColumn("method", method)
         .withColumn("lag_seconds", seconds)
+        .join(velocities(offsets, context), KEY, "left")
+        .withColumn("lag_velocity", velocity)
+        .withColumn("lag_trend", _trend())
         .select(
             F.lit(context.snapshot_id).alias("snapshot_id"),
             *KEY, "committed_offset", "end_offset", "lag", "lag_seconds", "method",
             F.col("n").alias("points"),
+            "lag_velocity",
+            F.coalesce(F.col("velocity_points"), F.lit(0)).alias("velocity_points"),
+            "lag_trend",
+            _time_to_close().alias("time_to_close_seconds"),
             _severity(context).alias("severity"),
         )
     )  # fmt: skip
@@ -205,13 +274,25 @@ def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
         F.struct((-F.col("lag_seconds")).alias("minus_seconds"), "topic", "partition", "method"),
     )
     unknown = F.col("lag_seconds").isNull() & (F.coalesce(F.col("lag"), F.lit(0)) > 0)
+    trend = F.col("lag_trend")
     rolled = partitions.groupBy("group_id").agg(
         F.min(at_max).alias("at_max"),
         F.sum("lag").alias("total_lag"),
         F.count("*").cast("int").alias("partitions"),
         F.count(F.when(unknown, 1)).cast("int").alias("unknown_partitions"),
         F.max(rank).alias("worst"),
+        F.sum("lag_velocity").alias("lag_velocity"),
+        *(F.max(trend == t).alias(t) for t in (GROWING, UNKNOWN_TREND, STEADY, CLOSING)),
+        F.max(F.when(trend == CLOSING, F.col("time_to_close_seconds"))).alias("closing_s"),
     )
+    group_trend = (
+        F.when(~F.coalesce(F.col(CLOSING) | F.col(GROWING) | F.col(UNKNOWN_TREND) | F.col(STEADY), F.lit(False)),
+               CAUGHT_UP_TREND)
+        .when(F.col(GROWING), GROWING)
+        .when(F.col(UNKNOWN_TREND), UNKNOWN_TREND)
+        .when(F.col(STEADY), STEADY)
+        .otherwise(CLOSING)
+    )  # fmt: skip
     return rolled.select(
         F.lit(context.snapshot_id).alias("snapshot_id"),
         "group_id",
@@ -223,6 +304,12 @@ def detect_groups(partitions: DataFrame, context: Context) -> DataFrame:
         "total_lag",
         "partitions",
         "unknown_partitions",
+        "lag_velocity",
+        group_trend.alias("lag_trend"),
+        F.when(group_trend == CLOSING, F.col("closing_s"))
+        .when(group_trend == CAUGHT_UP_TREND, F.lit(0.0))
+        .otherwise(F.lit(None).cast("double"))
+        .alias("time_to_close_seconds"),
         F.create_map(*(F.lit(v) for i, s in enumerate(SEVERITIES) for v in (i, s)))[F.col("worst")].alias("severity"),
     )
 

@@ -34,6 +34,8 @@ def group(row: Row, findings: FindingsRows) -> Problem:
     behind = {r["group_id"]: r for r in findings.rows("lag_time_groups") or []}.get(g)
     if behind is not None and behind["max_lag_seconds"] is not None:
         cause += f"; {time_behind_text(behind)}"
+    if behind is not None and trend_text(behind):
+        cause += f"; {trend_text(behind)}"
     return Problem(
         "critical" if key == IN_ERR else "warning",
         _TITLES[key].format(group=g),
@@ -93,7 +95,7 @@ def _lagging(findings: FindingsRows) -> list[Problem]:
             Problem(
                 t["severity"],
                 f"consumer group {g} is behind",
-                time_behind_text(t),
+                "; ".join(filter(None, (time_behind_text(t), trend_text(t)))),
                 action,
                 since([], findings),
                 "lag_time_groups",
@@ -161,6 +163,19 @@ def _lag_action(r: Row) -> str:
 def time_behind_text(t: Mapping[str, Any]) -> str:
     """`~2 h 00 min (extrapolated) behind on orders-0` from a `lag_time_groups` row."""
     return f"{behind_figure(t)} behind on {t['max_lag_topic']}-{t['max_lag_partition']}"
+
+
+def trend_text(t: Mapping[str, Any]) -> str:
+    """Where a group's lag is heading, from its `lag_time_groups` row: `catching up: zero in ~5 min at 12
+    records/s`, `lag growing by 3 records/s: not catching up at this rate`; "" when caught up or unknown."""
+    trend, rate = t.get("lag_trend"), t.get("lag_velocity")
+    if trend == "closing" and t.get("time_to_close_seconds") is not None and rate is not None:
+        return f"catching up: zero in ~{duration(t['time_to_close_seconds'])} at {-rate:.3g} records/s"
+    if trend == "growing" and rate is not None:
+        return f"lag growing by {rate:.3g} records/s: not catching up at this rate"
+    if trend == "steady":
+        return "lag steady: not catching up at this rate"
+    return ""
 
 
 def behind_figure(t: Mapping[str, Any]) -> str:

@@ -168,6 +168,8 @@ class ClusterFigures:
     retention: list[Row] | None = None
     """The latest group analysis' `retention_risk_partitions` rows; None when the view holds none (not analysed,
     stale, or not read by the lake cache)."""
+    catching_up: list[Row] | None = None
+    """The latest group analysis' `lag_time_groups` rows (lag velocity, trend, time to close); None as above."""
 
 
 def parts_of(view: ClusterView, now: datetime, max_age: timedelta) -> dict[str, Part]:
@@ -245,6 +247,7 @@ def _groups(figures: ClusterFigures, groups: Batch, analysis: Batch | None) -> N
             topics[m["group_id"]][topic][1] += 1
     seconds, statuses, group_status, group_seconds = _analysed(analysis)
     figures.retention = analysis.rows("retention_risk_partitions") if analysis is not None else None
+    figures.catching_up = analysis.rows("lag_time_groups") if analysis is not None else None
     for r in groups.rows("group_offsets") or []:
         key = (r["group_id"], r["topic"], r["partition"])
         if r.get("topic_deleted"):

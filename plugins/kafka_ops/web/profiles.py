@@ -393,7 +393,7 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
         if c.reassignments is not None:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
-    return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters),
+    return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters), *_catching_up(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
             *_alerts_and_plans(clusters)]  # fmt: skip
 
@@ -419,6 +419,23 @@ def _retention(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             elif r["state"] in ("at_risk", "ok", "not_applicable"):
                 lost.add_metric(where, 0)
     return [eta, lost]
+
+
+def _catching_up(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """From `lag_time_groups`: how fast each group's lag grows (positive) or falls over Burrow's window, and
+    when it reaches zero at that rate (no sample where it would not: growing, steady, or too few samples)."""
+    velocity = gauge("kafka_ops_group_lag_velocity", "Records per second the group's lag grows (negative: falls), "
+                     "the slope over the last lag_window collections, summed over its partitions.",
+                     ["cluster", "group", "trend"])  # fmt: skip
+    closes = gauge("kafka_ops_group_time_to_close_seconds", "Seconds until the group's lag reaches zero at the "
+                   "current rate (its slowest partition's); 0 when caught up.", ["cluster", "group"])  # fmt: skip
+    for c in clusters:
+        for r in c.catching_up or []:
+            if r.get("lag_velocity") is not None:
+                velocity.add_metric([c.cluster, r["group_id"], r.get("lag_trend") or ""], r["lag_velocity"])
+            if r.get("time_to_close_seconds") is not None:
+                closes.add_metric([c.cluster, r["group_id"]], r["time_to_close_seconds"])
+    return [velocity, closes]
 
 
 def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> None:

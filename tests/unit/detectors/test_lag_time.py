@@ -16,6 +16,8 @@ from tests.unit.detectors.group_frames import (
     offset,
 )
 
+TREND_COLUMNS = ("lag_velocity", "velocity_points", "lag_trend", "time_to_close_seconds")
+
 # end offsets of t/0, 30, 20, 10 and 0 minutes ago: 100, 100 and 50 messages a minute
 STEADY = [end_offset("t", 0, end, minutes) for minutes, end in ((30, 1000), (20, 2000), (10, 4000), (0, 5000))]
 
@@ -36,7 +38,7 @@ def seconds(spark: SparkSession, offsets: list[Row], ends: list[Row]) -> DataFra
 def test_interpolation_between_two_points(spark: SparkSession) -> None:
     offsets = [offset("mid", "t", 0, 3000, 5000), offset("left", "t", 0, 2000, 5000)]
     partitions, _ = detect(spark, offsets, STEADY)
-    expect(spark, partitions, [
+    expect(spark, partitions.drop(*TREND_COLUMNS), [
         # 3000 lies between 2000 (20 min ago) and 4000 (10 min ago): written 15 minutes ago
         ("m0", "mid", "t", 0, 3000, 5000, 2000, 900.0, "interpolated", 4, "warning"),
         # 2000 is the right end of one pair and the left end of the newer one: the newer wins
@@ -144,7 +146,7 @@ def test_groups(spark: SparkSession) -> None:
         offset("x", "u", 0, 80, 100),  # too few points only
     ]
     _, groups = detect(spark, offsets, [*STEADY, end_offset("u", 0, 100)])
-    expect(spark, groups, [
+    expect(spark, groups.drop("lag_velocity", "lag_trend", "time_to_close_seconds"), [
         ("m0", "g", 900.0, "t", 0, "interpolated", False, 2080, 3, 2, "warning"),
         ("m0", "h", 0.0, "t", 0, "caught_up", False, 0, 1, 0, "ok"),
         ("m0", "x", None, None, None, None, None, 20, 1, 1, "info"),
@@ -211,4 +213,55 @@ def test_a_share_group_is_timed_from_its_start_offset(spark: SparkSession) -> No
     expect(spark, found.select("group_id", "committed_offset", "lag_seconds", "method"), [
         ("queue", 3000, 900.0, "interpolated"),  # written 15 minutes ago, as a commit at 3000 would be
         ("done", 4000, 0.0, "caught_up"),  # the broker's lag 0: everything acknowledged
+    ])  # fmt: skip
+
+
+def lags(group: str, *history: tuple[float, int], end: int = 5000) -> list[Row]:
+    """`group`'s samples of t/0: (minutes ago, lag) each, committed at `end` - lag."""
+    return [offset(group, "t", 0, end - lag, end, minutes) for minutes, lag in history]
+
+
+def test_lag_velocity_and_time_to_close_over_burrows_window(spark: SparkSession) -> None:
+    offsets = [
+        *lags("closing", (20, 1000), (15, 800), (10, 600), (5, 400), (0, 200)),  # -200 per 5 min
+        *lags("growing", (10, 100), (5, 200), (0, 300)),
+        *lags("steady", (5, 500), (0, 500)),
+        *lags("one", (0, 50)),
+        *lags("caught", (5, 300), (0, 0)),
+        offset("never", "t", 0, None, 5000),  # assigned, never committed: no lag, not caught up
+    ]
+    partitions, groups = detect(spark, offsets, STEADY)
+    trends = partitions.select("group_id", "lag_velocity", "velocity_points", "lag_trend", "time_to_close_seconds")
+    expect(spark, trends, [
+        ("closing", -200 / 300, 5, "closing", 300.0),  # 200 left at 2/3 a second: 5 minutes
+        ("growing", 100 / 300, 3, "growing", None),
+        ("steady", 0.0, 2, "steady", None),
+        ("one", None, 1, "unknown", None),
+        ("caught", -1.0, 2, "caught_up", 0.0),
+        ("never", None, 0, "unknown", None),
+    ])  # fmt: skip
+    rolled = groups.select("group_id", "lag_velocity", "lag_trend", "time_to_close_seconds")
+    expect(spark, rolled.where("group_id = 'closing'"), [("closing", -200 / 300, "closing", 300.0)])
+
+
+def test_only_the_last_lag_window_samples_make_the_slope(spark: SparkSession) -> None:
+    """A lag that rose, then falls over the last two samples: closing in a window of two, growing over all."""
+    offsets = lags("g", (15, 0), (10, 1000), (5, 900), (0, 800))
+    for window, trend, closes in ((2, "closing", 2400.0), (10, "growing", None)):
+        partitions, _ = detect(spark, offsets, STEADY, Thresholds(lag_window=window))
+        found = partitions.select("lag_trend", "time_to_close_seconds", "velocity_points")
+        expect(spark, found, [(trend, closes, min(window, 4))])
+
+
+def test_a_group_closes_when_its_last_partition_does_and_grows_if_one_grows(spark: SparkSession) -> None:
+    offsets = [
+        offset("both", "t", 0, 4000, 5000, 5), offset("both", "t", 0, 4500, 5000),  # 500 in 300 s
+        offset("both", "u", 0, 4700, 5000, 5), offset("both", "u", 0, 4900, 5000),  # 200 in 300 s
+        offset("mixed", "t", 0, 4000, 5000, 5), offset("mixed", "t", 0, 4500, 5000),
+        offset("mixed", "u", 0, 4900, 5000, 5), offset("mixed", "u", 0, 4800, 5000),  # grows
+    ]  # fmt: skip
+    _, groups = detect(spark, offsets, STEADY)
+    expect(spark, groups.select("group_id", "lag_trend", "time_to_close_seconds"), [
+        ("both", "closing", 300.0),  # t: 500 left at 5/3 a second (300 s), u: 100 at 2/3 (150 s)
+        ("mixed", "growing", None),
     ])  # fmt: skip
