@@ -203,7 +203,7 @@ def _event_extra(cluster: str, snapshot_id: str, lake_root: str) -> dict[str, st
 def kafka_metadata_snapshot() -> None:
     if SETTINGS is None:
 
-        @task
+        @task(retries=0)  # a retry cannot help: only the next parse reads the settings again
         def read_settings() -> None:
             """Fail with the settings' error: nothing is snapshotted while they cannot be read."""
             load_settings()  # raises the error as it stands now

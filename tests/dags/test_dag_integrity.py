@@ -46,6 +46,7 @@ def test_a_missing_settings_file_does_not_break_parsing(monkeypatch: pytest.Monk
     assert dag.task_ids == ["read_settings"]
     run = dag.test()
     assert run.state == "failed"
+    assert [ti.try_number for ti in run.get_task_instances()] == [1]  # failed at once: a retry cannot help
 
 
 def test_parsing_opens_no_connection(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
