@@ -64,7 +64,7 @@ from typing import Any, Literal, cast, get_args
 
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
-from kafka_ops.kafka_types import INT32_MAX, duration_setting, shown
+from kafka_ops.kafka_types import INT32_MAX, duration_setting, shown, topic_name_problem
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT, LAKE_FORMATS, LakeFormat, check_name
 from kafka_ops.lake.policy import RetentionPolicy
 from kafka_ops.owners import Owner, parse_owners
@@ -153,6 +153,11 @@ class ClusterConfig:
     (`web.fleet`) and sortable there, never used to decide anything."""
     owner: str | None = None
     """The team that answers for the cluster (its name): shown on the fleet page and sortable there."""
+    probe_topic: str | None = None
+    """The topic each snapshot probes every broker through: one record produced with acks=all to each of
+    its partitions and read back (`sources.probe`). Created by kafka-ops with a partition led by each
+    broker only where `writes_enabled`; otherwise create it by hand (the collection issue says how). None:
+    no probe."""
     cordoned_brokers: tuple[int, ...] = ()
     """Broker ids the remediation planners never add a replica to (replication factor, decommission,
     replica balance), e.g. a broker about to be serviced. A cordoned broker keeps the replicas it has;
@@ -288,6 +293,9 @@ class ClusterConfig:
                 re.compile(pattern)
             except (re.error, OverflowError, RecursionError) as e:
                 raise ConfigError(f"{where}: {key!r} is not a valid regular expression: {e}") from None
+        problem = None if self.probe_topic is None else topic_name_problem(self.probe_topic)
+        if problem is not None:
+            raise ConfigError(f"{where}: 'probe_topic': {problem}")
         for key, example in (("tier", '"1" or "gold"'), ("owner", "a team's name")):
             label = getattr(self, key)
             if label is not None and (not isinstance(label, str) or not label or label.strip() != label):

@@ -34,7 +34,7 @@ def test_a_parquet_lake_opened_as_delta_is_refused_and_untouched(parquet_root: P
     before = files_under(parquet_root)
     expected = (
         rf"the lake at {parquet_root} holds Parquet tables without a Delta log "
-        r"\(acls, admin_requests, .* and 16 more\) "
+        r"\(acls, admin_requests, .* and 17 more\) "
         rf"but lake_format is 'delta': convert the lake with `kafka-ops lake migrate --lake {parquet_root}` "
         r".*or set lake_format = \"parquet\""
     )
@@ -75,7 +75,7 @@ def test_a_half_migrated_lake_is_refused_both_ways(parquet_root: Path) -> None:
     assert table_formats(Lake(parquet_root))["partitions"] == "delta"
     with pytest.raises(
         LakeError,
-        match=r"holds Parquet tables without a Delta log \(acls, .* and 15 more\)",
+        match=r"holds Parquet tables without a Delta log \(acls, .* and 16 more\)",
     ):
         open_lake(parquet_root, "delta")
     with pytest.raises(LakeError, match=r"holds Delta tables \(partitions\)"):

@@ -293,3 +293,21 @@ def test_bad_tier_or_owner_names_the_cluster_and_the_key(tmp_path: Path, line: s
     path = write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n')
     with pytest.raises(ConfigError, match=message):
         load_settings(path)
+
+
+def test_a_probe_topic_is_optional_per_cluster(tmp_path: Path) -> None:
+    path = write(tmp_path, '[[clusters]]\nname = "a"\nprobe_topic = "kafka-ops-probe"\n[[clusters]]\nname = "b"\n')
+    assert [c.probe_topic for c in load_settings(path).clusters] == ["kafka-ops-probe", None]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('probe_topic = "probe topic"', r"cluster 'a': 'probe_topic': 'probe topic' is not a Kafka topic name"),
+        ("probe_topic = 3", r"cluster 'a': 'probe_topic': expected a topic name \(a string\), got 3$"),
+        ('probe_topic = ".."', r"cluster 'a': 'probe_topic': '..' is not a Kafka topic name"),
+    ],
+)
+def test_a_bad_probe_topic_names_the_cluster_and_the_key(tmp_path: Path, line: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_settings(write(tmp_path, f'[[clusters]]\nname = "a"\n{line}\n'))

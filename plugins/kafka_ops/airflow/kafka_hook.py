@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from kafka_ops.lake.store import Lake
     from kafka_ops.model.cluster import ClusterSnapshot
     from kafka_ops.model.groups import GroupSnapshot
+    from kafka_ops.sources.probe import ProbeRequest
 
 DEFAULT_PORT = 9092
 DEFAULT_REQUEST_TIMEOUT_MS = 30_000
@@ -133,14 +134,15 @@ class KafkaAdminHook(BaseHook):
         return groups_to_lake(cluster, self.target(), lake, include, exclude)
 
     def snapshot_to_lake(
-        self, cluster: str, lake: Lake, *, capacities: Capacities | None = None
+        self, cluster: str, lake: Lake, *, capacities: Capacities | None = None, probe: ProbeRequest | None = None
     ) -> tuple[ClusterSnapshot, dict[str, Any]]:
         """Snapshot a KRaft cluster's metadata (Admin API and controller quorum, log dirs included) into
-        `lake`; its summary weighs disk use against `capacities`. Raises `KafkaUnreachable` when nothing
-        can be read, `NotAKRaftCluster` when the brokers run on ZooKeeper."""
+        `lake`, each broker probed where `probe` asks; its summary weighs disk use against `capacities`.
+        Raises `KafkaUnreachable` when nothing can be read, `NotAKRaftCluster` when the brokers run on
+        ZooKeeper."""
         from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
-        return snapshot_to_lake(cluster, self.target(), lake, capacities=capacities)
+        return snapshot_to_lake(cluster, self.target(), lake, capacities=capacities, probe=probe)
 
     def test_connection(self) -> tuple[bool, str]:
         """Bootstrap, describe the cluster, close. Returns `(ok, message)`; never raises for a

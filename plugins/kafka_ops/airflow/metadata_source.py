@@ -57,16 +57,18 @@ def snapshot_to_lake(
 ) -> tuple[ClusterSnapshot, dict[str, Any]]:
     """One cluster's metadata snapshot published to `lake`, as the snapshot DAG takes it (and a plan
     is made from): through `metadata_hook(source, conn_id)`; a ZooKeeper one also watches a migration
-    and reads the brokers' log dirs through the cluster's Kafka connection; the summary weighs disk
-    use against the cluster's capacities."""
+    and reads the brokers' log dirs through the cluster's Kafka connection; with a `probe_topic`, each
+    broker is probed through it; the summary weighs disk use against the cluster's capacities."""
     from kafka_ops.airflow.kafka_hook import KafkaAdminHook  # noqa: PLC0415 - kafka-python only when used
+    from kafka_ops.sources.probe import ProbeRequest  # noqa: PLC0415
 
     hook = metadata_hook(source, conn_id)
+    probe = ProbeRequest(config.probe_topic, config.writes_enabled) if config.probe_topic else None
     if isinstance(hook, KafkaAdminHook):
-        return hook.snapshot_to_lake(config.name, lake, capacities=config.capacity)
+        return hook.snapshot_to_lake(config.name, lake, capacities=config.capacity, probe=probe)
     watch = migration_watch(config.controller_bootstrap_servers, config.kafka_conn_id)
     brokers = brokers_beside_zookeeper(config.kafka_conn_id)
-    return hook.snapshot_to_lake(config.name, lake, watch, brokers, capacities=config.capacity)
+    return hook.snapshot_to_lake(config.name, lake, watch, brokers, capacities=config.capacity, probe=probe)
 
 
 def migration_watch(controller_bootstrap_servers: str | None, kafka_conn_id: str) -> MigrationWatch:

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from kafka_ops.model.cluster import ClusterSnapshot
     from kafka_ops.sources.admin import AdminFactory
     from kafka_ops.sources.migration import MigrationWatch
+    from kafka_ops.sources.probe import ProbeRequest
 
 DEFAULT_PORT = 2181
 DEFAULT_TIMEOUT_S = 10.0
@@ -142,11 +143,13 @@ class ZooKeeperHook(BaseHook):
         brokers: AdminFactory | None = None,
         *,
         capacities: Capacities | None = None,
+        probe: ProbeRequest | None = None,
     ) -> tuple[ClusterSnapshot, dict[str, Any]]:
         """Collect `cluster`'s snapshot and publish it to `lake` atomically; a cluster migrating to
         KRaft is also watched from `migration`'s side (its controllers, its brokers' KRaft metadata),
         and the brokers' log dirs and replica sizes are read through `brokers` (the cluster's Kafka
-        connection; an outage there is a collection issue, see `sources.log_dirs.collect_beside`).
+        connection; an outage there is a collection issue, see `sources.log_dirs.collect_beside`), and each
+        broker is probed through it where `probe` asks (`sources.probe`).
 
         Returns the snapshot and its small summary (disk use against `capacities`). Raises
         `CollectionFailed` (nothing is published then) when the cluster cannot be seen at all, and
@@ -154,7 +157,7 @@ class ZooKeeperHook(BaseHook):
         """
         from kafka_ops.snapshot.publish import snapshot_to_lake  # noqa: PLC0415  (pyarrow, only when used)
 
-        return snapshot_to_lake(cluster, self.target(), lake, migration, brokers, capacities=capacities)
+        return snapshot_to_lake(cluster, self.target(), lake, migration, brokers, capacities=capacities, probe=probe)
 
     def test_connection(self) -> tuple[bool, str]:
         """Open a session, check that the chroot holds Kafka's `/brokers`, close.

@@ -270,6 +270,19 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         "is_future: a replica being moved between log dirs (AlterReplicaLogDirs), counted on both dirs "
         "while it moves.",
     ),
+    "probe_results": _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("leader", pa.int32()),
+        pa.field("produce_ms", pa.float64()),
+        pa.field("e2e_ms", pa.float64()),
+        pa.field("error", pa.string()),
+        doc="The end-to-end probe: one record produced with acks=all to each partition of the cluster's probe "
+        "topic, and read back. leader: the broker probed (the partition's leader in this snapshot); "
+        "produce_ms: to the produce's acknowledgement, e2e_ms: to the record read back (null where that step "
+        "failed); error: what Kafka answered, or the step that timed out (null: both succeeded). No rows: "
+        "the cluster is not probed (no probe_topic), or the probe topic is missing (a collection issue).",
+    ),
 }
 
 COMMIT_TABLE = "snapshots"

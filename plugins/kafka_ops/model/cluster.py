@@ -295,6 +295,22 @@ class CollectionIssue:
     kind: str = "parse"
 
 
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """One partition of the probe topic: a record produced to it with acks=all and read back
+    (`sources.probe`). `leader` is the broker probed (the partition's leader in the snapshot);
+    `produce_ms` the time to the produce's acknowledgement, `e2e_ms` to the record read back (None where
+    that step failed); `error` what Kafka answered (its error's name and message), or the step that timed
+    out; None when both steps succeeded."""
+
+    topic: str
+    partition: int
+    leader: int | None
+    produce_ms: float | None
+    e2e_ms: float | None
+    error: str | None
+
+
 @dataclass(slots=True)
 class ClusterSnapshot:
     """Everything read from one cluster in one walk: its ZooKeeper chroot (`source` zookeeper) or its
@@ -349,6 +365,8 @@ class ClusterSnapshot:
     """KRaft's finalized `metadata.version` feature level."""
     requests: int | None = None
     """Admin API requests the KRaft source sent (not stored in the lake; the benchmark reads it)."""
+    probes: list[ProbeResult] = field(default_factory=list)
+    """The end-to-end probe of each broker through the probe topic (empty: not probed)."""
 
     @property
     def partition_count(self) -> int:

@@ -21,6 +21,7 @@ from kafka_ops.sources.groups.commit_log import READ_TIMEOUT_S, read_commit_log,
 from kafka_ops.sources.groups.tables import group_batch, group_summary
 from kafka_ops.sources.kraft.collector import KRaftCollector
 from kafka_ops.sources.migration import MigrationWatch, watch
+from kafka_ops.sources.probe import ProbeRequest, probe_beside
 from kafka_ops.sources.zookeeper.collector import ZooKeeperCollector, ZooKeeperTarget
 
 log = logging.getLogger(__name__)
@@ -57,14 +58,18 @@ def snapshot_to_lake(
     brokers: AdminFactory | None = None,
     *,
     capacities: Capacities | None = None,
+    probe: ProbeRequest | None = None,
 ) -> tuple[ClusterSnapshot, dict[str, Any]]:
-    """Collect (from ZooKeeper or a KRaft cluster, see `collect_metadata`), publish atomically, and
-    return the snapshot with its summary (disk use per broker against `capacities` where set).
+    """Collect (from ZooKeeper or a KRaft cluster, see `collect_metadata`), `probe` each broker through
+    the cluster's Kafka connection where asked (`sources.probe`), publish atomically, and return the
+    snapshot with its summary (disk use per broker against `capacities` where set).
 
     Raises `CollectionFailed` when the cluster cannot be seen at all: nothing is published
     then, so a crashed collection never looks like a healthy cluster.
     """
     snap = collect_metadata(cluster, target, migration, brokers)
+    if probe is not None:
+        probe_beside(snap, brokers if isinstance(target, ZooKeeperTarget) else target, probe)
     lake.publish(snapshot_batch(snap))
     info = summary(snap, capacities)
     log.info(

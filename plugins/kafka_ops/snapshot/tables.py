@@ -66,6 +66,7 @@ def snapshot_batch(snap: ClusterSnapshot) -> Batch:
         "migration_divergences": _divergences,
         "log_dirs": _log_dirs,
         "replica_sizes": _replica_sizes,
+        "probe_results": _probe_results,
     }
     tables = {name: _table(name, snap, build(snap)) for name, build in builders.items()}
     return Batch(snap.snapshot_id, snap.cluster, snap.captured_at, tables)
@@ -167,6 +168,11 @@ def _replica_sizes(s: ClusterSnapshot) -> dict[str, list[Any]]:
     """Column by column: a large cluster has a million replicas."""
     names = ["topic", "partition", "broker_id", "log_dir", "size_bytes", "offset_lag", "is_future"]
     return {name: [getattr(r, name) for r in s.replica_sizes] for name in names}
+
+
+def _probe_results(s: ClusterSnapshot) -> dict[str, list[Any]]:
+    names = ["topic", "partition", "leader", "produce_ms", "e2e_ms", "error"]
+    return {name: [getattr(r, name) for r in s.probes] for name in names}
 
 
 def _migration(s: ClusterSnapshot) -> dict[str, list[Any]]:

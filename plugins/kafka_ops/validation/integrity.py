@@ -46,6 +46,7 @@ from kafka_ops.lake.schema import (
 )
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.sources.log_dirs import REQUEST as LOAD_REQUEST
+from kafka_ops.sources.probe import ISSUE_KIND as PROBE_KIND
 from kafka_ops.validation import frames, plan_states
 from kafka_ops.validation import suites as s
 from kafka_ops.validation.lake_batches import (
@@ -202,8 +203,9 @@ def validate_snapshot(
     partition_frame = plan_states.excuse(partition_frame, left_by_plans)
     # the load (DescribeLogDirs) is not the metadata: a broker that cannot describe its log dirs, or a
     # failed dir, must not make the snapshot untrusted, or a plan to move off a broker whose disk failed
-    # would be refused exactly when it is needed; the load detectors and planner see what is missing
-    is_load = pc.starts_with(issues.column("path"), LOAD_REQUEST)
+    # would be refused exactly when it is needed; the load detectors and planner see what is missing.
+    # Nor is the end-to-end probe: a probe topic missing, or a broker it cannot reach, is its own finding
+    is_load = pc.or_(pc.starts_with(issues.column("path"), LOAD_REQUEST), pc.equal(issues.column("kind"), PROBE_KIND))
     load_issues, issues = issues.filter(is_load), issues.filter(pc.invert(is_load))
     summary_frame = frames.snapshot_summary(batch.commit, previous, issues.num_rows)
     runs = [

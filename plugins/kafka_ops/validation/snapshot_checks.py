@@ -14,7 +14,9 @@ computes them with the analysis' rules:
   capped at the whole assignment (Kafka's `Partition.effectiveMinIsr`); topics pending deletion are
   left out;
 * the `broker_attribution` rows of the brokers that are down: not registered (on KRaft: fenced, or
-  gone) while they hold assigned replicas.
+  gone) while they hold assigned replicas;
+* the brokers that failed the end-to-end probe (`probe_results`, `problems.probe`): registered, leading a
+  probe partition, and refusing or failing its record.
 
 `tests/unit/validation/test_snapshot_checks.py` holds both against the Spark detectors on the same
 snapshots. The problems are the catalogue's (`problems.partitions`: `no_offline_partitions`,
@@ -34,14 +36,14 @@ from kafka_ops.errors import LakeError
 from kafka_ops.kafka_types import KAFKA_DEFAULT_MIN_ISR
 from kafka_ops.lake.schema import COMMIT_TABLE, DELETE_TOPIC
 from kafka_ops.lake.store import Lake
-from kafka_ops.problems import partitions
+from kafka_ops.problems import partitions, probe
 from kafka_ops.problems.problem import BatchFindings, Problem, Row
 from kafka_ops.validation.lake_batches import CommittedBatch, find_commit, read_batch_table
 
 MinIsr = Callable[[str, int], int]
 """(topic, leader) → the configured min.insync.replicas."""
 
-CHECKS = (partitions.OFFLINE, partitions.UNDER_MIN_ISR, partitions.BROKER_DOWN)
+CHECKS = (partitions.OFFLINE, partitions.UNDER_MIN_ISR, partitions.BROKER_DOWN, probe.REFUSING)
 """The problems (gate names, alert keys) a snapshot pages by itself."""
 
 
@@ -67,7 +69,7 @@ def look(lake: Lake, cluster: str, snapshot_id: str, min_isr_default: int = KAFK
     batch = find_commit(lake, COMMIT_TABLE, cluster, snapshot_id)
     if batch is None:
         raise LakeError(f"no snapshot {snapshot_id!r} of cluster {cluster!r} is committed in {lake.root}")
-    tables = {t: _rows(lake, batch, t) for t in ("partitions", "brokers", "configs", "admin_requests")}
+    tables = {t: _rows(lake, batch, t) for t in ("partitions", "brokers", "configs", "admin_requests", "probe_results")}
     findings = snapshot_findings(snapshot_id, batch.captured_at.astimezone(UTC), tables, min_isr_default)
     return SnapshotLook(findings, tuple(problems(findings)))
 
@@ -75,14 +77,18 @@ def look(lake: Lake, cluster: str, snapshot_id: str, min_isr_default: int = KAFK
 def snapshot_findings(
     snapshot_id: str, captured_at: datetime, tables: Mapping[str, list[Row]], min_isr_default: int
 ) -> BatchFindings:
-    """Pure: one snapshot's rows of `partitions`, `brokers`, `configs`, `admin_requests` → its findings."""
+    """Pure: one snapshot's rows of `partitions`, `brokers`, `configs`, `admin_requests` and (where it was
+    probed) `probe_results` → its findings."""
     deleting = {r["topic"] for r in tables["admin_requests"] if r["request"] == DELETE_TOPIC}
     served = [r for r in tables["partitions"] if r["has_state"] and r["topic"] not in deleting]
     live = {int(r["broker_id"]) for r in tables["brokers"]}
     resolve = _min_isr(tables["configs"], min_isr_default)
     health = [_isr_row(r, live, resolve) for r in served]
+    refusing = probe.refusing_rows(tables.get("probe_results", []), live)
     return BatchFindings(
-        snapshot_id, captured_at, {"isr_health": health, "broker_attribution": _brokers_down(served, live)}
+        snapshot_id,
+        captured_at,
+        {"isr_health": health, "broker_attribution": _brokers_down(served, live), "probe_refusing": refusing},
     )
 
 
@@ -92,6 +98,9 @@ def problems(findings: BatchFindings) -> list[Problem]:
     down = findings.rows("broker_attribution") or []
     if down:
         out.append(partitions.brokers_down(down, findings))
+    refusing = findings.rows("probe_refusing") or []
+    if refusing:
+        out.append(probe.refusing(refusing, findings))
     health = findings.rows("isr_health") or []
     for name, compose in (
         (partitions.OFFLINE, partitions.offline),

@@ -168,6 +168,8 @@ class ClusterFigures:
     retention: list[Row] | None = None
     """The latest group analysis' `retention_risk_partitions` rows; None when the view holds none (not analysed,
     stale, or not read by the lake cache)."""
+    probes: list[Row] = field(default_factory=list)
+    """The latest metadata snapshot's `probe_results` (empty: not probed)."""
     catching_up: list[Row] | None = None
     """The latest group analysis' `lag_time_groups` rows (lag velocity, trend, time to close); None as above."""
 
@@ -314,6 +316,7 @@ def _metadata(figures: ClusterFigures, snapshot: Batch) -> None:
     ]
     figures.topics = _topics(snapshot)
     figures.broker_bytes, figures.topic_bytes = _replica_bytes(snapshot)
+    figures.probes = snapshot.rows("probe_results") or []
 
 
 def _address(broker: Row) -> tuple[str, int | None]:

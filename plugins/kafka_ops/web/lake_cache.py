@@ -45,7 +45,15 @@ from kafka_ops.validation.lake_batches import CommittedBatch, days, read_batch_t
 Row = dict[str, Any]
 WATCHED = (COMMIT_TABLE, GROUP_COMMIT_TABLE, ANALYSIS_COMMIT_TABLE, REMEDIATION_PLANS_TABLE, REMEDIATION_AUDIT_TABLE)
 GROUP_TABLES = ("group_offsets", "group_members", "consumer_groups", "partition_end_offsets")
-METADATA_TABLES = ("brokers", "partitions", "configs", "replica_sizes", "collection_issues", "migration")
+METADATA_TABLES = (
+    "brokers",
+    "partitions",
+    "configs",
+    "replica_sizes",
+    "collection_issues",
+    "migration",
+    "probe_results",
+)
 GROUP_FINDINGS = (
     "lag_status_partitions",
     "lag_status_groups",

@@ -394,6 +394,7 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
     return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters), *_catching_up(clusters),
+            *_probes(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
             *_alerts_and_plans(clusters)]  # fmt: skip
 
@@ -436,6 +437,27 @@ def _catching_up(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             if r.get("time_to_close_seconds") is not None:
                 closes.add_metric([c.cluster, r["group_id"]], r["time_to_close_seconds"])
     return [velocity, closes]
+
+
+def _probes(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """From the latest snapshot's `probe_results`: per probe partition and the broker leading it, the seconds
+    to the produce's acknowledgement (acks=all) and to the record read back, and whether the probe failed."""
+    labels = ["cluster", "broker", "topic", "partition"]
+    produce = gauge("kafka_ops_probe_produce_seconds", "Seconds to the acknowledgement of the probe's record "
+                    "(acks=all) by the broker leading the partition.", labels)  # fmt: skip
+    e2e = gauge("kafka_ops_probe_end_to_end_seconds", "Seconds from the probe's send to its record read back.",
+                labels)  # fmt: skip
+    failed = gauge("kafka_ops_probe_failed", "1 when the probe of the partition failed (Kafka refused the record, "
+                   "or a step timed out), else 0.", labels)  # fmt: skip
+    for c in clusters:
+        for r in c.probes:
+            where = [c.cluster, "" if r.get("leader") is None else str(r["leader"]), r["topic"], str(r["partition"])]
+            if r.get("produce_ms") is not None:
+                produce.add_metric(where, r["produce_ms"] / 1000)
+            if r.get("e2e_ms") is not None:
+                e2e.add_metric(where, r["e2e_ms"] / 1000)
+            failed.add_metric(where, 1.0 if r.get("error") else 0.0)
+    return [produce, e2e, failed]
 
 
 def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> None:

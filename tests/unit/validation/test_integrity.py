@@ -223,6 +223,7 @@ def test_load_issues_never_make_the_metadata_untrusted(lake: Lake) -> None:
     snap.issues = [
         CollectionIssue("DescribeLogDirs broker 2", "broker 2 did not describe its log dirs: timeout", "request"),
         CollectionIssue("DescribeLogDirs broker 1 log dir /d1", "error KAFKA_STORAGE_ERROR", "log_dir"),
+        CollectionIssue("probe topic kafka-ops-probe", "missing, and writes are not enabled", "probe"),  # nor the probe
     ]
     publish(lake, snap)
     result = validate_snapshot(lake, "c1", "s1", data_docs=False)
