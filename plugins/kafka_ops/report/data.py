@@ -31,6 +31,8 @@ from kafka_ops.lake.schema import (
     VALIDATION_COMMIT_TABLE,
 )
 from kafka_ops.lake.store import Lake
+from kafka_ops.problems import probe
+from kafka_ops.problems.problem import BatchFindings
 from kafka_ops.problems.words import SEVERITY_RANK
 from kafka_ops.report import findings as fx
 from kafka_ops.report import reads
@@ -48,6 +50,7 @@ from kafka_ops.report.model import (
     Status,
 )
 from kafka_ops.silences import Silence
+from kafka_ops.validation.lake_batches import find_commit, read_batch_table
 
 if TYPE_CHECKING:
     from kafka_ops.validation.gates import GateReport
@@ -120,6 +123,7 @@ def gather(
     group_missing = _why_not_analysed(groups, "consumer-group collection", cluster)
 
     problems = [*(fx.zookeeper_problems(zk) if zk else []), *(fx.group_problems(gf) if gf else [])]
+    problems += _probe_problems(lake, cluster, snapshot)
     problems.sort(key=lambda p: SEVERITY_RANK.get(p.severity, 9))
     brokers = fx.broker_loads(zk) if zk else Part(missing=zk_missing)
     shrinks = fx.broker_shrinks(zk, [b.broker_id for b in brokers.items]) if zk else Part(missing=zk_missing)
@@ -189,6 +193,20 @@ def _zookeeper(lake: Lake, cluster: str, snapshot_id: str | None) -> tuple[Colle
     if commit is None:
         return None, None
     return _collected(lake, cluster, "snapshots", commit, analysis, figures=_ZK_FIGURES), analysis
+
+
+def _probe_problems(lake: Lake, cluster: str, snapshot: Collected | None) -> list[Problem]:
+    """The brokers that failed the snapshot's end-to-end probe (`problems.probe`): a fact of the snapshot
+    alone, paged from it, so not in the analysis' findings."""
+    batch = find_commit(lake, COMMIT_TABLE, cluster, snapshot.snapshot_id) if snapshot is not None else None
+    probes = read_batch_table(lake, batch, "probe_results") if batch is not None else None
+    if batch is None or probes is None or probes.num_rows == 0:
+        return []
+    brokers = read_batch_table(lake, batch, "brokers")
+    serving = set(brokers.column("broker_id").to_pylist()) if brokers is not None else set()
+    rows = probe.refusing_rows(probes.to_pylist(), serving)
+    findings = BatchFindings(batch.batch_id, batch.captured_at.astimezone(UTC), {"probe_refusing": rows})
+    return [probe.refusing(rows, findings)] if rows else []
 
 
 def _groups(
