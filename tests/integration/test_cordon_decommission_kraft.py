@@ -1,8 +1,8 @@
 """A decommission on Kafka 4.4 cordons first (KIP-1066): on a cluster of its own (two brokers, one
 controller), the plan cordons the broker it drains before the first move, drains it, verifies it holds
 no replica and leaves it cordoned, and Kafka agrees (`kafka-configs --describe`, its own placement of a
-new topic). A decommission that gets stuck and is cancelled lifts the cordon it set, and a cordon the
-operator had set before the plan is never the plan's to lift."""
+new topic). A decommission that gets stuck and is cancelled lifts the cordon it set, a cordon the operator
+had set before the plan is never the plan's to lift, and a rollback lifts the cordon its failed plan left."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from dataclasses import replace
 import pytest
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
-from kafka_ops.errors import ReassignmentStuck
+from kafka_ops.errors import ReassignmentStuck, RemediationFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_decommission
+from kafka_ops.planning.plan_rollback import plan_rollback
 from kafka_ops.planning.view import CORDON_LEVEL
 from kafka_ops.remediation import AdminApiBackend, cancel, read_audit
 from kafka_ops.remediation.live import KRaftLiveReader
@@ -121,3 +122,25 @@ def test_a_cancelled_decommission_lifts_its_cordon_and_never_the_operators(
         assert "cordon_first" not in plan_decommission(base(cluster, lake), [2]).request
     finally:
         set_cordon(cluster, 2, None)
+
+
+def test_a_rollback_lifts_the_cordon_its_failed_plan_left_then_moves_back(
+    two_brokers: KRaftSandbox, lake: Lake
+) -> None:
+    """A decommission planned without one of the broker's topics drains the rest, then fails its check that the
+    broker is empty, and leaves the broker cordoned; its rollback is not refused for that cordon, lifts it
+    first, and moves the drained partitions back."""
+    cluster = two_brokers
+    create(cluster, "cordon_c", {0: [2], 1: [2]})
+    create(cluster, "cordon_d", {0: [2]})
+    snap = base(cluster, lake)
+    plan = plan_decommission(replace(snap, topics={"cordon_c": snap.topics["cordon_c"]}), [2])
+    with pytest.raises(RemediationFailed, match=r"cordoned brokers still hold replicas: broker 2: .*cordon_d-0"):
+        run(cluster, plan, lake)
+    assert cordons(cluster)[2] == "*"
+
+    rollback = plan_rollback(base(cluster, lake), plan)
+    assert rollback.request["uncordon_first"] == [2] and rollback.moves == 2
+    assert run(cluster, rollback, lake).status == "done"
+    assert cordons(cluster)[2] is None
+    assert {p: r for p, r in snapshot(cluster).topics["cordon_c"].partitions.items()} == {0: (2,), 1: (2,)}

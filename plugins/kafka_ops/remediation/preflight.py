@@ -33,7 +33,8 @@ executor records the refusal in the audit table and writes nothing to the cluste
 10. no broker that still has to receive a replica is cordoned now: by the cluster's
     `cordoned_brokers` setting as it reads at run time, or by Kafka itself (KIP-1066, the live
     snapshot's `Broker.cordoned`). A plan made before the cordon, a rollback returning replicas to
-    a broker cordoned since, or a resumed run would otherwise place what the cordon forbids.
+    a broker cordoned since, or a resumed run would otherwise place what the cordon forbids. A
+    rollback's own source plan's cordon (`view.UNCORDON_FIRST`) is not in the way: it is lifted first.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from kafka_ops.lake.schema import COMMIT_TABLE
 from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot, Quorum, TopicPartition
 from kafka_ops.planning.plan import Plan
+from kafka_ops.planning.view import UNCORDON_FIRST
 from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight, tp_text
 from kafka_ops.remediation.progress import Progress, drift_message
 from kafka_ops.settings import ClusterConfig
@@ -322,7 +324,10 @@ def check_targets_not_cordoned(plan: Plan, live: ClusterSnapshot, cordoned_broke
     pending = [m for m in plan.reassignments if classify(m, live, moving) != "target"]
     receiving = {b for m in pending for b in m.added}
     by_setting = sorted(receiving & set(cordoned_brokers))
-    by_kafka = sorted(b for b in receiving if (broker := live.brokers.get(b)) is not None and broker.cordoned)
+    lifted_first = set(plan.request.get(UNCORDON_FIRST) or ())  # a rollback lifts its source plan's cordon first
+    by_kafka = sorted(
+        b for b in receiving - lifted_first if (broker := live.brokers.get(b)) is not None and broker.cordoned
+    )
     if by_setting or by_kafka:
         found = [f"broker(s) {by_setting} by the cluster's cordoned_brokers setting"] if by_setting else []
         found += [f"broker(s) {by_kafka} by Kafka (cordoned.log.dirs)"] if by_kafka else []

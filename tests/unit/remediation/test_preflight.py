@@ -180,6 +180,19 @@ def test_a_target_broker_cordoned_since_the_plan_is_refused_by_setting_or_by_kaf
         live_checks(snap)
 
 
+def test_a_rollback_is_not_stopped_by_the_cordon_it_lifts_first() -> None:
+    """A rollback of a decommission that cordoned its brokers lifts that cordon before it moves anything
+    back (`uncordon_first`): that cordon is not in its way, any other Kafka cordon still is."""
+    targets = sorted({b for m in PLAN.reassignments for b in m.added})
+    snap = live()
+    snap.brokers[targets[-1]] = replace(snap.brokers[targets[-1]], cordoned=True)
+    rollback = replace(PLAN, request={**PLAN.request, "uncordon_first": [targets[-1]]})
+    check_live(rollback, snap, reported_in_flight={}, controller_quiet_s=300, allow_offline=False, now_ms=LATER)
+    other = replace(PLAN, request={**PLAN.request, "uncordon_first": [99]})
+    with refused("target brokers not cordoned", f"broker(s) [{targets[-1]}] by Kafka (cordoned.log.dirs)"):
+        check_live(other, snap, reported_in_flight={}, controller_quiet_s=300, allow_offline=False, now_ms=LATER)
+
+
 def test_a_cordoned_broker_that_already_has_its_replica_does_not_stop_a_resumed_run() -> None:
     snap = live()
     for m in PLAN.reassignments:
