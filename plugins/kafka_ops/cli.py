@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 
+from kafka_ops.cli_broker import add_broker_parser, run_broker
 from kafka_ops.cli_lake import add_lake_parser, run_lake
 from kafka_ops.cli_silence import add_silence_parser, run_silence
 from kafka_ops.errors import KafkaOpsError
@@ -64,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     _remediation_parser(verbs)
     add_lake_parser(verbs)
     add_silence_parser(verbs)
+    add_broker_parser(verbs)
     return parser
 
 
@@ -108,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_lake(args)
     if args.verb == "silence":
         return run_silence(args)
+    if args.verb == "broker":
+        return run_broker(args)
     return _snapshot(args)
 
 

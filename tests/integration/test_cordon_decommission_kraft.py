@@ -2,17 +2,20 @@
 controller), the plan cordons the broker it drains before the first move, drains it, verifies it holds
 no replica and leaves it cordoned, and Kafka agrees (`kafka-configs --describe`, its own placement of a
 new topic). A decommission that gets stuck and is cancelled lifts the cordon it set, a cordon the operator
-had set before the plan is never the plan's to lift, and a rollback lifts the cordon its failed plan left."""
+had set before the plan is never the plan's to lift, a rollback lifts the cordon its failed plan left, and
+a drained broker, once stopped, is unregistered as its own step."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
+from kafka_ops.cli import main as cli_main
 from kafka_ops.errors import ReassignmentStuck, RemediationFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_decommission
@@ -144,3 +147,36 @@ def test_a_rollback_lifts_the_cordon_its_failed_plan_left_then_moves_back(
     assert run(cluster, rollback, lake).status == "done"
     assert cordons(cluster)[2] is None
     assert {p: r for p, r in snapshot(cluster).topics["cordon_c"].partitions.items()} == {0: (2,), 1: (2,)}
+
+
+def test_a_drained_stopped_broker_is_unregistered_as_its_own_step(
+    two_brokers: KRaftSandbox, lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Broker 2 decommissioned, then stopped: fenced, still registered (DescribeCluster with fenced brokers,
+    KIP-1073). `kafka-ops broker unregister` refuses a serving broker and, without writes enabled, to execute;
+    its plan is printed for review; executed, the registration is gone."""
+    cluster = two_brokers
+    plan = plan_decommission(base(cluster, lake), [2])
+    assert run(cluster, plan, lake).status == "done" and holding(cluster, 2) == []
+    cluster.stop_broker(2)
+    cluster.wait_for(lambda: 2 in snapshot(cluster).fenced_brokers, 60, "broker 2 fenced")
+
+    def cli(*args: str, writes: bool = False) -> int:
+        settings = tmp_path / f"kafka-ops-{writes}.toml"
+        settings.write_text(f'[[clusters]]\nname = "{CLUSTER}"\nwrites_enabled = {str(writes).lower()}\n')
+        monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+        return cli_main(["broker", "unregister", "--cluster", CLUSTER, "--bootstrap-servers",
+                         target(cluster).bootstrap_servers, "--lake", str(lake.root), *args])  # fmt: skip
+
+    assert cli("--broker", "1") == 2
+    assert "broker 1 is serving (registered and not fenced): stop it first" in capsys.readouterr().err
+    assert cli("--broker", "2") == 0
+    assert "unregister broker 2 of cluster kraft" in capsys.readouterr().out
+    assert cli("--broker", "2", "--execute") == 2
+    assert "refused (writes enabled)" in capsys.readouterr().err
+    assert 2 in snapshot(cluster).fenced_brokers
+    assert cli("--broker", "2", "--execute", writes=True) == 0
+    assert '"status": "done"' in capsys.readouterr().out
+    after = snapshot(cluster)
+    assert 2 not in after.fenced_brokers and 2 not in after.brokers

@@ -46,6 +46,7 @@ PlanKind = Literal[
     "log_dir_balance",
     "rollback",
     "finish",
+    "unregister_broker",
 ]
 PartitionSizes = Mapping[TopicPartition, int]
 

@@ -38,7 +38,7 @@ STATES = (
 )  # fmt: skip
 ENDED = frozenset({"rejected", "done", "failed", "cancelled"})
 """States a remediation does not leave by itself (`stuck` resumes when run again)."""
-WRITES = frozenset({"cordon", "set_throttle", "reassign", "elect", "alter_log_dirs", "resume"})
+WRITES = frozenset({"cordon", "set_throttle", "reassign", "elect", "alter_log_dirs", "unregister", "resume"})
 """Audit actions that mean an execution run is under way."""
 APPROVAL = {"requested": "awaiting_approval", "approved": "approved"}
 
