@@ -88,4 +88,5 @@ def check_drained(run: PlanRun, brokers: Collection[int], live: ClusterSnapshot)
                           for b, tps in sorted(holding.items()))  # fmt: skip
         run.audit.record("verify_drained", "failed", detail=shown)
         raise RemediationFailed(f"plan {run.plan.plan_id}: cordoned brokers still hold replicas: {shown}")
-    run.audit.record("verify_drained", "ok", detail=f"brokers {sorted(brokers)} are cordoned and hold no replica")
+    run.audit.record("verify_drained", "ok", detail=f"brokers {sorted(brokers)} are cordoned and hold no replica; "
+                     "once stopped for good, remove each one's registration: kafka-ops broker unregister")  # fmt: skip
