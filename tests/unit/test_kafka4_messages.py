@@ -1,4 +1,5 @@
-"""The vendored Kafka 4 group-API schemas are Kafka's own, byte for byte, and build kafka-python messages."""
+"""The vendored Kafka 4 schemas (the group APIs, UnregisterBroker) are Kafka's own, byte for byte, and build
+kafka-python messages."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from importlib import resources
 import pytest
 
 from kafka_ops.sources import messages
-from kafka_ops.sources.messages import groups
+from kafka_ops.sources.messages import cluster, groups
 from sandbox import ensure_kafka4_jars
 
 SCHEMAS = sorted(p.name for p in resources.files(messages).iterdir() if p.name.endswith(".json"))
@@ -24,7 +25,7 @@ def test_schemas_are_kafkas_own_byte_for_byte() -> None:
 
 @pytest.mark.parametrize("name", SCHEMAS)
 def test_every_schema_has_its_class(name: str) -> None:
-    cls = getattr(groups, name.removesuffix(".json"))
+    cls = getattr(groups, name.removesuffix(".json"), None) or getattr(cluster, name.removesuffix(".json"))
     assert cls.name == name.removesuffix(".json")
 
 

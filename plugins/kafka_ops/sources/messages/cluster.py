@@ -1,5 +1,5 @@
-"""Request and response classes for KRaft's cluster APIs kafka-python lacks, built from the schemas in this
-package (the wire format of Kafka's own message definitions)."""
+"""Request and response classes for KRaft's cluster APIs kafka-python lacks (UnregisterBroker), built from
+Kafka's own schemas in this package (from kafka-clients' `common/message/`)."""
 
 from __future__ import annotations
 
