@@ -157,6 +157,7 @@ def test_a_drained_stopped_broker_is_unregistered_as_its_own_step(
     KIP-1073). `kafka-ops broker unregister` refuses a serving broker and, without writes enabled, to execute;
     its plan is printed for review; executed, the registration is gone."""
     cluster = two_brokers
+    create(cluster, "cordon_e", {0: [2]})
     plan = plan_decommission(base(cluster, lake), [2])
     assert run(cluster, plan, lake).status == "done" and holding(cluster, 2) == []
     cluster.stop_broker(2)
