@@ -115,7 +115,8 @@ def test_a_cancelled_decommission_lifts_its_cordon_and_never_the_operators(
                         reader=KRaftLiveReader(CLUSTER, target(cluster)), actor="pytest", poll_s=0.3)  # fmt: skip
     finally:
         backend.close()
-    assert report.cancelled == ["cordon_b-0"]
+    # the crawl is stopped (or, under load, a first fetch of the whole partition finished it): nothing in flight
+    assert report.still_in_flight == [] and report.cancelled + report.at_target == ["cordon_b-0"]
     assert cordons(cluster)[2] is None
     assert read_progress(lake, CLUSTER, plan.plan_id).cordoned_brokers == []  # type: ignore[union-attr]
     assert ("uncordon", "ok") in [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, plan.plan_id)]
