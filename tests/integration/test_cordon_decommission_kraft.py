@@ -58,9 +58,8 @@ def cordons(cluster: KRaftSandbox) -> dict[int, str | None]:
     return out
 
 
-def holding(cluster: KRaftSandbox, broker: int) -> list[str]:
-    snap = snapshot(cluster)
-    return sorted(f"{t}-{p}" for t, a in snap.topics.items() for p, r in a.partitions.items() if broker in r)
+def holding(cluster: KRaftSandbox, broker: int) -> list[tuple[str, int]]:
+    return snapshot(cluster).held_by(broker)
 
 
 def set_cordon(cluster: KRaftSandbox, broker: int, value: str | None) -> None:

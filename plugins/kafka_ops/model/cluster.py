@@ -14,10 +14,18 @@ ZooKeeper snapshots.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
 TopicPartition = tuple[str, int]
+
+
+def tp_text(tps: Iterable[TopicPartition], limit: int = 10) -> str:
+    """`t-0, t-1, ... (and N more)` for messages."""
+    ordered = sorted(tps)
+    shown = ", ".join(f"{t}-{p}" for t, p in ordered[:limit])
+    return shown + (f" (and {len(ordered) - limit} more)" if len(ordered) > limit else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +385,12 @@ class ClusterSnapshot:
         assignment = self.topics[topic]
         adding = set(assignment.adding_replicas.get(partition, ()))
         return tuple(r for r in assignment.partitions[partition] if r not in adding)
+
+    def held_by(self, broker: int) -> list[TopicPartition]:
+        """The partitions whose assignment lists `broker` (replicas a reassignment is adding included)."""
+        return sorted(
+            (t, p) for t, a in self.topics.items() for p, replicas in a.partitions.items() if broker in replicas
+        )
 
     def under_replicated(self) -> list[TopicPartition]:
         """Partitions whose ISR is smaller than their assignment, as `kafka-topics` counts them.

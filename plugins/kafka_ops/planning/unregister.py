@@ -15,7 +15,7 @@ The executor (`remediation.unregister`) checks all of it again on a fresh read b
 from __future__ import annotations
 
 from kafka_ops.errors import PlanError
-from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot, tp_text
 from kafka_ops.planning.plan import Plan, build_plan
 from kafka_ops.planning.view import ClusterView
 
@@ -28,10 +28,9 @@ def unregister_problem(snapshot: ClusterSnapshot, broker: int) -> str | None:
         return f"broker {broker} is serving (registered and not fenced): stop it first, or it registers again"
     if broker not in snapshot.fenced_brokers:
         return f"broker {broker} is not registered (fenced brokers: {sorted(snapshot.fenced_brokers)})"
-    held = sorted(f"{t}-{p}" for t, a in snapshot.topics.items() for p, r in a.partitions.items() if broker in r)
+    held = snapshot.held_by(broker)
     if held:
-        shown = ", ".join(held[:5]) + (f" and {len(held) - 5} more" if len(held) > 5 else "")
-        return f"broker {broker} still holds replicas of {shown}: decommission it first"
+        return f"broker {broker} still holds replicas of {tp_text(held, 5)}: decommission it first"
     return None
 
 

@@ -43,8 +43,7 @@ from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, N
 from kazoo.handlers.threading import KazooTimeoutError
 
 from kafka_ops.errors import ConfigError, RemediationFailed, RemediationRefused, ZnodeFormatError
-from kafka_ops.model.cluster import TopicPartition
-from kafka_ops.remediation.live import tp_text
+from kafka_ops.model.cluster import TopicPartition, tp_text
 from kafka_ops.settings import ClusterConfig, RemediationBackend
 from kafka_ops.sources.zookeeper import znodes
 from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget

@@ -26,11 +26,11 @@ from typing import Any
 
 from kafka_ops.errors import RemediationRefused
 from kafka_ops.lake.store import Lake
-from kafka_ops.model.cluster import TopicPartition
+from kafka_ops.model.cluster import TopicPartition, tp_text
 from kafka_ops.remediation.backends import Backend
 from kafka_ops.remediation.batch_runner import ExecutionOptions, now
 from kafka_ops.remediation.cordons import uncordon_recorded
-from kafka_ops.remediation.live import LiveSource, classify, in_flight, moving_as_planned, tp_text
+from kafka_ops.remediation.live import LiveSource, classify, in_flight, moving_as_planned
 from kafka_ops.remediation.progress import Progress
 from kafka_ops.remediation.run_context import ContextRun, RunContext, live_source, reasons
 from kafka_ops.remediation.store import load_plan, read_progress

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from kafka_ops.errors import KafkaOpsError, RemediationFailed
-from kafka_ops.model.cluster import ClusterSnapshot
+from kafka_ops.model.cluster import ClusterSnapshot, tp_text
 from kafka_ops.planning.view import CORDON_FIRST, UNCORDON_FIRST
 from kafka_ops.remediation.batch_runner import PlanRun
 from kafka_ops.remediation.run_context import RunContext
@@ -80,12 +80,9 @@ def check_drained(run: PlanRun, brokers: Collection[int], live: ClusterSnapshot)
     what is left, else an audit row)."""
     if not brokers:
         return
-    left = {b: sorted(f"{t}-{p}" for t, a in live.topics.items() for p, replicas in a.partitions.items()
-                      if b in replicas) for b in brokers}  # fmt: skip
-    holding = {b: tps for b, tps in left.items() if tps}
+    holding = {b: tps for b in sorted(brokers) if (tps := live.held_by(b))}
     if holding:
-        shown = "; ".join(f"broker {b}: {', '.join(tps[:5])}{' ...' if len(tps) > 5 else ''}"
-                          for b, tps in sorted(holding.items()))  # fmt: skip
+        shown = "; ".join(f"broker {b}: {tp_text(tps, 5)}" for b, tps in holding.items())
         run.audit.record("verify_drained", "failed", detail=shown)
         raise RemediationFailed(f"plan {run.plan.plan_id}: cordoned brokers still hold replicas: {shown}")
     run.audit.record("verify_drained", "ok", detail=f"brokers {sorted(brokers)} are cordoned and hold no replica; "

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_ops.errors import KafkaOpsError, RemediationFailed, RemediationRefused
-from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition, tp_text
 from kafka_ops.planning.plan import Election
 from kafka_ops.remediation.batch_runner import BatchRun, now
-from kafka_ops.remediation.live import tp_text
 from kafka_ops.remediation.progress import Step
 from kafka_ops.remediation.run_context import RunContext, leader, reasons
 

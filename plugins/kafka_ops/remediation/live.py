@@ -22,7 +22,7 @@ removing ones (the controller writes target + original, target first).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -226,10 +226,3 @@ def controller_changed_at_ms(snap: ClusterSnapshot) -> int | None:
     if snap.controller_epoch_stat is not None:
         times.append(snap.controller_epoch_stat.mtime_ms)
     return max(times) if times else None
-
-
-def tp_text(tps: Collection[TopicPartition], limit: int = 10) -> str:
-    """`t-0, t-1, ... (and N more)` for messages."""
-    ordered = sorted(tps)
-    shown = ", ".join(f"{t}-{p}" for t, p in ordered[:limit])
-    return shown + (f" (and {len(ordered) - limit} more)" if len(ordered) > limit else "")

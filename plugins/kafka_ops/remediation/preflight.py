@@ -46,10 +46,10 @@ from datetime import datetime
 from kafka_ops.errors import KafkaOpsError, RemediationRefused
 from kafka_ops.lake.schema import COMMIT_TABLE
 from kafka_ops.lake.store import Lake
-from kafka_ops.model.cluster import ClusterSnapshot, Quorum, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot, Quorum, TopicPartition, tp_text
 from kafka_ops.planning.plan import Plan
 from kafka_ops.planning.view import UNCORDON_FIRST
-from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight, tp_text
+from kafka_ops.remediation.live import assigned, classify, controller_changed_at_ms, in_flight
 from kafka_ops.remediation.progress import Progress, drift_message
 from kafka_ops.settings import ClusterConfig
 from kafka_ops.validation.lake_batches import days, find_commit, find_day_commits

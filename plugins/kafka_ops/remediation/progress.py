@@ -33,9 +33,9 @@ from typing import Any, Literal, cast
 
 from kafka_ops.errors import ProgressFormatError, RemediationRefused
 from kafka_ops.kafka_types import JsonReader, path_of, shown, whole_number
-from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition, tp_text
 from kafka_ops.planning.plan import Move
-from kafka_ops.remediation.live import PartitionStatus, classify, in_flight, tp_text
+from kafka_ops.remediation.live import PartitionStatus, classify, in_flight
 from kafka_ops.settings import REMEDIATION_BACKENDS
 
 PROGRESS_VERSION = 1

@@ -15,10 +15,11 @@ from typing import Any
 
 from kafka_ops.errors import KafkaOpsError, RemediationRefused
 from kafka_ops.lake.store import Lake
+from kafka_ops.model.cluster import tp_text
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
 from kafka_ops.remediation.backends import Backend, broker_throttles
 from kafka_ops.remediation.batch_runner import PlanRun
-from kafka_ops.remediation.live import LiveSource, in_flight, tp_text
+from kafka_ops.remediation.live import LiveSource, in_flight
 from kafka_ops.remediation.run_context import ContextRun, RunContext, live_source
 from kafka_ops.remediation.store import load_plan, read_progress
 from kafka_ops.remediation.throttles import TOPIC_THROTTLES, clearance

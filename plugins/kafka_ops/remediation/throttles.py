@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition
+from kafka_ops.model.cluster import ClusterSnapshot, TopicPartition, tp_text
 from kafka_ops.planning.plan import FOLLOWER_THROTTLED, LEADER_THROTTLED
-from kafka_ops.remediation.live import assigned, tp_text
+from kafka_ops.remediation.live import assigned
 
 TOPIC_THROTTLES = (LEADER_THROTTLED, FOLLOWER_THROTTLED)
 

@@ -4,7 +4,7 @@ Metadata can look healthy while produce fails: a full or read-only log dir the b
 yet, a `message.max.bytes` set too low on one broker, a quota, an authorization change. Each snapshot of
 a cluster with a `probe_topic` produces one small record with acks=all to every partition of that topic
 and reads it back, timing both: the partition's leader in the snapshot is the broker probed, so a topic
-with a partition led by each broker probes them all (`create_probe_topic` lays it out that way).
+with a partition led by each broker probes them all (`probe_layout` lays it out that way).
 
 A probe topic that does not exist is created only where the cluster's writes are enabled (it is then
 probed from the next snapshot on, once its leaders are in the metadata); otherwise it is a collection

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kafka_ops.model.cluster import ReassignmentRequest
+from kafka_ops.model.cluster import ReassignmentRequest, tp_text
 from kafka_ops.planning.plan import Move
-from kafka_ops.remediation.live import batch_progress, classify, controller_changed_at_ms, in_flight, tp_text
+from kafka_ops.remediation.live import batch_progress, classify, controller_changed_at_ms, in_flight
 from tests.unit.remediation.clusters import CONTROLLER_MS, assign, live, moving
 from tests.unit.snapshots import stat
 
