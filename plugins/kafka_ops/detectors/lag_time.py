@@ -180,7 +180,7 @@ def _trend() -> Column:
     return (
         F.when(F.col("lag").isNull(), UNKNOWN_TREND)
         .when(F.col("lag") <= 0, CAUGHT_UP_TREND)
-        .when(velocity.isNull() | F.isnan(velocity), UNKNOWN_TREND)
+        .when(velocity.isNull(), UNKNOWN_TREND)  # NaN (no spread in time) is null by then
         .when(velocity < 0, CLOSING)
         .when(velocity > 0, GROWING)
         .otherwise(STEADY)
