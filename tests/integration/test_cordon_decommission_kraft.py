@@ -2,8 +2,8 @@
 controller), the plan cordons the broker it drains before the first move, drains it, verifies it holds
 no replica and leaves it cordoned, and Kafka agrees (`kafka-configs --describe`, its own placement of a
 new topic). A decommission that gets stuck and is cancelled lifts the cordon it set, a cordon the operator
-had set before the plan is never the plan's to lift, a rollback lifts the cordon its failed plan left, and
-a drained broker, once stopped, is unregistered as its own step."""
+had set before the plan is never the plan's to lift, a rollback lifts the cordon its failed plan left (even
+one with nothing left to move back), and a drained broker, once stopped, is unregistered as its own step."""
 
 from __future__ import annotations
 
@@ -147,6 +147,30 @@ def test_a_rollback_lifts_the_cordon_its_failed_plan_left_then_moves_back(
     assert run(cluster, rollback, lake).status == "done"
     assert cordons(cluster)[2] is None
     assert {p: r for p, r in snapshot(cluster).topics["cordon_c"].partitions.items()} == {0: (2,), 1: (2,)}
+
+
+def test_a_rollback_with_nothing_left_to_move_back_still_lifts_the_cordon(
+    two_brokers: KRaftSandbox, lake: Lake
+) -> None:
+    """The failed decommission's drained topic deleted since: its rollback has no move left (the partition
+    is skipped), yet it runs and lifts the cordon the plan left."""
+    cluster = two_brokers
+    create(cluster, "cordon_g", {0: [2]})
+    create(cluster, "cordon_h", {0: [2]})
+    snap = base(cluster, lake)
+    plan = plan_decommission(replace(snap, topics={"cordon_g": snap.topics["cordon_g"]}), [2])
+    with pytest.raises(RemediationFailed, match=r"cordoned brokers still hold replicas: broker 2: .*cordon_h-0"):
+        run(cluster, plan, lake)
+    with cluster.admin() as admin:
+        admin.delete_topics(["cordon_g"])
+    cluster.wait_for(lambda: "cordon_g" not in snapshot(cluster).topics, 60, "cordon_g deleted")
+
+    rollback = plan_rollback(base(cluster, lake), plan)
+    assert rollback.moves == 0 and [s.reason for s in rollback.skipped] == ["the partition no longer exists"]
+    assert rollback.request["uncordon_first"] == [2]
+    assert run(cluster, rollback, lake).status == "done"
+    assert cordons(cluster)[2] is None
+    assert ("uncordon", "ok") in [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, rollback.plan_id)]
 
 
 def test_a_drained_stopped_broker_is_unregistered_as_its_own_step(

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from kafka_ops.model.cluster import TopicPartition
 from kafka_ops.planning.load import ClusterLoad
-from kafka_ops.planning.view import NO_LEADER, ClusterView
+from kafka_ops.planning.view import NO_LEADER, UNCORDON_FIRST, ClusterView
 
 LEADER_THROTTLED = "leader.replication.throttled.replicas"
 FOLLOWER_THROTTLED = "follower.replication.throttled.replicas"
@@ -211,7 +211,10 @@ class Plan:
 
     @property
     def is_empty(self) -> bool:
-        return not self.reassignments and not self.elections and not self.dir_moves
+        """Nothing to write: no move, no election, and no cordon to lift (a rollback whose moves the cluster
+        already undid still uncordons what its source plan cordoned)."""
+        moves = self.reassignments or self.elections or self.dir_moves
+        return not moves and not self.request.get(UNCORDON_FIRST)
 
     def to_reassignment_json(self, log_dirs: bool = False) -> dict[str, Any]:
         """Kafka's reassignment file for the targets (`log_dirs` "any" per replica if asked)."""

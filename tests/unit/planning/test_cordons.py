@@ -127,6 +127,19 @@ def test_a_decommission_cordons_first_where_the_metadata_version_takes_kafkas_co
     assert ("cordon first     brokers [1, 3]: cordoned.log.dirs=*" in review) is (first is not None)
 
 
+def test_a_rollback_with_nothing_left_to_move_back_still_lifts_the_cordon() -> None:
+    """Every partition already back at the plan's base (someone moved them by hand): the rollback moves
+    nothing, but it is not empty while its source plan's cordon stands, so it runs and lifts it."""
+    snap = cluster(NO_RACKS, {"t": {0: (1, 2), 1: (3, 4)}})
+    snap.metadata_version = CORDON_LEVEL
+    plan = plan_decommission(snap, [1])
+    rollback = plan_rollback(snap, plan)  # the snapshot is still the base: nothing moved
+    assert not rollback.reassignments and rollback.request.get("uncordon_first") == [1]
+    assert not rollback.is_empty
+    assert plan_rollback(snap, plan, finish=True).is_empty is False  # a finish still has every move to make
+    assert plan_rollback(snap, replace(plan, request={})).is_empty  # no cordon, no move: nothing to do
+
+
 def test_a_plan_file_with_a_bad_cordon_list_is_refused() -> None:
     snap = cluster(NO_RACKS, SKEWED)
     snap.metadata_version = CORDON_LEVEL
