@@ -7,19 +7,23 @@ one with nothing left to move back), and a drained broker, once stopped, is unre
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from airflow.exceptions import AirflowFailException
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
+from kafka_ops.airflow import remediation_tasks
 from kafka_ops.cli import main as cli_main
 from kafka_ops.errors import ReassignmentStuck, RemediationFailed
 from kafka_ops.lake.store import Lake
 from kafka_ops.planning import plan_decommission
 from kafka_ops.planning.plan_rollback import plan_rollback
+from kafka_ops.planning.request import REASSIGNMENT_FORM
 from kafka_ops.planning.view import CORDON_LEVEL
 from kafka_ops.remediation import AdminApiBackend, cancel, read_audit
 from kafka_ops.remediation.live import KRaftLiveReader
@@ -179,21 +183,29 @@ def test_a_drained_stopped_broker_is_unregistered_as_its_own_step(
 ) -> None:  # fmt: skip
     """Broker 2 decommissioned, then stopped: fenced, still registered (DescribeCluster with fenced brokers,
     KIP-1073). `kafka-ops broker unregister` refuses a serving broker and, without writes enabled, to execute;
-    its plan is printed for review; executed, the registration is gone."""
+    its plan is printed for review. The reassignment DAG's `unregister_broker` action plans the same step
+    (a dry run, reviewed like any plan) and executes exactly that plan: the registration is gone."""
     cluster = two_brokers
     create(cluster, "cordon_e", {0: [2]})
     plan = plan_decommission(base(cluster, lake), [2])
     assert run(cluster, plan, lake).status == "done" and holding(cluster, 2) == []
     cluster.stop_broker(2)
     cluster.wait_for(lambda: 2 in snapshot(cluster).fenced_brokers, 60, "broker 2 fenced")
+    connection = {"conn_type": "kafka", "host": target(cluster).bootstrap_servers,
+                  "extra": {"request_timeout_ms": 10_000}}  # fmt: skip
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_CORDON", json.dumps(connection))
 
-    def cli(*args: str, writes: bool = False) -> int:
+    def use_settings(writes: bool) -> None:
         settings = tmp_path / f"kafka-ops-{writes}.toml"
-        settings.write_text(f'[[clusters]]\nname = "{CLUSTER}"\nwrites_enabled = {str(writes).lower()}\n')
+        settings.write_text(f'lake_root = "{lake.root}"\n[[clusters]]\nname = "{CLUSTER}"\nmetadata_source = "kraft"\n'
+                            f'kafka_conn_id = "kafka_cordon"\nwrites_enabled = {str(writes).lower()}\n')  # fmt: skip
         monkeypatch.setenv("KAFKA_OPS_CONFIG", str(settings))
+
+    def cli(*args: str) -> int:
         return cli_main(["broker", "unregister", "--cluster", CLUSTER, "--bootstrap-servers",
                          target(cluster).bootstrap_servers, "--lake", str(lake.root), *args])  # fmt: skip
 
+    use_settings(writes=False)
     assert cli("--broker", "1") == 2
     assert "broker 1 is serving (registered and not fenced): stop it first" in capsys.readouterr().err
     assert cli("--broker", "2") == 0
@@ -201,7 +213,18 @@ def test_a_drained_stopped_broker_is_unregistered_as_its_own_step(
     assert cli("--broker", "2", "--execute") == 2
     assert "refused (writes enabled)" in capsys.readouterr().err
     assert 2 in snapshot(cluster).fenced_brokers
-    assert cli("--broker", "2", "--execute", writes=True) == 0
-    assert '"status": "done"' in capsys.readouterr().out
+
+    use_settings(writes=True)
+    params = {"cluster": CLUSTER, "action": "unregister_broker", "brokers": [2], "dry_run": True}
+    with pytest.raises(AirflowFailException, match=r"Param 'brokers': broker 1 is serving"):
+        remediation_tasks.plan({**params, "brokers": [1]}, REASSIGNMENT_FORM, actor="pytest")
+    dry_run = remediation_tasks.plan(params, REASSIGNMENT_FORM, actor="pytest")
+    assert dry_run["kind"] == "unregister_broker" and dry_run["next"].startswith("review the plan")
+    assert 2 in snapshot(cluster).fenced_brokers  # a dry run writes nothing
+    done = remediation_tasks.execute({**params, "dry_run": False, "plan_id": dry_run["plan_id"]}, REASSIGNMENT_FORM,
+                                     actor="pytest", run_id="manual__1")  # fmt: skip
+    assert (done["status"], done["broker"], done["plan_id"]) == ("done", 2, dry_run["plan_id"])
     after = snapshot(cluster)
     assert 2 not in after.fenced_brokers and 2 not in after.brokers
+    steps = [(r["action"], r["outcome"]) for r in read_audit(lake, CLUSTER, dry_run["plan_id"])]
+    assert steps == [("unregister", "ok"), ("verify", "ok")]

@@ -56,6 +56,7 @@ from kafka_ops.remediation.live import KRaftLiveReader, LiveReader, LiveSource
 from kafka_ops.remediation.log_dir_moves import execute_dir_moves
 from kafka_ops.remediation.pacing import batch_count, execution_options, pacing_of
 from kafka_ops.remediation.preflight import check_offline_config
+from kafka_ops.remediation.unregister import unregister_broker
 from kafka_ops.settings import ClusterConfig, Settings, load_settings
 from kafka_ops.validation.integrity import require_trusted, validate_snapshot
 
@@ -184,6 +185,11 @@ def execute_plan(request: RemediationRequest, *, actor: str, run_id: str | None)
         raise
     if reviewed.kind == "log_dir_balance":
         return _execute_dir_moves(request, reviewed, lake, actor=actor, run_id=run_id)
+    if reviewed.kind == "unregister_broker":
+        done = unregister_broker(reviewed, lake=lake, cluster_config=config, actor=actor, run_id=run_id,
+                                 target=KafkaAdminHook(config.kafka_conn_id).target())  # fmt: skip
+        log.info("plan %s: %s", reviewed.plan_id, json.dumps(done, sort_keys=True))
+        return done
     reader, backend = cluster_writer(config)
     try:
         report = execute_remediation(

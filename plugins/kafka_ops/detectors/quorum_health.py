@@ -157,7 +157,7 @@ def _fenced(fenced: DataFrame, snapshots: DataFrame, context: Context) -> DataFr
             F.lit(
                 " again, or find why it misses its heartbeats (its log, broker.session.timeout.ms); "
                 "if it is gone for good, move its replicas off it (kafka_partition_reassignment, action "
-                "decommission) and unregister it (kafka-cluster unregister)"
+                "decommission), then unregister it (the same DAG, action unregister_broker)"
             ),
         ).alias("action"),
         F.lit("warning").alias("severity"),

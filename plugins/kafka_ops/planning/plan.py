@@ -211,10 +211,10 @@ class Plan:
 
     @property
     def is_empty(self) -> bool:
-        """Nothing to write: no move, no election, and no cordon to lift (a rollback whose moves the cluster
-        already undid still uncordons what its source plan cordoned)."""
+        """Nothing to write: no move, no election, no cordon to lift (a rollback whose moves the cluster
+        already undid still uncordons what its source plan cordoned) and no registration to remove."""
         moves = self.reassignments or self.elections or self.dir_moves
-        return not moves and not self.request.get(UNCORDON_FIRST)
+        return not moves and not self.request.get(UNCORDON_FIRST) and self.kind != "unregister_broker"
 
     def to_reassignment_json(self, log_dirs: bool = False) -> dict[str, Any]:
         """Kafka's reassignment file for the targets (`log_dirs` "any" per replica if asked)."""

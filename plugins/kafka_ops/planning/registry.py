@@ -25,6 +25,7 @@ from kafka_ops.planning.preferred_election import plan_preferred_election
 from kafka_ops.planning.replica_balance import plan_replica_balance
 from kafka_ops.planning.replication_factor import plan_replication_factor
 from kafka_ops.planning.request import Action, ParamError, RemediationRequest
+from kafka_ops.planning.unregister import plan_unregister
 from kafka_ops.planning.view import CORDONED
 
 INTERNAL_TOPIC_PREFIX = "__"
@@ -86,6 +87,11 @@ def _rollback(request: RemediationRequest, given: PlanInputs) -> Plan:
     return plan_rollback(given.snapshot, given.source, finish=request.action == "finish")
 
 
+def _unregister(request: RemediationRequest, given: PlanInputs) -> Plan:
+    (broker,) = request.brokers  # parse_request guarantees exactly one on a dry run
+    return plan_unregister(given.snapshot, broker)
+
+
 PLANNERS: dict[Action, Planner] = {
     "preferred_election": _preferred_election,
     "leader_reorder": _leader_reorder,
@@ -95,6 +101,7 @@ PLANNERS: dict[Action, Planner] = {
     "log_dir_balance": _log_dir_balance,
     "rollback": _rollback,
     "finish": _rollback,
+    "unregister_broker": _unregister,
 }
 
 

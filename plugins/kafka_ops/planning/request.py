@@ -51,6 +51,7 @@ Action = Literal[
     "log_dir_balance",
     "rollback",
     "finish",
+    "unregister_broker",
 ]
 ACTIONS: tuple[str, ...] = get_args(Action)
 ACTION_LABELS: dict[str, str] = {
@@ -65,9 +66,11 @@ ACTION_LABELS: dict[str, str] = {
     "them (AlterReplicaLogDirs; no replica changes broker)",
     "rollback": "Roll back a cancelled or failed plan: put its moved partitions back to the plan's base",
     "finish": "Finish a cancelled or failed plan: move its partitions still at the base to the plan's target",
+    "unregister_broker": "Unregister a decommissioned broker (KRaft): remove the registration a stopped broker "
+    "holding no replica keeps, fenced (UnregisterBroker, KIP-1073)",
 }
 TOPIC_ACTIONS = frozenset({"preferred_election", "leader_reorder", "replication_factor"})
-BROKER_ACTIONS = frozenset({"decommission", "replica_balance", "log_dir_balance"})
+BROKER_ACTIONS = frozenset({"decommission", "replica_balance", "log_dir_balance", "unregister_broker"})
 SOURCE_PLAN_ACTIONS = frozenset({"rollback", "finish"})
 
 MIN_THROTTLE = 1_000_000
@@ -156,7 +159,15 @@ ELECTION_FORM = RequestForm(
 )
 REASSIGNMENT_FORM = RequestForm(
     dag_id="kafka_partition_reassignment",
-    actions=("replication_factor", "decommission", "replica_balance", "log_dir_balance", "rollback", "finish"),
+    actions=(
+        "replication_factor",
+        "decommission",
+        "replica_balance",
+        "log_dir_balance",
+        "rollback",
+        "finish",
+        "unregister_broker",
+    ),
     batch_size=10,
     batch_help="At most this many partitions are reassigned at once; the next batch starts when every "
     "replica of the previous one is in sync.",
@@ -380,6 +391,8 @@ def _brokers(value: object, action: str, *, required: bool) -> tuple[int, ...]:
         raise ParamError("brokers", f"lists broker(s) {twice} more than once")
     if required and action == "decommission" and not value:
         raise ParamError("brokers", "name at least one broker to decommission, e.g. [3]")
+    if required and action == "unregister_broker" and len(value) != 1:
+        raise ParamError("brokers", f"name the one broker to unregister, e.g. [3], got {shown(value)}")
     return tuple(sorted(value))
 
 

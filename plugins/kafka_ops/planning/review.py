@@ -75,6 +75,7 @@ def render_plan(
         + (f", {pacing.election_requests} request(s) of at most {request.batch_size}" if plan_.elections else ""),
         *_dir_move_lines(plan_, request, batches, throttle),
         *_cordon_lines(plan_),
+        *_registration_lines(plan_),
         f"  skipped          {len(plan_.skipped)}",
         "  figures          " + (", ".join(f"{k}={v}" for k, v in plan_.figures.items()) or "none"),
     ]
@@ -126,6 +127,17 @@ def _cordon_lines(plan_: Plan) -> list[str]:
         lines.append(f"  uncordon first   brokers {list(lifted)}: the cordon plan {plan_.request.get('plan_id')} set "
                      "is lifted before anything moves back")  # fmt: skip
     return lines
+
+
+def _registration_lines(plan_: Plan) -> list[str]:
+    """An `unregister_broker` step's one write (`planning.unregister`)."""
+    if plan_.kind != "unregister_broker":
+        return []
+    return [
+        f"  unregister       broker {b}: fenced and holding no replica in the base snapshot (checked again on a fresh "
+        "read before the write); UnregisterBroker removes its registration"
+        for b in plan_.request["brokers"]
+    ]
 
 
 def _load_lines(plan_: Plan) -> list[str]:

@@ -84,6 +84,7 @@ def test_the_two_forms_split_the_actions() -> None:
         "log_dir_balance",
         "rollback",
         "finish",
+        "unregister_broker",
     )
     assert {"throttle_bytes_per_s", "brokers", "replication_factor"} <= REASSIGNMENT_FORM.fields
     assert not {"throttle_bytes_per_s", "brokers", "replication_factor"} & ELECTION_FORM.fields
