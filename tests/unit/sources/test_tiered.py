@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+import time
 from typing import Any
 
 import pytest
@@ -26,7 +27,9 @@ from kafka_ops.model.cluster import (
     copy_backlog,
 )
 from kafka_ops.snapshot.tables import snapshot_batch
-from kafka_ops.sources import tiered
+from kafka_ops.sources import log_dirs, tiered
+from kafka_ops.sources.groups.collector import KafkaTarget
+from sandbox.cluster import free_port
 from tests.unit.snapshots import AT, state
 
 TopicAnswer = ListOffsetsResponse.ListOffsetsTopicResponse
@@ -346,3 +349,27 @@ def test_a_partitions_batch_written_before_the_tiered_columns_reads_them_as_null
     rows = lake.read("partitions", "c1")
     assert rows.schema.field("copy_backlog").type == TABLES["partitions"].field("copy_backlog").type
     assert {c: set(rows.column(c).to_pylist()) for c in columns} == {c: {None} for c in columns}
+
+
+# -- beside a ZooKeeper snapshot --------------------------------------------------------------
+
+
+def test_beside_zookeeper_no_remote_storage_topic_connects_to_nothing() -> None:
+    snap = tiered_snapshot()
+    snap.configs = []
+    target = KafkaTarget(f"127.0.0.1:{free_port()}", {"request_timeout_ms": 30_000})  # nothing listens there
+    started = time.monotonic()
+    tiered.collect_beside(snap, target, timeout_s=2)
+    assert time.monotonic() - started < 1 and snap.issues == [] and snap.tiered_logs == {}
+
+
+def test_beside_zookeeper_an_unreachable_kafka_is_an_issue_never_the_snapshot() -> None:
+    snap = tiered_snapshot()
+    port = free_port()
+    target = KafkaTarget(f"127.0.0.1:{port}", log_dirs.bounded({"request_timeout_ms": 30_000}, timeout_s=2))
+    started = time.monotonic()
+    tiered.collect_beside(snap, target, timeout_s=2)
+    assert time.monotonic() - started < 10
+    assert snap.remote_storage == {"orders": True, "lost": True} and snap.tiered_logs == {}
+    (issue,) = snap.issues
+    assert issue.path == tiered.REQUEST and f"cannot reach Kafka at 127.0.0.1:{port}" in issue.problem
