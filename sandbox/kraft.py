@@ -80,8 +80,9 @@ class KRaftSandbox:
     `die_with_parent` makes the JVMs die with this Python process (tests, demo); the CLI's
     `up` turns it off so the cluster outlives the command. `broker_heap` / `controller_heap` are
     each JVM's `-Xmx`: the defaults suit the tests' small clusters; a benchmark holding 10,000+
-    partitions gives the brokers more. `metrics_agent` attaches the Prometheus JMX exporter to every
-    broker (`metrics_agent.py`), serving on `metrics_ports`.
+    partitions gives the brokers more. `broker_settings` / `controller_settings` are added to (or
+    override) every broker's / controller's `server.properties`. `metrics_agent` attaches the
+    Prometheus JMX exporter to every broker (`metrics_agent.py`), serving on `metrics_ports`.
     """
 
     root: Path | None = None
@@ -90,6 +91,7 @@ class KRaftSandbox:
     racks: tuple[str, ...] = DEFAULT_RACKS
     die_with_parent: bool = True
     broker_settings: dict[str, str] = field(default_factory=dict)
+    controller_settings: dict[str, str] = field(default_factory=dict)
     broker_heap: str = "384m"
     controller_heap: str = "256m"
     cluster_id: str = ""
@@ -351,6 +353,7 @@ class KRaftSandbox:
             "process.roles": "controller",
             "listeners": f"CONTROLLER://127.0.0.1:{self.controller_ports[controller_id]}",
             **CONTROLLER_SETTINGS,
+            **self.controller_settings,
         }
         return self._node(f"controller-{controller_id}", home, settings, self.controller_heap)
 

@@ -6,7 +6,8 @@ Two sets, each from its own pom and in its own folder so neither changes the oth
 `pom-delta-spark.xml` (`var/jars-delta-spark`), is Delta Lake's Spark connector, which Spark loads
 with `spark.jars` (never `--packages`); a fourth, `pom-spark-s3.xml` (`var/jars-spark-s3`), is
 Hadoop's S3A filesystem (`hadoop-aws` and the AWS SDK v2 bundle, 642 MB) for a Spark analysis of a
-lake on S3 (`kafka_ops.lake.spark_s3`).
+lake on S3 (`kafka_ops.lake.spark_s3`). `pom-tiered-storage.xml` (`var/jars-tiered-storage`) is Kafka's
+own local remote-storage plugin, from kafka-storage's test fixtures, for the tiered-storage sandbox.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ KAFKA4_POM = Path(__file__).with_name("pom-kafka4.xml")
 DELTA_SPARK_POM = Path(__file__).with_name("pom-delta-spark.xml")
 SPARK_S3_POM = Path(__file__).with_name("pom-spark-s3.xml")
 JMX_EXPORTER_POM = Path(__file__).with_name("pom-jmx-exporter.xml")
+TIERED_STORAGE_POM = Path(__file__).with_name("pom-tiered-storage.xml")
 _MARKER = ".complete"
 
 
@@ -68,6 +70,15 @@ def ensure_jmx_exporter_jar(cache: Path | None = None) -> Path:
     """The Prometheus JMX exporter's Java agent jar (for `-javaagent:`), Maven on the first call only."""
     jar = "jmx_prometheus_javaagent-*.jar"
     folder = _ensure(JMX_EXPORTER_POM, cache or var_dir() / "jars-jmx-exporter", expect=jar)
+    return sorted(folder.glob(jar))[-1]
+
+
+def ensure_tiered_storage_jar(cache: Path | None = None) -> Path:
+    """Kafka 4's `LocalTieredStorage` (a RemoteStorageManager keeping remote segments in a local folder),
+    from kafka-storage's test fixtures, for a broker's `remote.log.storage.manager.class.path`; Maven on
+    the first call only."""
+    jar = "kafka-storage-*-test-fixtures.jar"
+    folder = _ensure(TIERED_STORAGE_POM, cache or var_dir() / "jars-tiered-storage", expect=jar)
     return sorted(folder.glob(jar))[-1]
 
 

@@ -94,10 +94,29 @@ METADATA_TABLES: dict[str, pa.Schema] = {
         pa.field("elr", INTS),
         pa.field("last_known_elr", INTS),
         pa.field("offline_replicas", INTS),
+        pa.field("remote_storage", pa.bool_()),
+        pa.field("local_retention_ms", pa.int64()),
+        pa.field("local_retention_bytes", pa.int64()),
+        pa.field("log_start_offset", pa.int64()),
+        pa.field("local_log_start_offset", pa.int64()),
+        pa.field("tiered_end_offset", pa.int64()),
+        pa.field("end_offset", pa.int64()),
+        pa.field("copy_backlog", pa.int64()),
         doc="Assignment (/brokers/topics/<t>) joined with leader/ISR state and its znode stat; "
         "state_version is the partition epoch (rises on every leader/ISR change). On kraft: from "
         "DescribeTopicPartitions, with elr / last_known_elr (KIP-966, null when ELR is off) and "
-        "offline_replicas; controller_epoch, leader_recovery_state and the znode stat are null.",
+        "offline_replicas; controller_epoch, leader_recovery_state and the znode stat are null. "
+        "Tiered storage (KIP-405, see sources.tiered): remote_storage is the topic's remote.storage.enable "
+        "(null: its configs could not be read, and in files written before the column existed). For "
+        "remote-storage topics only (null otherwise: not applicable), local_retention_ms / _bytes are the "
+        "effective local.retention.* (-2: the topic's retention.*, -1: unlimited) and, from the leader's "
+        "ListOffsets, log_start_offset (earliest, remote included), local_log_start_offset (earliest-local, "
+        "v8+), tiered_end_offset (latest-tiered, v9+: the last offset in remote storage, -1 while none is) "
+        "and end_offset (the high watermark); copy_backlog = end_offset - max(tiered_end_offset + 1, "
+        "local_log_start_offset): offsets only in the local log, the active segment included. Null where "
+        "unknown: a broker that does not serve the spec (a collection issue of kind unsupported), a refused "
+        "or failed request (kind request), no leader. The local part's bytes are replica_sizes.size_bytes "
+        "(DescribeLogDirs counts local segments only); the Admin API tells no remote size.",
     ),
     "controller": _schema(
         pa.field("controller_id", pa.int32()),

@@ -295,6 +295,61 @@ class Quorum:
 
 
 @dataclass(frozen=True, slots=True)
+class TieredTopic:
+    """A topic with remote storage (KIP-405, `remote.storage.enable=true`): the settings that decide what
+    stays local, as the brokers apply them (DescribeConfigs, the topic's value or the broker default it
+    inherits). `local_retention_ms` / `local_retention_bytes`: -2 keeps the topic's whole retention
+    locally (`retention.ms` / `retention.bytes`), -1 keeps everything locally; `copy_disabled`:
+    `remote.log.copy.disable` (nothing more is copied, Kafka 3.9+). None where not read."""
+
+    topic: str
+    local_retention_ms: int | None = None
+    local_retention_bytes: int | None = None
+    copy_disabled: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TieredLog:
+    """One partition of a topic with remote storage, as its leader (`leader`) answers ListOffsets:
+    `log_start_offset` (earliest, -2: the first offset, remote storage included), `local_log_start_offset`
+    (earliest-local, -4, ListOffsets v8+: the first offset on the leader's disk), `tiered_end_offset`
+    (latest-tiered, -5, v9+: the last offset copied to remote storage, -1 while nothing is) and
+    `end_offset` (latest, -1: the high watermark). None where unknown: the broker does not serve the
+    spec (a collection issue of kind `unsupported`), or refused or did not answer (kind `request`).
+
+    The remote part of the log is offsets `log_start_offset`..`tiered_end_offset`, the local part
+    `local_log_start_offset`..`end_offset - 1`; they overlap where a copied segment is still kept
+    locally (`local.retention.*`). `copy_backlog` counts what is only local."""
+
+    topic: str
+    partition: int
+    leader: int | None
+    log_start_offset: int | None = None
+    local_log_start_offset: int | None = None
+    tiered_end_offset: int | None = None
+    end_offset: int | None = None
+
+    @property
+    def copy_backlog(self) -> int | None:
+        """Offsets in the local log not yet copied to remote storage: from the first offset after the
+        last tiered one (or from the local log start, when that is later, or when nothing is tiered yet)
+        up to the high watermark. It counts offsets, not records (compaction gaps and transaction
+        markers are in it) and includes the active segment, which Kafka never copies until it rolls: a
+        healthy partition's backlog stays below about one segment's records. None when any of the
+        three offsets it needs is unknown."""
+        if self.end_offset is None or self.tiered_end_offset is None or self.local_log_start_offset is None:
+            return None
+        return copy_backlog(self.end_offset, self.tiered_end_offset, self.local_log_start_offset)
+
+
+def copy_backlog(end_offset: int, tiered_end_offset: int, local_log_start_offset: int) -> int:
+    """`TieredLog.copy_backlog` from known offsets (`tiered_end_offset` -1: nothing tiered yet); never
+    negative (answers read one after another may each be a moment apart)."""
+    first_untiered = max(tiered_end_offset + 1, local_log_start_offset)
+    return max(0, end_offset - first_untiered)
+
+
+@dataclass(frozen=True, slots=True)
 class CollectionIssue:
     """A znode that could not be read or parsed; the rest of the snapshot still completes."""
 
@@ -375,6 +430,14 @@ class ClusterSnapshot:
     """Admin API requests the KRaft source sent (not stored in the lake; the benchmark reads it)."""
     probes: list[ProbeResult] = field(default_factory=list)
     """The end-to-end probe of each broker through the probe topic (empty: not probed)."""
+    remote_storage: dict[str, bool | None] = field(default_factory=dict)
+    """Topics with remote storage (KIP-405: `remote.storage.enable=true`) -> True, and topics whose
+    configs could not be read -> None (unknown); a topic not here has no remote storage."""
+    tiered_topics: dict[str, TieredTopic] = field(default_factory=dict)
+    """The remote-storage topics' local retention settings (empty: none, or not read)."""
+    tiered_logs: dict[TopicPartition, TieredLog] = field(default_factory=dict)
+    """Every partition of a remote-storage topic with a leader: its local and remote parts (empty:
+    none, or not read)."""
 
     @property
     def partition_count(self) -> int:

@@ -5,6 +5,8 @@ Per partition: its size is the largest of its replicas' sizes in the snapshot's 
 partition has no other), else unknown; its byte rates come from the caller (`PartitionRates`, the
 Spark job's estimate from the lake's history), zero when absent. A new replica copies the
 partition's largest replica, so its size is what a move costs and what the receiver's disk gains.
+DescribeLogDirs counts local segments only: a partition of a topic with tiered storage (KIP-405) weighs
+its local part, which is all a new replica fetches (its remote part stays in remote storage).
 
 Per broker: capacities are the cluster's `[clusters.capacity]` settings (`Capacities.of`); a disk
 capacity nobody set defaults to the sum of the broker's log dirs' `total_bytes` when every log dir

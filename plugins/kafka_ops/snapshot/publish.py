@@ -14,7 +14,7 @@ from kafka_ops.lake.store import Lake
 from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.model.groups import GroupSnapshot
 from kafka_ops.snapshot.tables import snapshot_batch, summary
-from kafka_ops.sources import log_dirs
+from kafka_ops.sources import log_dirs, tiered
 from kafka_ops.sources.admin import AdminFactory
 from kafka_ops.sources.groups.collector import GroupCollector, KafkaTarget
 from kafka_ops.sources.groups.commit_log import READ_TIMEOUT_S, read_commit_log, read_from
@@ -36,16 +36,19 @@ def collect_metadata(
     """One snapshot from the source `target` names: a ZooKeeper ensemble (`ZooKeeperTarget`), or a
     KRaft cluster's brokers (a `KafkaTarget`, read through the Admin API and the controller quorum,
     log dirs included). A ZooKeeper cluster that is migrating to KRaft is also watched from
-    `migration`'s side, and its brokers' log dirs are read through `brokers` (its Kafka connection,
-    bounded in time: see `log_dirs.collect_beside`; a Kafka outage is an issue, never a failure). No
-    `brokers`: a ZooKeeper snapshot without load rows (the DAG logs why: the cluster has no Kafka
-    connection)."""
+    `migration`'s side, and its brokers' log dirs and its remote-storage topics' offsets are read through
+    `brokers` (its Kafka connection, bounded in time: see `log_dirs.collect_beside`,
+    `tiered.collect_beside`; a Kafka outage is an issue, never a failure). No `brokers`: a ZooKeeper
+    snapshot without load rows nor tiered offsets (the DAG logs why: the cluster has no Kafka connection)."""
     if isinstance(target, ZooKeeperTarget):
         snap = ZooKeeperCollector(cluster, target).collect()
         if migration is not None:
             watch(snap, migration)
         if brokers is not None:
             log_dirs.collect_beside(snap, brokers)
+            tiered.collect_beside(snap, brokers)
+        else:
+            snap.remote_storage = tiered.remote_storage(snap)
         return snap
     return KRaftCollector(cluster, target).collect()
 

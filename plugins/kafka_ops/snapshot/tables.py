@@ -108,24 +108,43 @@ def _partitions(s: ClusterSnapshot) -> dict[str, list[Any]]:
     names = ["topic", "topic_id", "partition", "replicas", "adding_replicas", "removing_replicas",
              "has_state", "leader", "leader_epoch", "controller_epoch", "isr",
              "leader_recovery_state", "state_version", "state_mzxid", "state_mtime",
-             "elr", "last_known_elr", "offline_replicas"]  # fmt: skip
+             "elr", "last_known_elr", "offline_replicas", *_TIERED]  # fmt: skip
     rows: list[tuple[Any, ...]] = []
     states = s.partition_states
     for topic in sorted(s.topics):
         t = s.topics[topic]
+        remote = s.remote_storage.get(topic, False)
         for p in sorted(t.partitions):
             st = states.get((topic, p))
             base = (topic, t.topic_id, p, list(t.partitions[p]),
                     list(t.adding_replicas.get(p, ())), list(t.removing_replicas.get(p, ())))  # fmt: skip
+            tiered = _tiered(s, topic, p) if remote else _NOT_TIERED
             if st is None:
-                rows.append((*base, False, *[None] * 11))
+                rows.append((*base, False, *[None] * 11, remote, *tiered))
             else:
                 stat = st.stat
                 rows.append((*base, True, st.leader, st.leader_epoch, st.controller_epoch,
                              list(st.isr), st.leader_recovery_state,
                              *((stat.version, stat.mzxid, _ts(stat.mtime_ms)) if stat else (None, None, None)),
-                             _list(st.elr), _list(st.last_known_elr), _list(st.offline_replicas)))  # fmt: skip
+                             _list(st.elr), _list(st.last_known_elr), _list(st.offline_replicas),
+                             remote, *tiered))  # fmt: skip
     return _rows(names, rows)
+
+
+_TIERED = ["remote_storage", "local_retention_ms", "local_retention_bytes", "log_start_offset",
+           "local_log_start_offset", "tiered_end_offset", "end_offset", "copy_backlog"]  # fmt: skip
+_NOT_TIERED = (None,) * (len(_TIERED) - 1)
+
+
+def _tiered(s: ClusterSnapshot, topic: str, partition: int) -> tuple[Any, ...]:
+    """A remote-storage partition's columns after `remote_storage` (None where unknown)."""
+    settings, log = s.tiered_topics.get(topic), s.tiered_logs.get((topic, partition))
+    return (
+        settings.local_retention_ms if settings else None,
+        settings.local_retention_bytes if settings else None,
+        *((log.log_start_offset, log.local_log_start_offset, log.tiered_end_offset, log.end_offset,
+           log.copy_backlog) if log else (None,) * 5),
+    )  # fmt: skip
 
 
 def _controller(s: ClusterSnapshot) -> dict[str, list[Any]]:

@@ -170,6 +170,10 @@ class ClusterFigures:
     stale, or not read by the lake cache)."""
     probes: list[Row] = field(default_factory=list)
     """The latest metadata snapshot's `probe_results` (empty: not probed)."""
+    tiered: list[Row] = field(default_factory=list)
+    """The latest metadata snapshot's `partitions` rows of topics with remote storage (tiered storage,
+    KIP-405), with `local_bytes`, the leader's replica size (DescribeLogDirs: local segments only; null
+    when unknown). Empty: no such topic."""
     catching_up: list[Row] | None = None
     """The latest group analysis' `lag_time_groups` rows (lag velocity, trend, time to close); None as above."""
 
@@ -317,6 +321,30 @@ def _metadata(figures: ClusterFigures, snapshot: Batch) -> None:
     figures.topics = _topics(snapshot)
     figures.broker_bytes, figures.topic_bytes = _replica_bytes(snapshot)
     figures.probes = snapshot.rows("probe_results") or []
+    figures.tiered = _tiered(snapshot)
+
+
+TIERED_COLUMNS = ("topic", "partition", "leader", "local_retention_ms", "local_retention_bytes", "log_start_offset",
+                  "local_log_start_offset", "tiered_end_offset", "end_offset", "copy_backlog")  # fmt: skip
+
+
+def _tiered(snapshot: Batch) -> list[Row]:
+    """The remote-storage partitions' rows (`TIERED_COLUMNS`, filtered in Arrow: a snapshot has 100,000
+    partitions and few tiered ones) with the leader's local bytes."""
+    partitions = snapshot.tables.get("partitions")
+    if partitions is None or "remote_storage" not in partitions.column_names or partitions.num_rows == 0:
+        return []
+    on = partitions.filter(pc.fill_null(pc.equal(partitions.column("remote_storage"), True), False))
+    rows = on.select(list(TIERED_COLUMNS)).to_pylist()
+    if not rows:
+        return []
+    wanted = {(r["topic"], r["partition"], r["leader"]) for r in rows}
+    local = {
+        (s["topic"], s["partition"]): s["size_bytes"]
+        for s in snapshot.rows("replica_sizes") or []
+        if (s["topic"], s["partition"], s["broker_id"]) in wanted and not s.get("is_future")
+    }
+    return [{**r, "local_bytes": local.get((r["topic"], r["partition"]))} for r in rows]
 
 
 def _address(broker: Row) -> tuple[str, int | None]:

@@ -394,7 +394,7 @@ def own_metrics(clusters: Sequence[ClusterFigures]) -> list[Metric]:
             in_flight.add_metric([c.cluster], len(c.reassignments))
             stuck.add_metric([c.cluster], sum(bool(r.get("stuck")) for r in c.reassignments))
     return [lag, seconds, partition_status, group_status, group_state, *_retention(clusters), *_catching_up(clusters),
-            *_probes(clusters),
+            *_probes(clusters), *_tiered(clusters),
             *health.values(), imbalanced, non_preferred, fixable, controller, epoch, elections, in_flight, stuck,
             *_alerts_and_plans(clusters)]  # fmt: skip
 
@@ -458,6 +458,38 @@ def _probes(clusters: Sequence[ClusterFigures]) -> list[Metric]:
                 e2e.add_metric(where, r["e2e_ms"] / 1000)
             failed.add_metric(where, 1.0 if r.get("error") else 0.0)
     return [produce, e2e, failed]
+
+
+def _tiered(clusters: Sequence[ClusterFigures]) -> list[Metric]:
+    """From the latest snapshot's remote-storage partitions (tiered storage): per partition, the offsets only
+    in the local log (the copy backlog), the offsets in the leader's local log and in remote storage, and
+    the leader's local bytes. A figure the snapshot does not know (a broker that does not serve the offset
+    specs, a partition without leader) has no sample."""
+    labels = ["cluster", "topic", "partition"]
+    backlog = gauge("kafka_ops_tiered_copy_backlog_offsets", "Offsets in the partition's local log not yet copied "
+                    "to remote storage (high watermark minus the first offset after the last tiered one), the "
+                    "active segment included: it stays below about a segment's records while tiering keeps up.",
+                    labels)  # fmt: skip
+    local = gauge("kafka_ops_tiered_local_offsets", "Offsets in the leader's local log (high watermark minus "
+                  "the local log start offset).", labels)  # fmt: skip
+    remote = gauge("kafka_ops_tiered_remote_offsets", "Offsets in remote storage (the last tiered offset plus one "
+                   "minus the log start offset; 0 while nothing is tiered).", labels)  # fmt: skip
+    local_bytes = gauge("kafka_ops_tiered_local_bytes", "Bytes of the leader's replica on its disk "
+                        "(DescribeLogDirs: local segments only, never the remote part).", labels)  # fmt: skip
+    for c in clusters:
+        for r in c.tiered:
+            where = [c.cluster, r["topic"], str(r["partition"])]
+            start, local_start, tiered, end = (r.get(k) for k in ("log_start_offset", "local_log_start_offset",
+                                                                  "tiered_end_offset", "end_offset"))  # fmt: skip
+            if r.get("copy_backlog") is not None:
+                backlog.add_metric(where, r["copy_backlog"])
+            if local_start is not None and end is not None:
+                local.add_metric(where, max(0, end - local_start))
+            if start is not None and tiered is not None:
+                remote.add_metric(where, max(0, tiered + 1 - start))
+            if r.get("local_bytes") is not None:
+                local_bytes.add_metric(where, r["local_bytes"])
+    return [backlog, local, remote, local_bytes]
 
 
 def _leaders_and_controller(c: ClusterFigures, *families: GaugeMetricFamily) -> None:

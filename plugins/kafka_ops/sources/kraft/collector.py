@@ -7,7 +7,8 @@ live broker), DescribeTopicPartitions in pages of `page_size` partitions (ISR, E
 replicas), ListPartitionReassignments, DescribeConfigs, ApiVersions' finalized features, the
 quotas and ACL counts (`sources.kraft.extras`), and one DescribeLogDirs per broker (replica sizes and
 log dirs, `sources.log_dirs`: sent once the brokers are known, the page broker's once the walk is
-done, read after the rest). A field the
+done, read after the rest), and last, for topics with remote storage only, their local and remote
+offsets (`sources.tiered`: nothing is sent when no topic has any). A field the
 Admin API does not tell is None, never made up (see `model.cluster`).
 
 An API a broker does not support leaves its part of the snapshot empty with a `CollectionIssue`
@@ -37,7 +38,7 @@ from kafka_ops.model.cluster import (
     TopicAssignment,
     new_snapshot_id,
 )
-from kafka_ops.sources import log_dirs
+from kafka_ops.sources import log_dirs, tiered
 from kafka_ops.sources.admin import UNREACHABLE, AdminFactory, with_admin
 from kafka_ops.sources.kraft import extras, quorum, topic_configs
 from kafka_ops.sources.kraft.quorum import kafka_uuid
@@ -126,6 +127,9 @@ class _Run:
             self._optional(snap, log_dirs.REQUEST, lambda: log_dirs.read(self.admin, snap, *self.log_dirs))
         # last: the slowest answers, which the brokers prepare while the rest is read
         self._optional(snap, "DescribeConfigs", lambda: extras.read_configs(self.admin, snap, self.topic_configs))
+        if only is None:  # once the topics' overrides say which have remote storage
+            timeout_ms = self.admin.config["request_timeout_ms"]
+            self._optional(snap, tiered.REQUEST, lambda: tiered.read(self.admin, snap, timeout_ms))
         snap.completed_at = datetime.now(UTC)
         snap.requests = self.requests
         return snap
