@@ -3,7 +3,8 @@
 A sandbox of its own (the shared one carries other tests' topics, some with one replica, whose
 partitions would go offline too): a healthy cluster raises nothing; a killed broker opens exactly
 one critical incident, which stays silent on the next run and resolves when the broker returns;
-a collection that cannot reach ZooKeeper says "cannot see cluster".
+a collection that cannot reach ZooKeeper says "cannot see cluster"; what an executing plan causes on its own
+brokers is silenced while an unrelated broker's death still pages.
 """
 
 from __future__ import annotations
@@ -25,13 +26,21 @@ from kafka_ops.alerting.log_sink import LogNotifier
 from kafka_ops.alerting.pipeline_status import PipelineStatus
 from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
-from kafka_ops.errors import ZooKeeperUnreachable
+from kafka_ops.errors import PlanCancelled, ZooKeeperUnreachable
 from kafka_ops.lake.open import open_lake
+from kafka_ops.planning.plan import build_plan
+from kafka_ops.planning.view import ClusterView
+from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, cancel, execute
+from kafka_ops.settings import ClusterConfig
 from kafka_ops.snapshot.tables import snapshot_batch
+from kafka_ops.sources.groups.collector import KafkaTarget
+from kafka_ops.sources.zookeeper.collector import ZooKeeperTarget
 from kafka_ops.thresholds import Thresholds
 from kafka_ops.validation.pipeline import health_gates, validate_batches
 from sandbox import SandboxCluster
 from sandbox.cluster import attach
+from tests.integration.background import Background
+from tests.integration.kafka_data import create_topic, produce
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -142,3 +151,63 @@ def test_a_snapshot_that_cannot_reach_zookeeper_says_cannot_see(cluster: Sandbox
     )  # fmt: skip
     assert report.resolved == ("cannot_see:zookeeper",)
     cluster.wait_healthy(120)
+
+
+def test_a_plans_own_leader_moves_are_silenced_while_an_unrelated_broker_kill_pages(
+    cluster: SandboxCluster, spark: SparkSession, tmp_path: Path
+) -> None:
+    """A plan executing on two brokers holds a silence over what it causes there: its reorders leave their new
+    preferred leader off the lead, a leader imbalance the analysis finds and does not page. Its in-flight copy is not under-replicated at all (adding replicas do not count,
+    as for `kafka-topics --under-replicated-partitions`). The third broker killed during the plan pages."""
+    oncall = OnCall(cluster, tmp_path, spark)
+    assert oncall.run().opened == ()
+    victim = next(b for b in (3, 2, 1) if b != cluster.controller_id())
+    first, second = (b for b in (1, 2, 3) if b != victim)
+    create_topic(cluster, "moves_a", {p: [first, second] for p in range(8)})
+    create_topic(cluster, "moves_z", {0: [first]})
+    produce(cluster, "moves_z", 300, value_bytes=10_000)
+    snap = cluster.snapshot()
+    targets = {("moves_a", p): (second, first) for p in range(8)} | {("moves_z", 0): (first, second)}
+    plan = build_plan("replica_balance", ClusterView(snap), {}, targets)
+    crawl = ExecutionOptions(poll_s=0.3, controller_quiet_s=0, throttle_bytes_per_s=1, stuck_after_s=600,
+                             batch_max_partitions=8)  # fmt: skip
+    config = ClusterConfig(CLUSTER, writes_enabled=True, remediation_backend="admin_api")
+    zookeeper = ZooKeeperTarget(cluster.zookeeper_hosts, cluster.chroot, timeout_s=5)
+
+    def admin_api() -> AdminApiBackend:
+        return AdminApiBackend(KafkaTarget(cluster.bootstrap_servers, {"request_timeout_ms": 10_000}))
+
+    def execution() -> None:
+        backend = admin_api()
+        try:
+            execute(plan, lake=oncall.lake, cluster_config=config, backend=backend, zookeeper=zookeeper,
+                    actor="pytest", run_id="r1", trusted=lambda *_: None, options=crawl)  # fmt: skip
+        finally:
+            backend.close()
+
+    running = Background(execution)
+    try:
+        cluster.wait_for(lambda s: bool(s.topics["moves_z"].adding_replicas), 60, "the crawl in flight")
+        assert {tp for tp in cluster.snapshot().under_replicated() if tp[0].startswith("moves_")} == set()
+        during = oncall.run()
+        assert "leader_imbalance_within_threshold" in during.silenced and during.opened == ()
+        assert oncall.sent() == []
+
+        cluster.kill_broker(victim)
+        cluster.wait_for(lambda s: victim not in s.brokers, 60, "the victim unregistered")
+        killed = oncall.run()
+        assert "no_under_min_isr_partitions" in killed.opened
+        paged = {n["key"]: n for n in oncall.sent() if n["event"] == "open"}
+        assert f"broker {victim} is down" in paged["no_under_min_isr_partitions"]["cause"]
+        if "leader_imbalance_within_threshold" in paged:  # the victim's own partitions lost their leader
+            assert f"broker {victim} leads" in paged["leader_imbalance_within_threshold"]["cause"]
+    finally:
+        backend = admin_api()
+        try:
+            cancel(plan.plan_id, lake=oncall.lake, cluster_config=config, backend=backend, zookeeper=zookeeper,
+                   actor="pytest", poll_s=0.3)  # fmt: skip
+        finally:
+            backend.close()
+        assert isinstance(running.error(120), PlanCancelled)
+        cluster.start_broker(victim)
+        cluster.wait_healthy(120)
