@@ -2,7 +2,8 @@
 with a partition led by each broker, each probed with a real acks=all produce and read; then broker 2 alone
 refuses records (its own `message.max.bytes` set below the probe's record, through IncrementalAlterConfigs):
 its metadata stays healthy, the probe records Kafka's refusal, and the snapshot pages it with broker 2 to
-blame and nothing else."""
+blame and nothing else. A broker that is no partition's preferred leader (added since the topic was laid out)
+gets a partition of its own where writes are enabled."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
+from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType, NewTopic
 
 from kafka_ops.lake.open import open_lake
 from kafka_ops.lake.store import Lake
@@ -98,3 +99,32 @@ def test_the_probe_pages_a_broker_that_refuses_writes_while_its_metadata_looks_h
         assert (problem.key, problem.title) == (REFUSING, f"Broker {REFUSING_BROKER} does not take writes")
     finally:
         max_message_bytes(sandbox, None)
+
+
+def test_a_broker_that_is_no_partitions_preferred_leader_gets_a_partition_where_writes_are_enabled(
+    healthy_kraft_sandbox: KRaftSandbox, probe_topic: str, tmp_path: Path
+) -> None:
+    """A probe topic laid out before broker 3 joined (here: created by hand on brokers 1 and 2 only): broker 3
+    is not probed, which is an issue; without writes it says how to add a partition, with writes kafka-ops
+    adds one led by broker 3, and the next snapshots probe all three."""
+    sandbox, lake = healthy_kraft_sandbox, open_lake(tmp_path / "lake")
+    with sandbox.admin() as admin:
+        admin.create_topics([NewTopic(probe_topic, replica_assignments={0: [1, 2], 1: [2, 1]})])
+    sandbox.wait_for(lambda: len(snapshot(sandbox, lake, probe_topic).probes) == 2, 60, "the probe topic's leaders")
+
+    (read_only,) = probe_issues(snapshot(sandbox, lake, probe_topic))
+    assert read_only == (
+        "broker(s) [3] lead no partition of it and are not probed: add a partition led by each "
+        "(kafka-topics --alter --partitions with --replica-assignment)"
+    )
+    (added,) = probe_issues(snapshot(sandbox, lake, probe_topic, create=True))
+    assert added == "broker(s) [3] lead no partition of it and are not probed: added a partition led by each of " \
+        "brokers [3], probed from the next snapshot on"  # fmt: skip
+    assert snapshot(sandbox, lake, probe_topic).topics[probe_topic].partitions[2] == (3, 1)
+
+    def all_three() -> bool:
+        snap = snapshot(sandbox, lake, probe_topic)
+        return [(r.leader, r.error) for r in snap.probes] == [(1, None), (2, None), (3, None)]
+
+    sandbox.wait_for(all_three, 60, "broker 3 probed")
+    assert probe_issues(snapshot(sandbox, lake, probe_topic)) == []

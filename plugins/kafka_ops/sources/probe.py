@@ -9,9 +9,14 @@ with a partition led by each broker probes them all (`probe_layout` lays it out 
 A probe topic that does not exist is created only where the cluster's writes are enabled (it is then
 probed from the next snapshot on, once its leaders are in the metadata); otherwise it is a collection
 issue saying how to create it by hand. A broker that leads no partition of the topic is not probed,
-and that is an issue too. Every failure of the probe is a result row (Kafka's error, or the step that
-timed out) or an issue, never an exception: the snapshot it rides on is always published. Both
-clients are bounded by `timeout_s` per step, so a broker that stops answering costs a timeout.
+and that is an issue too: where writes are enabled, a broker that is no partition's preferred leader (one
+added to the cluster since the topic was laid out) gets a partition of its own (CreatePartitions, laid out
+as `probe_layout` lays out the first ones) and is probed from the next snapshot on; one that is preferred
+but does not lead (a restart moved its leadership) needs a preferred election, which the issue says.
+
+Every failure of the probe is a result row (Kafka's error, or the step that timed out) or an issue, never
+an exception: the snapshot it rides on is always published. Both clients are bounded by `timeout_s` per
+step, so a broker that stops answering costs a timeout.
 """
 
 from __future__ import annotations
@@ -75,12 +80,39 @@ def probe(snap: ClusterSnapshot, target: KafkaTarget, topic: str, *, create: boo
     leaders = {p: _leader(snap, topic, p) for p in sorted(assignment.partitions)}
     unprobed = sorted(set(snap.brokers) - {b for b in leaders.values() if b is not None})
     if unprobed:
-        snap.issues.append(CollectionIssue(
-            where, f"broker(s) {unprobed} lead no partition of it and are not probed: add a partition led by "
-            "each (kafka-topics --alter --partitions with --replica-assignment), or run a preferred election",
-            ISSUE_KIND,
-        ))  # fmt: skip
+        snap.issues.append(CollectionIssue(where, _unprobed(snap, target, topic, unprobed, create), ISSUE_KIND))
     snap.probes = run_probe(target, topic, leaders, timeout_s)
+
+
+def _unprobed(snap: ClusterSnapshot, target: KafkaTarget, topic: str, unprobed: list[int], create: bool) -> str:
+    """The issue's text for brokers leading no partition of the probe topic; with `create`, the brokers that are
+    no partition's preferred leader get one (module docstring)."""
+    partitions = snap.topics[topic].partitions
+    preferred = {replicas[0] for replicas in partitions.values() if replicas}
+    new = [b for b in unprobed if b not in preferred]
+    said = f"broker(s) {unprobed} lead no partition of it and are not probed"
+    if not create or not new:
+        how = "add a partition led by each (kafka-topics --alter --partitions with --replica-assignment)"
+        return f"{said}: {how}{'' if not preferred & set(unprobed) else ', or run a preferred election'}"
+    rf = max((len(r) for r in partitions.values()), default=1)
+    added = added_layout(sorted(snap.brokers), new, rf)
+    admin = target()
+    try:
+        admin.create_partitions({topic: {"count": len(partitions) + len(added), "assignments": added}})
+    except KafkaError as e:
+        return f"{said}: adding a partition led by each of brokers {new} failed: {_text(e)}"
+    finally:
+        admin.close()
+    rest = sorted(set(unprobed) - set(new))
+    elect = f"; broker(s) {rest} are preferred but do not lead: run a preferred election" if rest else ""
+    return f"{said}: added a partition led by each of brokers {new}, probed from the next snapshot on{elect}"
+
+
+def added_layout(brokers: list[int], leaders: list[int], rf: int) -> list[list[int]]:
+    """A new partition per broker in `leaders`, led by it, followed by the next brokers (in id order, wrapping)
+    up to `rf` replicas (at most the brokers there are)."""
+    rf = max(1, min(rf, len(brokers)))
+    return [[brokers[(brokers.index(b) + i) % len(brokers)] for i in range(rf)] for b in leaders]
 
 
 def run_probe(
