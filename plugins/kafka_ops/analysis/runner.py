@@ -49,6 +49,10 @@ LOCAL_SPARK_DEFAULTS = {
     # a Delta table's log is small too (daily maintenance checkpoints it): Delta's default of 50
     # partitions to rebuild each table's state cost cluster_health.py on a small Delta lake 57 s, not 41
     "spark.databricks.delta.snapshotPartitions": "8",
+    # a window's table is read from the Parquet files its Delta log lists (`lake.spark`), one per snapshot:
+    # 288 a day. Past 32 paths Spark lists them with a Spark job of its own, per table: building the 16 input
+    # tables of a 20,000-partition day took 34-49 s that way, 4-9 s listed by the driver (same run)
+    "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
 }
 
 
