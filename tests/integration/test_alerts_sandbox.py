@@ -157,8 +157,9 @@ def test_a_plans_own_leader_moves_are_silenced_while_an_unrelated_broker_kill_pa
     cluster: SandboxCluster, spark: SparkSession, tmp_path: Path
 ) -> None:
     """A plan executing on two brokers holds a silence over what it causes there: its reorders leave their new
-    preferred leader off the lead, a leader imbalance the analysis finds and does not page. Its in-flight copy is not under-replicated at all (adding replicas do not count,
-    as for `kafka-topics --under-replicated-partitions`). The third broker killed during the plan pages."""
+    preferred leader off the lead, a leader imbalance the analysis finds and does not page. Its in-flight copy
+    is not under-replicated at all (adding replicas do not count, as for `kafka-topics
+    --under-replicated-partitions`). The third broker killed during the plan pages."""
     oncall = OnCall(cluster, tmp_path, spark)
     assert oncall.run().opened == ()
     victim = next(b for b in (3, 2, 1) if b != cluster.controller_id())

@@ -49,6 +49,7 @@ from kafka_ops.report.model import (
     Source,
     Status,
 )
+from kafka_ops.report.tiered import tiered_table
 from kafka_ops.silences import Silence
 from kafka_ops.validation.lake_batches import find_commit, read_batch_table
 
@@ -132,6 +133,8 @@ def gather(
     offenders += fx.zookeeper_offenders(zk) if zk else []
     offenders += fx.group_offenders(gf, kinds.types) if gf else []
     offenders += [kinds.reconciling] if kinds.reconciling is not None else []
+    tiered = tiered_table(lake, cluster, snapshot, fx.TOP_ROWS)
+    offenders += [tiered] if tiered is not None else []
     status, reason = _status(snapshot, gates, problems)
     return ReportData(
         cluster=cluster,
