@@ -184,12 +184,13 @@ def test_cli_up_status_down_in_kraft_mode(tmp_path: Path) -> None:
 
 
 def test_kraft_jvms_die_with_a_killed_owner(tmp_path: Path) -> None:
-    """A test run killed with -9 (no fixture teardown) leaves no controller or broker JVM behind."""
+    """A test run killed with -9 (no fixture teardown) leaves no controller or broker JVM behind (one of each:
+    the smallest cluster that has both, quick to start on a loaded machine)."""
     script = (
         "import json, time\n"
         "from pathlib import Path\n"
         "from sandbox import KRaftSandbox\n"
-        f"cluster = KRaftSandbox(root=Path({str(tmp_path)!r})).start()\n"
+        f"cluster = KRaftSandbox(root=Path({str(tmp_path)!r}), brokers=1, controllers=1).start()\n"
         "nodes = [*cluster._controller_nodes.values(), *cluster._nodes.values()]\n"
         "print(json.dumps([n.pid for n in nodes]), flush=True)\n"
         "time.sleep(600)\n"
@@ -198,7 +199,7 @@ def test_kraft_jvms_die_with_a_killed_owner(tmp_path: Path) -> None:
     try:
         assert owner.stdout is not None
         pids = json.loads(owner.stdout.readline())
-        assert len(pids) == 6 and all(alive(pid) for pid in pids)
+        assert len(pids) == 2 and all(alive(pid) for pid in pids)
     finally:
         owner.kill()
         owner.wait()

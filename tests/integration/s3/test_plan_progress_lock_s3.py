@@ -43,7 +43,7 @@ def test_a_cancel_racing_an_execution_is_never_lost(s3_root: str, lost_creates: 
     lake = open_lake(s3_root, "delta")
     write_progress(lake, Progress(PLAN, "c1", "admin_api", [], []))
     holds: list[tuple[float, float, str]] = []
-    stopped = threading.Event()
+    stopped, holding = threading.Event(), threading.Event()
 
     def execution() -> None:
         """Like the batch runner: under the lock, stop if cancelled, else 'write to the cluster' and save."""
@@ -57,12 +57,17 @@ def test_a_cancel_racing_an_execution_is_never_lost(s3_root: str, lost_creates: 
                     holds.append((start, time.monotonic(), "execution"))
                     return
                 time.sleep(0.02)  # the one write to the cluster
+                if step == 3:  # the cancel comes while the lock is held, whatever the machine's load
+                    holding.set()
+                    deadline = time.monotonic() + 30
+                    while not lost_creates and time.monotonic() < deadline:
+                        time.sleep(0.01)
                 stored.message = f"step {step} done"
                 write_progress(lake, stored)
                 holds.append((start, time.monotonic(), "execution"))
 
     def cancel() -> None:
-        time.sleep(0.3)  # while the execution is writing
+        holding.wait(60)  # while the execution is writing
         with progress_lock(lake, "c1", PLAN, timeout_s=60):
             start = time.monotonic()
             stored = read_progress(lake, "c1", PLAN)
