@@ -103,6 +103,26 @@ def _signal(node: _Node, sig: signal.Signals) -> None:
         os.kill(pid, sig)
 
 
+def exited(pid: int) -> bool:
+    """Whether process `pid` is gone or a zombie (it holds no port, file or memory any more). While a process
+    exits, its `/proc/<pid>/cmdline` reads empty before it is gone, so `_pid_is_ours` says "not ours" (not
+    running) a moment too early: teardown waits on this too."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    state = next((line for line in status.splitlines() if line.startswith("State:")), "")
+    return "Z" in state.split()[1:2] or "X" in state.split()[1:2]
+
+
+def wait_exited(node: _Node, timeout_s: float = 10.0) -> None:
+    """Wait, up to `timeout_s`, until a signalled node known by pid only (a CLI's `down`: its JVMs belong to
+    the exited `up`) is no longer running and its process has exited."""
+    deadline = time.monotonic() + timeout_s
+    while (node.running or (node.pid is not None and not exited(node.pid))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def _pid_is_ours(pid: int, home: Path) -> bool:
     """True if `pid` is alive and is a JVM started for `home` (guards against pid reuse)."""
     try:
@@ -399,6 +419,8 @@ class SandboxCluster:
                 _signal(node, signal.SIGKILL)
         if node.process is not None:
             node.process.wait()
+        else:
+            wait_exited(node)
 
     def _wait(self, check: Callable[[], bool], timeout_s: float, what: str) -> None:
         deadline = time.monotonic() + timeout_s

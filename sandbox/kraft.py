@@ -36,7 +36,17 @@ from typing import TYPE_CHECKING, Any
 from kafka_ops.child_process import dying_with_parent
 from kafka_ops.errors import SandboxError
 from kafka_ops.jars.fetch import ensure_kafka4_jars, var_dir
-from sandbox.cluster import BROKER_SETTINGS, DEFAULT_RACKS, JVM_FLAGS, _Node, _signal, free_port, launch, read_state
+from sandbox.cluster import (
+    BROKER_SETTINGS,
+    DEFAULT_RACKS,
+    JVM_FLAGS,
+    _Node,
+    _signal,
+    free_port,
+    launch,
+    read_state,
+    wait_exited,
+)
 from sandbox.metrics_agent import agent_options
 
 if TYPE_CHECKING:
@@ -521,6 +531,4 @@ def _reap(node: _Node) -> None:
     if node.process is not None:
         node.process.wait()
         return
-    deadline = time.monotonic() + 10
-    while node.running and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_exited(node)

@@ -28,6 +28,7 @@ from kafka_ops.analysis.runner import analyse
 from kafka_ops.detectors.registry import DETECTORS
 from kafka_ops.errors import PlanCancelled, ZooKeeperUnreachable
 from kafka_ops.lake.open import open_lake
+from kafka_ops.model.cluster import ClusterSnapshot
 from kafka_ops.planning.plan import build_plan
 from kafka_ops.planning.view import ClusterView
 from kafka_ops.remediation import AdminApiBackend, ExecutionOptions, cancel, execute
@@ -160,6 +161,20 @@ def test_a_plans_own_leader_moves_are_silenced_while_an_unrelated_broker_kill_pa
     preferred leader off the lead, a leader imbalance the analysis finds and does not page. Its in-flight copy
     is not under-replicated at all (adding replicas do not count, as for `kafka-topics
     --under-replicated-partitions`). The third broker killed during the plan pages."""
+    admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap_servers, request_timeout_ms=30_000)
+    try:  # a broker the earlier tests restarted leads none of its partitions: every leader back to its preferred
+        admin.elect_leaders(0, None, raise_errors=False)
+    finally:
+        admin.close()
+
+    def preferred(snap: ClusterSnapshot) -> bool:
+        return all(
+            st.leader == snap.topics[t].partitions[p][0]
+            for (t, p), st in snap.partition_states.items()
+            if t in snap.topics
+        )
+
+    cluster.wait_for(preferred, 60, "every partition led by its preferred leader")
     oncall = OnCall(cluster, tmp_path, spark)
     assert oncall.run().opened == ()
     victim = next(b for b in (3, 2, 1) if b != cluster.controller_id())

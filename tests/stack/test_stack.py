@@ -94,9 +94,14 @@ def test_the_stack_runs_the_pipeline_on_celery_spark_and_prometheus_survives_the
     snapshot = wait_until(lambda: _run(api, SNAPSHOT, "scheduled"), 900, "a scheduled snapshot run to succeed")
     mapped = [t for t in _tasks(api, SNAPSHOT, snapshot) if t["task_id"] == "snapshot_cluster"]
     assert sorted(t["rendered_map_index"] for t in mapped) == sorted(c.name for c in CLUSTERS)
-    workers = {name: (ROOT / "logs" / f"{name}.log").read_text(errors="replace") for name in AIRFLOW_WORKERS}
-    for ti in mapped:  # the Celery workers ran them (the supervisor logs each workload's id)
-        assert any(f"workload_id={ti['id']}" in log for log in workers.values()), f"no worker ran {ti}"
+
+    def logged(workload: str) -> bool:
+        logs = [(ROOT / "logs" / f"{name}.log").read_text(errors="replace") for name in AIRFLOW_WORKERS]
+        return any(f"workload_id={workload}" in log for log in logs)
+
+    for ti in mapped:  # the Celery workers ran them (the supervisor logs each workload's id, soon after the task)
+        workload = str(ti["id"])
+        wait_until(lambda: logged(workload), 60, f"a Celery worker's log naming task {workload} ({ti})")  # noqa: B023
     lake = open_lake(state.lake_root)
     for cluster in CLUSTERS:
         commit = lake.latest_commit(cluster.name, COMMIT_TABLE)
