@@ -111,8 +111,8 @@ def exited(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return True
-    state = next((line for line in status.splitlines() if line.startswith("State:")), "")
-    return "Z" in state.split()[1:2] or "X" in state.split()[1:2]
+    state = next((line.split()[1:2] for line in status.splitlines() if line.startswith("State:")), [])
+    return state in (["Z"], ["X"])  # zombie, dead
 
 
 def wait_exited(node: _Node, timeout_s: float = 10.0) -> None:

@@ -215,8 +215,7 @@ def _create(target: KafkaTarget, topic: str, brokers: list[int]) -> str:
 
 def probe_layout(brokers: list[int]) -> dict[int, list[int]]:
     """Partition p led by the p-th broker, with up to two followers after it (RF min(3, brokers))."""
-    rf = min(3, len(brokers))
-    return {p: [brokers[(p + i) % len(brokers)] for i in range(rf)] for p in range(len(brokers))}
+    return dict(enumerate(added_layout(brokers, brokers, 3)))
 
 
 def create_command(topic: str, brokers: list[int]) -> str:
