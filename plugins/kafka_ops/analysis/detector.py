@@ -46,7 +46,10 @@ class Detector:
     ZooKeeper metadata) or `group_snapshots` (the consumer groups, collected on their own clock).
     `inputs` maps each name in `tables` to a DataFrame of that lake table for this cluster:
     every committed batch captured within `thresholds.history_hours` up to the context's
-    (use `latest()` for the context batch's rows). Every findings DataFrame must carry the columns
+    (use `latest()` for the context batch's rows); for a table in `latest_only`, which the detector
+    reads only at the context batch, it may hold only that batch's rows. `tables` may also name
+    `partition_runs`: the window's partition runs (`analysis.partition_runs`), not a lake table read
+    but one the analysis builds. Every findings DataFrame must carry the columns
     `snapshot_id` (the context's) and `severity` (one of SEVERITIES); `cluster` and `dt` are
     added from the lake path, so findings must not contain them.
     """
@@ -56,6 +59,7 @@ class Detector:
     detect: Callable[[Mapping[str, DataFrame], Context], dict[str, DataFrame]]
     outputs: tuple[str, ...]
     source: str = "snapshots"
+    latest_only: tuple[str, ...] = ()
 
 
 def latest(frame: DataFrame, context: Context) -> DataFrame:

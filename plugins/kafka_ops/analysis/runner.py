@@ -22,14 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_ops.analysis import partition_runs
 from kafka_ops.analysis.detector import SEVERITIES, Context, Detector
+from kafka_ops.analysis.partition_runs import COVERAGE_TABLE, RUNS_TABLE
 from kafka_ops.capacities import Capacities
 from kafka_ops.errors import ConfigError, LakeError
 from kafka_ops.jars.fetch import ensure_delta_spark_jars, ensure_spark_s3_jars
 from kafka_ops.lake.names import DEFAULT_LAKE_FORMAT
 from kafka_ops.lake.object_store import is_s3
 from kafka_ops.lake.open import add_lake_format_argument, open_lake
-from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, commit_table_of
+from kafka_ops.lake.schema import ANALYSIS_COMMIT_TABLE, COMMIT_TABLE, commit_table_of
+from kafka_ops.lake.spark import read_table
 from kafka_ops.lake.store import Batch, Lake
 from kafka_ops.thresholds import Thresholds
 
@@ -101,10 +104,13 @@ class AnalysisResult:
     """findings table → seconds Spark took to compute it, in the order computed (work shared with a
     table computed before it, such as reading the history, counts for that earlier one); the slow
     detector of a slow analysis."""
+    partition_runs: dict[str, Any] = field(default_factory=dict)
+    """How the partition runs were built, where detectors took them: `carried_from` (the analysed
+    snapshot whose runs were carried on; None: rebuilt from the window's rows) and `snapshots_read`."""
 
     def summary(self) -> dict[str, Any]:
         return {"cluster": self.cluster, "snapshot_id": self.snapshot_id, "findings": self.counts,
-                "seconds": self.seconds}  # fmt: skip
+                "seconds": self.seconds, "partition_runs": self.partition_runs}  # fmt: skip
 
 
 def build_session(app_name: str, lake_format: str = DEFAULT_LAKE_FORMAT, lake_root: str | None = None) -> SparkSession:
@@ -225,21 +231,30 @@ def analyse(
         raise ConfigError(f"one analysis run reads one commit log; these detectors read {sources}")
     source = sources[0]
     lake = open_lake(lake_root, lake_format)
-    versions = _versions_as_of(lake, cluster, source, tables_of(detectors), as_of) if as_of is not None else {}
+    versions = _versions_as_of(lake, cluster, source, input_tables(detectors), as_of) if as_of is not None else {}
     context = _context(lake, cluster, snapshot_id, thresholds, source, as_of=as_of)
     context = replace(
         context, min_insync_replicas_default=min_insync_replicas_default, capacity=capacity or Capacities()
     )
     since = context.captured_at - timedelta(hours=thresholds.history_hours)
     until = context.captured_at
-    # each input is scanned by several detectors: read the window once, keep it in memory
+    windowed = window_tables(detectors)
     with _store_failures_as_lake_errors(spark, lake_root):
+        # a table some detector scans over the window is read once and kept in memory; one only read at
+        # the latest snapshot is read from that batch alone
         inputs = {
             t: read_history(
-                spark, lake_root, t, cluster, since=since, until=until, lake_format=lake_format, versions=versions
+                spark, lake_root, t, cluster, since=since if t in windowed else until, until=until,
+                lake_format=lake_format, versions=versions,
             ).cache()
-            for t in tables_of(detectors)
-        }
+            for t in input_tables(detectors)
+        }  # fmt: skip
+        state: dict[str, DataFrame] = {}
+        built: dict[str, Any] = {}
+        if RUNS_TABLE in tables_of(detectors):
+            inputs[RUNS_TABLE], state, built = _partition_runs(
+                spark, lake, cluster, context, since, inputs[COMMIT_TABLE], lake_format, versions, as_of is None
+            )
         findings: dict[str, DataFrame] = {}
         for detector in detectors:
             for name, frame in detector.detect({t: inputs[t] for t in detector.tables}, context).items():
@@ -251,13 +266,15 @@ def analyse(
                 started = time.perf_counter()
                 arrow[name] = _to_arrow(name, frame)
                 seconds[name] = round(time.perf_counter() - started, 2)
+            kept = {name: frame.toArrow() for name, frame in state.items()}
         finally:
             for frame in inputs.values():
                 frame.unpersist()
     counts = {name: _severity_counts(table) for name, table in arrow.items()}
+    arrow.update(kept)
     arrow[ANALYSIS_COMMIT_TABLE] = _commit_row(context, source, sorted(d.name for d in detectors), counts, analysed_at)
     lake.publish(Batch(f"{context.snapshot_id}.analysis", cluster, context.captured_at, arrow, ANALYSIS_COMMIT_TABLE))
-    return AnalysisResult(cluster, context.snapshot_id, counts, seconds)
+    return AnalysisResult(cluster, context.snapshot_id, counts, seconds, built)
 
 
 @contextmanager
@@ -280,8 +297,115 @@ def _store_failures_as_lake_errors(spark: SparkSession, lake_root: str) -> Itera
 
 
 def tables_of(detectors: Sequence[Detector]) -> list[str]:
-    """The lake tables `detectors` read."""
+    """The inputs `detectors` take: lake tables, and `partition_runs` (see `analysis.partition_runs`)."""
     return sorted({t for d in detectors for t in d.tables})
+
+
+def input_tables(detectors: Sequence[Detector]) -> list[str]:
+    """The lake tables an analysis by `detectors` reads: their tables, and the partitions and the
+    snapshots' commit log where they take the partitions' runs (built from those)."""
+    tables = set(tables_of(detectors))
+    if RUNS_TABLE in tables:
+        tables = (tables - {RUNS_TABLE}) | {"partitions", COMMIT_TABLE}
+    return sorted(tables)
+
+
+def window_tables(detectors: Sequence[Detector]) -> frozenset[str]:
+    """The lake tables some detector of `detectors` reads over the window (not only at the latest
+    snapshot: `Detector.latest_only`); the commit log too where runs are built (it orders the window)."""
+    tables = {t for d in detectors for t in d.tables if t not in d.latest_only}
+    if RUNS_TABLE in tables:
+        tables.add(COMMIT_TABLE)
+    return frozenset(tables - {RUNS_TABLE})
+
+
+def _partition_runs(  # noqa: PLR0917 - analyse's own values, passed on
+    spark: SparkSession,
+    lake: Lake,
+    cluster: str,
+    context: Context,
+    since: datetime,
+    snapshots: DataFrame,
+    lake_format: str,
+    versions: Mapping[str, int | None],
+    incremental: bool,
+) -> tuple[DataFrame, dict[str, DataFrame], dict[str, Any]]:
+    """The window's partition runs (kept in memory), carried from the previous analysis' or rebuilt
+    from the window's rows (see `analysis.partition_runs`); the state tables to publish with the
+    findings (the runs and the snapshots they cover); and how they were built (`AnalysisResult`)."""
+    from pyspark.sql import functions as F  # noqa: PLC0415
+
+    window = snapshots.select("snapshot_id", "captured_at").distinct().collect()
+    order_rows = sorted(((r.snapshot_id, r.captured_at) for r in window), key=lambda r: (r[1], r[0]))
+    order = spark.createDataFrame(
+        [(s, at, i) for i, (s, at) in enumerate(order_rows, start=1)],
+        "snapshot_id string, captured_at timestamp, idx int",
+    )
+    until = context.captured_at
+    previous = _previous_runs(lake, cluster, context) if incremental else None
+    if previous is not None and partition_runs.usable(previous, since, until):
+        missing = partition_runs.uncovered(order_rows, previous)
+        rows = _partition_rows(spark, lake, cluster, missing, until, lake_format, versions)
+        earlier = read_table(
+            spark, lake.root, RUNS_TABLE, lake_format=lake_format, cluster=cluster,
+            days=(previous.captured_at.date(), previous.captured_at.date()),
+        ).where(F.col("snapshot_id") == previous.snapshot_id)  # fmt: skip
+        runs = partition_runs.extended(earlier, rows, order)
+        built = {"carried_from": previous.snapshot_id, "snapshots_read": len(missing)}
+    else:
+        rows = _partition_rows(spark, lake, cluster, order_rows, until, lake_format, versions)
+        runs = partition_runs.runs_of(rows, order)
+        built = {"carried_from": None, "snapshots_read": len(order_rows)}
+    log.info("partition runs of %s: %s", cluster, built)
+    runs = runs.cache()
+    coverage = spark.createDataFrame(
+        [(context.snapshot_id, context.captured_at, s, at, since) for s, at in order_rows],
+        "snapshot_id string, captured_at timestamp, covered_snapshot_id string, covered_at timestamp, "
+        "window_start timestamp",
+    )
+    stored = partition_runs.stored(runs, order, context.snapshot_id, context.captured_at)
+    return runs, {RUNS_TABLE: stored, COVERAGE_TABLE: coverage}, built
+
+
+def _partition_rows(  # noqa: PLR0917
+    spark: SparkSession,
+    lake: Lake,
+    cluster: str,
+    snapshots: Sequence[tuple[str, datetime]],
+    until: datetime,
+    lake_format: str,
+    versions: Mapping[str, int | None],
+) -> DataFrame:
+    """The `partitions` rows of `snapshots` ((snapshot_id, captured_at), none: no rows)."""
+    from pyspark.sql import functions as F  # noqa: PLC0415
+
+    first = min((at for _, at in snapshots), default=until)
+    rows = read_history(
+        spark, lake.root, "partitions", cluster, since=first, until=until, lake_format=lake_format, versions=versions
+    )
+    return rows.where(F.col("snapshot_id").isin([s for s, _ in snapshots]))
+
+
+def _previous_runs(lake: Lake, cluster: str, context: Context) -> partition_runs.Previous | None:
+    """The runs the latest analysis of a snapshot no later than `context`'s published, if it did."""
+
+    def mine(row: dict[str, Any]) -> bool:
+        return row["source"] == COMMIT_TABLE and row["captured_at"] <= context.captured_at
+
+    rows = lake.latest_commits(cluster, ANALYSIS_COMMIT_TABLE, keep=mine)
+    if not rows:
+        return None
+    row: dict[str, Any] = rows[0]
+    day = lake.read_day(COVERAGE_TABLE, cluster, str(row["dt"]))
+    if day is None:
+        return None
+    covered = [r for r in day.to_pylist() if r["snapshot_id"] == row["snapshot_id"]]
+    if not covered:
+        return None
+    return partition_runs.Previous(
+        str(row["snapshot_id"]), row["captured_at"], min(r["window_start"] for r in covered),
+        frozenset(r["covered_snapshot_id"] for r in covered),
+    )  # fmt: skip
 
 
 def read_history(

@@ -31,7 +31,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from kafka_ops.analysis.detector import Context, Detector, latest
-from kafka_ops.detectors.isr_events import detect_isr_events
+from kafka_ops.analysis.partition_runs import RUNS_TABLE, snapshot_order
+from kafka_ops.detectors.isr_events import isr_events, window_runs
 from kafka_ops.detectors.topic_deletions import without_pending_deletions
 
 COUNTS = ["assigned_replicas", "missing_from_isr", "leaders", "shrinks_in_window"]
@@ -61,9 +62,23 @@ def detect_broker_attribution(
 ) -> DataFrame:
     """Pure: the latest snapshot's partitions, brokers and admin requests plus the window's
     partitions (`history`, for the shrinks) → the `broker_attribution` rows, tagged with
-    `snapshot_id`. Topics pending deletion now are left out of the latest snapshot and the history."""
+    `snapshot_id`."""
+    return broker_attribution(partitions, brokers, *window_runs(history), snapshot_id, admin_requests)
+
+
+def broker_attribution(  # noqa: PLR0917 - the detector's inputs
+    partitions: DataFrame,
+    brokers: DataFrame,
+    runs: DataFrame,
+    order: DataFrame,
+    snapshot_id: str,
+    admin_requests: DataFrame,
+) -> DataFrame:
+    """Pure: the latest snapshot's partitions, brokers and admin requests plus the window's partition
+    runs and snapshot order (for the shrinks) → the `broker_attribution` rows, tagged with
+    `snapshot_id`. Topics pending deletion now are left out of the latest snapshot and the runs."""
     partitions = without_pending_deletions(partitions, admin_requests)
-    history = without_pending_deletions(history, admin_requests)
+    runs = without_pending_deletions(runs, admin_requests)
     replica = F.col("replica")
     assigned = ~F.coalesce(F.array_contains("adding_replicas", replica), F.lit(False))
     in_isr = F.coalesce(F.array_contains("isr", replica), F.lit(False))
@@ -79,7 +94,7 @@ def detect_broker_attribution(
     )
     registered = brokers.select("broker_id", "rack", F.lit(True).alias("registered"))
     shrinks = (
-        detect_isr_events(history, snapshot_id)
+        isr_events(runs, order, snapshot_id)
         .where(F.col("event") == "shrink")
         .groupBy(F.col("replica").alias("broker_id"))
         .agg(F.count_distinct("event_snapshot_id").alias("shrinks_in_window"))
@@ -109,16 +124,17 @@ def detect_broker_attribution(
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    history = inputs["partitions"]
-    partitions, brokers = latest(history, context), latest(inputs["brokers"], context)
+    partitions, brokers = latest(inputs["partitions"], context), latest(inputs["brokers"], context)
     admin_requests = latest(inputs["admin_requests"], context)
-    found = detect_broker_attribution(partitions, brokers, history, context.snapshot_id, admin_requests)
+    order = snapshot_order(inputs["snapshots"])
+    found = broker_attribution(partitions, brokers, inputs[RUNS_TABLE], order, context.snapshot_id, admin_requests)
     return {"broker_attribution": found}
 
 
 DETECTOR = Detector(
     name="broker_attribution",
-    tables=("partitions", "brokers", "admin_requests"),
+    tables=("partitions", "brokers", "admin_requests", RUNS_TABLE, "snapshots"),
     detect=_detect,
     outputs=("broker_attribution",),
+    latest_only=("partitions", "brokers", "admin_requests"),
 )

@@ -178,4 +178,5 @@ DETECTOR = Detector(
     tables=("controller", "partitions"),
     detect=_detect,
     outputs=("controller_changes", "controller_health", "controller_zombie_partitions"),
+    latest_only=("partitions",),
 )

@@ -61,7 +61,8 @@ from collections.abc import Mapping
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from kafka_ops.analysis.detector import Context, Detector
+from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.analysis.partition_runs import RUNS_TABLE, merged, runs_of, snapshot_order
 
 KEY = ["topic", "partition"]
 
@@ -79,53 +80,31 @@ def _under_replicated(isr: Column, replicas: Column) -> Column:
     return F.size(isr) < F.size(replicas)
 
 
-def snapshot_order(partitions: DataFrame) -> DataFrame:
-    """Every snapshot of the window as (snapshot_id, captured_at, idx), idx = 1, 2, … by
-    (captured_at, snapshot_id)."""
-    # one row per snapshot (a few hundred a day): a single window partition is cheap here
-    order = Window.orderBy("captured_at", "snapshot_id")
-    snapshots = partitions.select("snapshot_id", "captured_at").distinct()
-    return snapshots.select("snapshot_id", "captured_at", F.row_number().over(order).alias("idx"))
-
-
-def state_runs(partitions: DataFrame, snapshots: DataFrame, *extra: str) -> DataFrame:
-    """One row per (topic, partition, state_version, isr, leader, *extra) seen with a state:
-    `first` and `last` are the idx (see `snapshot_order`) of its first and last snapshot."""
-    # int aggregation buffers keep this a hash aggregation (struct or string ones force a sort)
-    return (
-        partitions.where(F.col("has_state"))
-        .join(F.broadcast(snapshots.select("snapshot_id", "idx")), "snapshot_id")
-        .select(*KEY, "state_version", _isr().alias("isr"), "leader", *extra, "idx")
-        .groupBy(*KEY, "state_version", "isr", "leader", *extra)
-        .agg(F.min("idx").alias("first"), F.max("idx").alias("last"))
-    )
-
-
-def _snapshot(snapshots: DataFrame, idx: str, snapshot_id: str, captured_at: str) -> DataFrame:
+def _snapshot(order: DataFrame, idx: str, snapshot_id: str, captured_at: str) -> DataFrame:
     return F.broadcast(
-        snapshots.select(
+        order.select(
             F.col("idx").alias(idx), F.col("snapshot_id").alias(snapshot_id), F.col("captured_at").alias(captured_at)
         )
     )
 
 
-def transitions(partitions: DataFrame, *extra: str) -> DataFrame:
-    """Pure: one row per pair of consecutive snapshots of a partition whose state differs:
-    topic, partition, previous_snapshot_id, previous_observed_at, event_snapshot_id, observed_at,
-    isr_before, isr_after, leader_before, leader_after, version_before, version_after, and for
-    each `extra` column of `partitions` its value after (`<name>`) and before (`<name>_before`)."""
-    snapshots = snapshot_order(partitions)
-    order = Window.partitionBy(*KEY).orderBy("first")
-    before = {c: F.lag(c).over(order) for c in ("last", "isr", "leader", "state_version", *extra)}
-    pairs = state_runs(partitions, snapshots, *extra).select(
+def transitions(runs: DataFrame, order: DataFrame, *extra: str) -> DataFrame:
+    """Pure: the window's partition runs (`analysis.partition_runs`, positions in `order`) → one row
+    per pair of consecutive snapshots of a partition whose state (state_version, isr, leader, *extra)
+    differs: topic, partition, previous_snapshot_id, previous_observed_at, event_snapshot_id,
+    observed_at, isr_before, isr_after, leader_before, leader_after, version_before, version_after,
+    and for each `extra` column of `runs` its value after (`<name>`) and before (`<name>_before`)."""
+    by_start = Window.partitionBy(*KEY).orderBy("first")
+    before = {c: F.lag(c).over(by_start) for c in ("last", "isr", "leader", "state_version", *extra)}
+    pairs = merged(runs, "state_version", "isr", "leader", *extra).select(
         *KEY, "first", "isr", "leader", "state_version", *extra,
         *(v.alias(f"{c}_before") for c, v in before.items()),
     )  # fmt: skip
     # a boundary is only real if the earlier run ends before the later one starts (see above)
     return (
         pairs.where(F.col("last_before") < F.col("first"))
-        .join(_snapshot(snapshots, "last_before", "previous_snapshot_id", "previous_observed_at"), "last_before")
-        .join(_snapshot(snapshots, "first", "event_snapshot_id", "observed_at"), "first")
+        .join(_snapshot(order, "last_before", "previous_snapshot_id", "previous_observed_at"), "last_before")
+        .join(_snapshot(order, "first", "event_snapshot_id", "observed_at"), "first")
         .select(
             *KEY, "previous_snapshot_id", "previous_observed_at", "event_snapshot_id", "observed_at",
             "isr_before", F.col("isr").alias("isr_after"), "leader_before", F.col("leader").alias("leader_after"),
@@ -135,8 +114,20 @@ def transitions(partitions: DataFrame, *extra: str) -> DataFrame:
     )  # fmt: skip
 
 
+def window_runs(partitions: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """The runs of a window given as its partition rows, and its snapshots' order: what the analysis
+    builds for these detectors, built here from the rows (for a caller holding the rows)."""
+    order = snapshot_order(partitions)
+    return runs_of(partitions, order), order
+
+
 def detect_isr_events(partitions: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions → the `isr_events` rows, tagged with `snapshot_id`."""
+    return isr_events(*window_runs(partitions), snapshot_id)
+
+
+def isr_events(runs: DataFrame, order: DataFrame, snapshot_id: str) -> DataFrame:
+    """Pure: the window's partition runs and snapshot order → the `isr_events` rows."""
 
     def events(kind: str, replicas: Column) -> Column:
         return F.transform(replicas, lambda r: F.struct(F.lit(kind).alias("event"), r.alias("replica")))
@@ -144,7 +135,7 @@ def detect_isr_events(partitions: DataFrame, snapshot_id: str) -> DataFrame:
     left = F.array_except("isr_before", "isr_after")
     joined = F.array_except("isr_after", "isr_before")
     return (
-        transitions(partitions)
+        transitions(runs, order)
         .select("*", F.inline(F.concat(events("shrink", left), events("expand", joined))))
         .select(
             F.lit(snapshot_id).alias("snapshot_id"),
@@ -157,19 +148,24 @@ def detect_isr_events(partitions: DataFrame, snapshot_id: str) -> DataFrame:
 
 def detect_under_replicated(partitions: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions → the `isr_under_replicated` rows of snapshot `snapshot_id`."""
-    snapshots = snapshot_order(partitions)
-    runs = state_runs(partitions, snapshots, "replicas", "adding_replicas").select(
+    return under_replicated(*window_runs(partitions), partitions.where(F.col("snapshot_id") == snapshot_id))
+
+
+def under_replicated(runs: DataFrame, order: DataFrame, now: DataFrame) -> DataFrame:
+    """Pure: the window's partition runs and snapshot order, and the latest snapshot's partitions
+    (`now`) → the `isr_under_replicated` rows."""
+    flagged = merged(runs, "state_version", "isr", "leader", "replicas", "adding_replicas").select(
         *KEY, "first", "last", _under_replicated(F.col("isr"), _replicas()).alias("under")
     )
     last_ok = F.max(F.when(~F.col("under"), F.col("last"))).over(Window.partitionBy(*KEY))
     streaks = (
-        runs.select("*", last_ok.alias("last_ok"))
+        flagged.select("*", last_ok.alias("last_ok"))
         .where(F.col("under") & F.coalesce(F.col("first") > F.col("last_ok"), F.lit(True)))
         .groupBy(*KEY)
         .agg(F.min("first").alias("since_idx"))
-        .join(_snapshot(snapshots, "since_idx", "since_snapshot_id", "under_replicated_since"), "since_idx")
+        .join(_snapshot(order, "since_idx", "since_snapshot_id", "under_replicated_since"), "since_idx")
     )
-    now = partitions.where((F.col("snapshot_id") == snapshot_id) & F.col("has_state")).select(
+    now = now.where(F.col("has_state")).select(
         "snapshot_id", "captured_at", *KEY, _replicas().alias("replicas"), _isr().alias("isr")
     )
     since = F.col("under_replicated_since")
@@ -205,6 +201,12 @@ def _reassignment_writes(moved: Column) -> tuple[Column, Column]:
 
 def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
     """Pure: the window's partitions and ISR change notifications → the `isr_flapping` rows."""
+    return flapping(*window_runs(partitions), notifications, snapshot_id)
+
+
+def flapping(runs: DataFrame, order: DataFrame, notifications: DataFrame, snapshot_id: str) -> DataFrame:
+    """Pure: the window's partition runs and snapshot order, and its ISR change notifications → the
+    `isr_flapping` rows."""
     # the assignment changed between the snapshots: a reassignment started and completed in between
     # (an assignment missing on either side, e.g. a partition absent from its topic znode, is no move)
     moved = F.coalesce(F.col("replicas") != F.col("replicas_before"), F.lit(False))
@@ -225,7 +227,7 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
     quiet = ~F.col("reassigning") & ~F.col("reassigning_before")
     pairs = (
         transitions(
-            partitions.withColumn("reassigning", F.coalesce(in_flight, F.lit(False))),
+            runs.withColumn("reassigning", F.coalesce(in_flight, F.lit(False))), order,
             "reassigning", "replicas", "leader_epoch",
         )
         .where((delta >= 0) & quiet)
@@ -264,17 +266,18 @@ def detect_flapping(partitions: DataFrame, notifications: DataFrame, snapshot_id
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    partitions, notifications = inputs["partitions"], inputs["isr_change_notifications"]
+    runs, order = inputs[RUNS_TABLE], snapshot_order(inputs["snapshots"])
     return {
-        "isr_events": detect_isr_events(partitions, context.snapshot_id),
-        "isr_under_replicated": detect_under_replicated(partitions, context.snapshot_id),
-        "isr_flapping": detect_flapping(partitions, notifications, context.snapshot_id),
+        "isr_events": isr_events(runs, order, context.snapshot_id),
+        "isr_under_replicated": under_replicated(runs, order, latest(inputs["partitions"], context)),
+        "isr_flapping": flapping(runs, order, inputs["isr_change_notifications"], context.snapshot_id),
     }
 
 
 DETECTOR = Detector(
     name="isr_events",
-    tables=("partitions", "isr_change_notifications"),
+    tables=(RUNS_TABLE, "snapshots", "partitions", "isr_change_notifications"),
     detect=_detect,
     outputs=("isr_events", "isr_under_replicated", "isr_flapping"),
+    latest_only=("partitions",),
 )

@@ -177,4 +177,5 @@ DETECTOR = Detector(
     tables=("partitions", "brokers", "configs", "admin_requests"),
     detect=_detect,
     outputs=("isr_health",),
+    latest_only=("partitions", "brokers", "configs", "admin_requests"),
 )

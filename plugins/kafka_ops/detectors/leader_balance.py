@@ -265,4 +265,5 @@ DETECTOR = Detector(
     tables=("partitions", "brokers", "admin_requests", "snapshots"),
     detect=_detect,
     outputs=("leader_balance_brokers", "leader_balance_partitions", "leader_balance_cluster"),
+    latest_only=("partitions",),
 )

@@ -366,4 +366,5 @@ DETECTOR = Detector(
     tables=("partitions", "brokers", "log_dirs", "replica_sizes", "partition_end_offsets", "group_offsets"),
     detect=detect_load,
     outputs=("partition_load", "broker_load", "log_dir_load", "load_problems"),
+    latest_only=("partitions",),
 )

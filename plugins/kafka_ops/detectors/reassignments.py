@@ -34,7 +34,9 @@ from datetime import datetime
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from kafka_ops.analysis import partition_runs
 from kafka_ops.analysis.detector import Context, Detector, latest
+from kafka_ops.analysis.partition_runs import RUNS_TABLE, runs_of
 
 KEY = ["topic", "partition"]
 
@@ -53,13 +55,12 @@ def _number(value: float) -> str:
 
 
 def snapshot_order(*tables: DataFrame) -> DataFrame:
-    """Every snapshot in `tables` as (snapshot_id, idx), idx = 1, 2, … by (captured_at, snapshot_id)."""
+    """Every snapshot in `tables` as (snapshot_id, captured_at, idx), idx = 1, 2, … by (captured_at,
+    snapshot_id)."""
     snapshots = tables[0].select("snapshot_id", "captured_at")
     for table in tables[1:]:
         snapshots = snapshots.union(table.select("snapshot_id", "captured_at"))
-    # One row per snapshot (a few hundred a day): a single window partition is cheap here.
-    order = Window.orderBy("captured_at", "snapshot_id")
-    return snapshots.distinct().select("snapshot_id", F.row_number().over(order).alias("idx"))
+    return partition_runs.snapshot_order(snapshots)
 
 
 def streaks(moving: DataFrame, isr: DataFrame, order: DataFrame) -> DataFrame:
@@ -96,15 +97,35 @@ def streaks(moving: DataFrame, isr: DataFrame, order: DataFrame) -> DataFrame:
 
 def detect_reassignments(reassignments: DataFrame, partitions: DataFrame, context: Context) -> DataFrame:
     """Pure: the window's reassignments and partitions → the `reassignments` findings."""
+    order = snapshot_order(partitions, reassignments)
+    now = latest(partitions, context)
+    return reassignments_in_flight(reassignments, runs_of(partitions, order), order, now, context)
+
+
+def _isr_history(runs: DataFrame, keys: DataFrame, order: DataFrame) -> DataFrame:
+    """(snapshot_id, topic, partition, isr) of `keys`' partitions in each snapshot their runs span."""
+    spans = runs.join(keys, KEY, "left_semi").select(*KEY, "isr", F.explode(F.sequence("first", "last")).alias("idx"))
+    return (
+        spans.groupBy(*KEY, "idx")
+        .agg(F.max("isr").alias("isr"))  # runs overlap only where a state recurs: either is that snapshot's
+        .join(F.broadcast(order.select("snapshot_id", "idx")), "idx")
+        .select("snapshot_id", *KEY, "isr")
+    )
+
+
+def reassignments_in_flight(
+    reassignments: DataFrame, runs: DataFrame, order: DataFrame, now_partitions: DataFrame, context: Context
+) -> DataFrame:
+    """Pure: the window's reassignments, partition runs (`analysis.partition_runs`) and snapshot order,
+    and the latest snapshot's partitions → the `reassignments` findings."""
     now = latest(reassignments, context)
     keys = F.broadcast(now.select(*KEY))
-    isr = partitions.join(keys, KEY, "left_semi").select("snapshot_id", *KEY, "isr")
     moving = reassignments.join(keys, KEY, "left_semi")
-    history = streaks(moving, isr, snapshot_order(partitions, reassignments))
+    history = streaks(moving, _isr_history(runs, keys, order), order.select("snapshot_id", "idx"))
     progress = F.when(F.col("progress_at") > F.col("first_seen"), F.col("progress_at"))
     found = (
         now.join(history, KEY)
-        .join(latest(isr, context).drop("snapshot_id"), KEY, "left")
+        .join(now_partitions.where(F.col("has_state")).select(*KEY, "isr"), KEY, "left")
         .select(
             "*",
             (F.size("adding_replicas") + F.size("removing_replicas") > 0).alias("started"),
@@ -145,12 +166,16 @@ def detect_reassignments(reassignments: DataFrame, partitions: DataFrame, contex
 
 
 def _detect(inputs: Mapping[str, DataFrame], context: Context) -> dict[str, DataFrame]:
-    return {"reassignments_in_flight": detect_reassignments(inputs["reassignments"], inputs["partitions"], context)}
+    order = partition_runs.snapshot_order(inputs["snapshots"])
+    now = latest(inputs["partitions"], context)
+    found = reassignments_in_flight(inputs["reassignments"], inputs[RUNS_TABLE], order, now, context)
+    return {"reassignments_in_flight": found}
 
 
 DETECTOR = Detector(
     name="reassignments",
-    tables=("reassignments", "partitions"),
+    tables=("reassignments", "partitions", RUNS_TABLE, "snapshots"),
     detect=_detect,
     outputs=("reassignments_in_flight",),
+    latest_only=("partitions",),
 )

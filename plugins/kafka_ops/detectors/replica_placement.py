@@ -192,4 +192,5 @@ DETECTOR = Detector(
         "replica_placement_partitions",
         "replica_placement_topics",
     ),
+    latest_only=("partitions",),
 )

@@ -152,4 +152,5 @@ DETECTOR = Detector(
     tables=("partitions", "brokers", "admin_requests", "snapshots"),
     detect=_detect,
     outputs=("topic_deletions",),
+    latest_only=("partitions",),
 )

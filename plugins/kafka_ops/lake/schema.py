@@ -484,6 +484,36 @@ ANALYSIS_RUNS = _schema(
     "{table: {severity: rows}}. Findings tables' schemas are documented by their detectors "
     "(kafka_ops.detectors.*).",
 )
+PARTITION_RUNS_TABLE = "partition_runs"
+PARTITION_RUNS_COVERAGE_TABLE = "partition_runs_snapshots"
+ANALYSIS_STATE_TABLES: dict[str, pa.Schema] = {
+    PARTITION_RUNS_TABLE: _schema(
+        pa.field("topic", pa.string(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("state_version", pa.int32()),
+        pa.field("isr", INTS),
+        pa.field("leader", pa.int32()),
+        pa.field("replicas", INTS),
+        pa.field("adding_replicas", INTS),
+        pa.field("removing_replicas", INTS),
+        pa.field("leader_epoch", pa.int32()),
+        pa.field("first_snapshot_id", pa.string()),
+        pa.field("first_at", TS),
+        pa.field("last_snapshot_id", pa.string()),
+        pa.field("last_at", TS),
+        doc="The analysis' partition runs (kafka_ops.analysis.partition_runs), published with its findings "
+        "(committed by `analysis_runs`; `snapshot_id`/`captured_at` are the analysed batch's): one row per "
+        "partition and state seen in the window, with the first and last snapshot of the window that saw it. "
+        "The next analysis carries them on instead of reading the window's partitions again.",
+    ),
+    PARTITION_RUNS_COVERAGE_TABLE: _schema(
+        pa.field("covered_snapshot_id", pa.string(), nullable=False),
+        pa.field("covered_at", TS),
+        pa.field("window_start", TS),
+        doc="The snapshots whose partitions the `partition_runs` of the same analysis hold, one row each, "
+        "and the start of that analysis' window.",
+    ),
+}
 VALIDATION_COMMIT_TABLE = "snapshot_validations"
 SNAPSHOT_VALIDATIONS = _schema(
     pa.field("validated_at", TS),
@@ -556,6 +586,7 @@ REMEDIATION_TABLES: dict[str, pa.Schema] = {
 TABLES: dict[str, pa.Schema] = {
     **SNAPSHOT_TABLES,
     ANALYSIS_COMMIT_TABLE: ANALYSIS_RUNS,
+    **ANALYSIS_STATE_TABLES,
     VALIDATION_COMMIT_TABLE: SNAPSHOT_VALIDATIONS,
     **REMEDIATION_TABLES,
 }

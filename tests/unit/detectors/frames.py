@@ -4,9 +4,12 @@ typed exactly as the lake stores them."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import reduce
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+
+from kafka_ops.analysis.partition_runs import RUNS_TABLE, runs_of, snapshot_order
 
 AT = datetime(2026, 11, 21, 6, 0, tzinfo=UTC)
 
@@ -52,3 +55,12 @@ def frame(spark: SparkSession, schema: str, rows: list[tuple[Any, ...]]) -> Data
 def stateless(topic: str, p: int, replicas: list[int], *, snapshot: str = "s1", at: datetime = AT) -> tuple[Any, ...]:
     """A PARTITIONS row whose state znode is missing (`has_state` false)."""
     return (snapshot, at, topic, p, replicas, [], [], False, None, None, None, None, None, None)
+
+
+def with_runs(inputs: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    """`inputs` (each a window's rows, with `partitions`) as the analysis hands them to a detector
+    taking partition runs: plus the window's snapshots (those of every input, where no `snapshots`
+    is given) and the runs of its partitions, built as `analysis.runner` builds them."""
+    timed = [f.select("snapshot_id", "captured_at") for f in inputs.values() if "captured_at" in f.columns]
+    snapshots = inputs.get("snapshots", reduce(lambda a, b: a.union(b), timed).distinct())
+    return {**inputs, "snapshots": snapshots, RUNS_TABLE: runs_of(inputs["partitions"], snapshot_order(snapshots))}

@@ -8,7 +8,7 @@ from pyspark.testing import assertDataFrameEqual
 from kafka_ops.analysis.detector import Context
 from kafka_ops.detectors.broker_attribution import DETECTOR
 from kafka_ops.thresholds import Thresholds
-from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition, stateless
+from tests.unit.detectors.frames import ADMIN_REQUESTS, AT, BROKERS, PARTITIONS, frame, partition, stateless, with_runs
 
 T = [AT + timedelta(minutes=5 * i) for i in range(3)]
 S = ["s0", "s1", "s2"]
@@ -53,7 +53,8 @@ def test_every_cause(spark: SparkSession) -> None:
     ])  # fmt: skip
     context = Context("c", "s2", T[2], Thresholds())
     result = DETECTOR.detect(
-        {"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}, context
+        with_runs({"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}),
+        context,
     )["broker_attribution"]
     down = "broker 2 is down: 3 partitions under-replicated, still in the ISR of 1 partition"
     expected = spark.createDataFrame(
@@ -84,7 +85,8 @@ def test_down_broker_fully_out_of_sync_and_a_single_snapshot(spark: SparkSession
     brokers = frame(spark, BROKERS, [("s1", AT, 1, None)])
     context = Context("c", "s1", AT, Thresholds())
     result = DETECTOR.detect(
-        {"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}, context
+        with_runs({"partitions": parts, "brokers": brokers, "admin_requests": frame(spark, ADMIN_REQUESTS, [])}),
+        context,
     )["broker_attribution"]
     expected = spark.createDataFrame(
         [
@@ -101,7 +103,7 @@ def test_empty_inputs_give_no_rows(spark: SparkSession) -> None:
     context = Context("c", "s1", AT, Thresholds())
     inputs = {name: frame(spark, schema, []) for name, schema in
               (("partitions", PARTITIONS), ("brokers", BROKERS), ("admin_requests", ADMIN_REQUESTS))}  # fmt: skip
-    result = DETECTOR.detect(inputs, context)["broker_attribution"]
+    result = DETECTOR.detect(with_runs(inputs), context)["broker_attribution"]
     assert result.count() == 0
     assert {"snapshot_id", "severity"} <= set(result.columns)
 
@@ -120,6 +122,6 @@ def test_a_topic_pending_deletion_blames_no_broker(spark: SparkSession) -> None:
     requests = frame(spark, ADMIN_REQUESTS, [("s1", T[1], "delete_topic", "gone", None)])
     context = Context("c", "s1", T[1], Thresholds())
     inputs = {"partitions": parts, "brokers": brokers, "admin_requests": requests}
-    result = DETECTOR.detect(inputs, context)["broker_attribution"].collect()
+    result = DETECTOR.detect(with_runs(inputs), context)["broker_attribution"].collect()
     assert {(r["broker_id"], r["severity"], r["cause"]) for r in result} == {(1, "ok", None), (3, "ok", None)}
     assert all(r["shrinks_in_window"] == 0 for r in result)

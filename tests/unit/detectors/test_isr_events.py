@@ -13,7 +13,7 @@ from kafka_ops.detectors.isr_events import (
     detect_under_replicated,
 )
 from kafka_ops.thresholds import Thresholds
-from tests.unit.detectors.frames import AT, ISR_CHANGES, PARTITIONS, frame, partition, stateless
+from tests.unit.detectors.frames import AT, ISR_CHANGES, PARTITIONS, frame, partition, stateless, with_runs
 
 T = [AT + timedelta(minutes=5 * i) for i in range(4)]
 S = ["s1", "s2", "s3", "s4"]
@@ -161,7 +161,9 @@ def test_flapping_counts_epoch_rises_no_snapshot_saw(spark: SparkSession) -> Non
 def test_a_single_snapshot_has_no_events(spark: SparkSession) -> None:
     parts = history(spark, partition("a", 0, [1, 2], [1], **at(0)), partition("a", 1, [1, 2], [1, 2], **at(0)))
     context = Context("c", "s1", T[0], Thresholds())
-    found = DETECTOR.detect({"partitions": parts, "isr_change_notifications": no_notifications(spark)}, context)
+    found = DETECTOR.detect(
+        with_runs({"partitions": parts, "isr_change_notifications": no_notifications(spark)}), context
+    )
     assert found["isr_events"].count() == 0
     assert found["isr_flapping"].count() == 0
     expected = spark.createDataFrame(
@@ -173,7 +175,7 @@ def test_a_single_snapshot_has_no_events(spark: SparkSession) -> None:
 def test_empty_inputs_give_empty_findings(spark: SparkSession) -> None:
     context = Context("c", "s1", T[0], Thresholds())
     inputs = {"partitions": history(spark), "isr_change_notifications": no_notifications(spark)}
-    found = DETECTOR.detect(inputs, context)
+    found = DETECTOR.detect(with_runs(inputs), context)
     assert set(found) == set(DETECTOR.outputs)
     for table in found.values():
         assert table.count() == 0

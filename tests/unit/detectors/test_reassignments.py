@@ -9,7 +9,7 @@ from pyspark.testing import assertDataFrameEqual
 from kafka_ops.analysis.detector import Context
 from kafka_ops.detectors.reassignments import DETECTOR
 from kafka_ops.thresholds import Thresholds
-from tests.unit.detectors.frames import AT, PARTITIONS, REASSIGNMENTS, frame, partition
+from tests.unit.detectors.frames import AT, PARTITIONS, REASSIGNMENTS, frame, partition, with_runs
 
 # snapshot → minutes before AT (the latest snapshot, "now")
 SNAPSHOTS = {"s1": 100, "s2": 95, "s3": 70, "s4": 30, "s5": 0}
@@ -42,7 +42,7 @@ def detect(
         "reassignments": frame(spark, REASSIGNMENTS, [row for h in histories for row in h[0]]),
         "partitions": frame(spark, PARTITIONS, [row for h in histories for row in h[1]]),
     }
-    (table,) = DETECTOR.detect(inputs, context).values()
+    (table,) = DETECTOR.detect(with_runs(inputs), context).values()
     return table
 
 
