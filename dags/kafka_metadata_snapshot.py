@@ -112,17 +112,11 @@ collections work again (the analysis DAG would too, minutes later).
 """
 
 
-def _record_attempt(lake_root: str, cluster: str, stage: str, conn_id: str, error: BaseException | None) -> None:
-    """Remember whether this collection stage of the cluster worked (for `report_blind_spots`)."""
-    from kafka_ops.alerting.pipeline_status import PipelineStatus
-
-    PipelineStatus(lake_root).record(cluster, stage, datetime.now(UTC), error, conn_id)  # type: ignore[arg-type]
-
-
 def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any], str]:
     """One cluster's snapshot published to the lake, its summary and the lake's root; each attempt
     recorded for `report_blind_spots`. A setting a retry cannot fix fails the task at once."""
     # imported here, not at parse time: kazoo, kafka-python, pyarrow
+    from kafka_ops.airflow.collection_attempts import recorded
     from kafka_ops.airflow.metadata_source import resolve, snapshot_to_lake
     from kafka_ops.airflow.zookeeper_hook import NOT_RETRYABLE
     from kafka_ops.lake.open import lake_of
@@ -131,13 +125,10 @@ def _snapshot(cluster: dict[str, Any]) -> tuple[Any, dict[str, Any], str]:
     lake_root = settings.lake_root
     source, conn_id = resolve(cluster["metadata_source"], cluster["zookeeper_conn_id"], cluster["kafka_conn_id"])
     try:
-        snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, lake_of(settings))
-    except Exception as e:
-        _record_attempt(lake_root, cluster["name"], source, conn_id, e)
-        if isinstance(e, NOT_RETRYABLE):
-            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
-        raise
-    _record_attempt(lake_root, cluster["name"], source, conn_id, None)
+        with recorded(lake_root, cluster["name"], source, conn_id):
+            snap, info = snapshot_to_lake(settings.cluster(cluster["name"]), source, conn_id, lake_of(settings))
+    except NOT_RETRYABLE as e:
+        raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
     return snap, info, lake_root
 
 
@@ -228,6 +219,7 @@ def kafka_metadata_snapshot() -> None:
     def collect_groups(cluster: dict[str, Any], *, outlet_events: Any = None) -> dict[str, Any]:
         """Collect one cluster's consumer groups (Admin API) into the lake; returns only a summary.
         Independent of the ZooKeeper snapshot: either can fail without blocking the other."""
+        from kafka_ops.airflow.collection_attempts import recorded
         from kafka_ops.airflow.kafka_hook import KafkaAdminHook
         from kafka_ops.errors import ConfigError
         from kafka_ops.lake.open import lake_of
@@ -235,15 +227,12 @@ def kafka_metadata_snapshot() -> None:
         settings = load_settings()
         lake_root = settings.lake_root
         try:
-            snap, info = KafkaAdminHook(cluster["kafka_conn_id"]).collect_groups(
-                cluster["name"], lake_of(settings), cluster["groups_include"], cluster["groups_exclude"]
-            )
-        except Exception as e:
-            _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], e)
-            if isinstance(e, ConfigError):
-                raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
-            raise
-        _record_attempt(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"], None)
+            with recorded(lake_root, cluster["name"], "Kafka", cluster["kafka_conn_id"]):
+                snap, info = KafkaAdminHook(cluster["kafka_conn_id"]).collect_groups(
+                    cluster["name"], lake_of(settings), cluster["groups_include"], cluster["groups_exclude"]
+                )
+        except ConfigError as e:
+            raise AirflowFailException(f"cluster {cluster['name']}: {e}") from e  # a retry cannot fix it
         outlet_events[GROUP_SNAPSHOT_ASSET].extra = _event_extra(snap.cluster, snap.snapshot_id, lake_root)
         info["paged"] = _page_groups_at_once(snap.cluster, snap.snapshot_id)
         return info
