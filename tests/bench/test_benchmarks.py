@@ -137,8 +137,8 @@ TOYS: dict[str, Toy] = {
             "--warm=session",
             "--detectors=isr_health,broker_attribution",
         ),
-        ("p50_s", "history_ratio", "p50_by_history_days", "runs", "targets"),
-        ("p50_s", "history_ratio", "p50_by_history_days"),
+        ("p50_s", "history_ratio", "p50_by_history_days", "runs", "partition_runs.timed", "targets"),
+        ("p50_s", "history_ratio", "p50_by_history_days", "targets.timed_analyses_carried_their_runs"),
         in_process=True,
     ),
     "fleet": Toy(
