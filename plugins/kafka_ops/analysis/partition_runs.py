@@ -29,13 +29,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-from kafka_ops.lake.schema import PARTITION_RUNS_COVERAGE_TABLE as COVERAGE_TABLE
-from kafka_ops.lake.schema import PARTITION_RUNS_TABLE as RUNS_TABLE
+from kafka_ops.lake.schema import PARTITION_RUNS_COVERAGE_TABLE as COVERAGE_TABLE  # noqa: F401 - the analysis' names
+from kafka_ops.lake.schema import PARTITION_RUNS_TABLE as RUNS_TABLE  # noqa: F401
 
 KEY = ["topic", "partition"]
 STATE = ["state_version", "isr", "leader", "replicas", "adding_replicas", "removing_replicas", "leader_epoch"]
-STATE_TABLES = (RUNS_TABLE, COVERAGE_TABLE)
-"""The analysis' own state, published with its findings: not findings (no severity, not counted)."""
 
 
 def snapshot_order(frame: DataFrame) -> DataFrame:

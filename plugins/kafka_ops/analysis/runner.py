@@ -351,11 +351,12 @@ def _partition_runs(  # noqa: PLR0917 - analyse's own values, passed on
     findings (the runs and the snapshots they cover); and how they were built (`AnalysisResult`)."""
     from pyspark.sql import functions as F  # noqa: PLC0415
 
-    window = snapshots.select("snapshot_id", "captured_at").distinct().collect()
-    order_rows = sorted(((r.snapshot_id, r.captured_at) for r in window), key=lambda r: (r[1], r[0]))
+    # the detectors' own order of the window (`snapshot_order`), held on the driver: the coverage and
+    # the snapshots to read come from it, and every query joins a small local relation
+    ordered = partition_runs.snapshot_order(snapshots).orderBy("idx").collect()
+    order_rows = [(r.snapshot_id, r.captured_at) for r in ordered]
     order = spark.createDataFrame(
-        [(s, at, i) for i, (s, at) in enumerate(order_rows, start=1)],
-        "snapshot_id string, captured_at timestamp, idx int",
+        [(r.snapshot_id, r.captured_at, r.idx) for r in ordered], "snapshot_id string, captured_at timestamp, idx int"
     )
     until = context.captured_at
     previous = _previous_runs(lake, cluster, context) if incremental else None
