@@ -10,18 +10,22 @@ Targets. The *participants* are the brokers that end the plan holding replicas a
 (registered, not cordoned, not drained). They share the bytes they hold plus the drained brokers'
 movable bytes in proportion to their disk capacities (every participant's known), else equally.
 A broker is balanced within `DISK_TOLERANCE` of its target (a band: partitions come in whole
-pieces). Every move goes from a broker above its target to one below, and never takes either past
-its band edge, so no byte moves twice; the lower bound on bytes moved is
+pieces); the loops aim at `BALANCE_MARGIN` of the band, as Cruise Control's do. Every move goes
+from a broker above its target to one below, and never takes either past its band edge, so no byte
+moves twice; the lower bound on bytes moved is (band edges at the margin)
 
     max(drained + Σ_b max(0, used_b − (target_b + tol_b)), Σ_b max(0, (target_b − tol_b) − used_b))
 
 (what must leave the brokers above the band, and what must reach those below it). A move takes,
 from the broker furthest above its target, the smallest replica that closes the larger of the two
-gaps (best fit: the least overshoot), else the largest that fits (progress). A receiver holding fewer
+gaps (best fit: the least overshoot), else the largest that fits (progress); of the replicas within a
+quarter of the source's band of that size, the one whose bytes-in rate best evens the two brokers'
+inbound goes instead (soft goal 2 at no extra byte). A receiver holding fewer
 replicas than there are partitions per participant (a new broker) could not lead its share of them: for
 it the gap is divided by the replicas it lacks, so it receives replicas of about the bytes per partition
-it should lead rather than the fewest, largest ones (more moves, the same bytes). Receivers are tried
-by room, in 10 % buckets of their target, then lowest inbound bytes/s share (soft goal 2, when
+it should lead rather than the fewest, largest ones (more moves, the same bytes). Receivers below
+their band come first (bytes sent to a broker already in its band must later be sent again from
+another), then by room, in 10 % buckets of their target, then lowest inbound bytes/s share (when
 rates are known), then fewest replicas. A replica moves at most once and keeps its slot.
 
 Hard goals on every receiver: not already holding the partition, the rack rule of
@@ -29,12 +33,14 @@ Hard goals on every receiver: not already holding the partition, the rack rule o
 when rates are known, `network_in_bytes_per_s` (inbound after the move, where set).
 
 Network inbound (soft goal 2, `balance_network`, replica balance only, when rates are known): after
-the disk balance, swaps even the inbound share (bytes-in over `network_in_bytes_per_s`, or bytes-in
-when a capacity is missing) within `NETWORK_TOLERANCE`: a replica with a high rate goes from the
-broker furthest above to one below, and one of about the same size and a lower rate comes back, so
-both disks stay in their bands. A swap copies bytes for inbound alone, so swaps are capped at
-`NETWORK_EXTRA` (4 %) of the bytes the disk balance moved (at least 4 % of a participant's mean disk
-use): where the byte bound is tight (add brokers) the plan stays within 1.05x of it.
+the disk balance, the inbound share (bytes-in over `network_in_bytes_per_s`, or bytes-in when a
+capacity is missing) is evened until every broker is within `NETWORK_TOLERANCE` of the mean (at the
+margin), above and below: from the broker furthest above, one replica moves to a broker below where
+both disks stay in their bands (the one that evens the most per byte copied), else a replica with a
+high rate goes and one of about the same size and a lower rate comes back (a swap). These copy bytes
+for inbound alone, so they are capped at `NETWORK_EXTRA` (4 %) of the bytes the disk balance moved
+(at least 4 % of a participant's mean disk use): where the byte bound is tight (add brokers) the plan
+stays within 1.05x of it.
 Drained brokers give every movable replica, biggest first, each to the receiver that keeps the
 most racks (up to min(RF, racks)), then with the lowest disk fill after it; one that fits nowhere
 refuses the plan naming the partition and the goal.
@@ -54,6 +60,9 @@ from kafka_ops.planning.view import ClusterView
 
 DISK_TOLERANCE = 0.02
 """A broker within ±2 % of its byte target is balanced."""
+BALANCE_MARGIN = 0.9
+"""The loops aim at this share of each band (disk, inbound), as Cruise Control's goals do: a plan
+that ends inside the band's edge stays balanced through the drift of its own execution."""
 _USEFUL = 0.05
 """A replica that only makes progress (smaller than the gap) moves only if it is at least this share
 of its source's tolerance band: KB-sized partitions never matter to a 2 % band."""
@@ -65,7 +74,12 @@ NETWORK_EXTRA = 0.04
 """Swaps for inbound alone copy at most this share of the bytes the disk balance moved (and at
 least of a participant's mean disk use): the 1.05x bound on bytes where it is tight survives them."""
 _RECEIVERS = 8
-"""Receivers tried per inbound swap, lowest inbound share first."""
+"""Receivers tried per inbound step, lowest inbound share first."""
+_SIZE_SLACK = 0.25
+"""A disk move may take, instead of the replica of the best size, one up to this share of the
+source's band larger or smaller whose bytes-in rate evens the two brokers' inbound better."""
+_MOVE_SCAN = 256
+"""Replicas weighed per receiver for a single inbound move."""
 
 
 class LoadBalancer:
@@ -129,7 +143,7 @@ class LoadBalancer:
         total = sum(self.used.get(b, 0.0) for b in self.participants) + drained_bytes
         whole = sum(weights.values()) or 1.0
         target = {b: total * w / whole for b, w in weights.items()}
-        return target, {b: t * DISK_TOLERANCE for b, t in target.items()}
+        return target, {b: t * DISK_TOLERANCE * BALANCE_MARGIN for b, t in target.items()}
 
     def lower_bound_bytes(self) -> int:
         """The bound of the module docstring, over the state before any move."""
@@ -295,29 +309,58 @@ class LoadBalancer:
         rates = self.load.has_rates
         cap_in = self.load.network_in_capacity
 
-        def key(b: int) -> tuple[int, float, int, int]:
+        def key(b: int) -> tuple[bool, int, float, int, int]:
             target = self.target[b] or 1.0
             bucket = int(-dev[b] / target * 10)
             net = self.bytes_in.get(b, 0.0) / (cap_in.get(b) or 1.0) if rates else 0.0
-            return -bucket, net, self.layout.count[b], b
+            return dev[b] >= -self.tol[b], -bucket, net, self.layout.count[b], b
 
         return sorted((b for b in self.participants if b != source and dev[b] < self.tol[b]), key=key)
 
     def _pick(self, source: int, dest: int, need: float, most: float) -> int | None:
         """Index in `source`'s queue of the replica to move to `dest`: the smallest of at least
-        `need` bytes if it is at most `most`, else the largest below `most`; None if none fits."""
+        `need` bytes if it is at most `most`, else the largest below `most`; None if none fits.
+        Of the replicas up to `_SIZE_SLACK` of the source's band larger than that smallest (or
+        smaller than that largest), the one whose rate best evens inbound goes (`_by_rate`)."""
         neg, queue = self.neg[source], self.queue[source]
         if most <= 0:
             return None
+        slack = self.tol[source] * _SIZE_SLACK
         first_fit = bisect.bisect_left(neg, -most)  # first replica of at most `most` bytes
         smallest_enough = bisect.bisect_right(neg, -need) - 1  # last replica of at least `need` bytes
+        if smallest_enough >= first_fit:
+            a = smallest_enough
+            first = bisect.bisect_left(neg, neg[a] - slack, max(first_fit, a - _SCAN), a)
+            found = self._by_rate(source, dest, first, a + 1)
+            if found is not None:
+                return found
         for i in range(smallest_enough, max(first_fit, smallest_enough - _SCAN) - 1, -1):
             if self._fits(queue[i], source, dest, -neg[i]):
                 return i
         useful = self.tol[source] * _USEFUL  # smaller replicas would move bytes for no visible gain
-        for i in range(max(first_fit, smallest_enough + 1), min(len(queue), first_fit + _SCAN)):
+        a = max(first_fit, smallest_enough + 1)
+        if a < len(queue) and -neg[a] >= useful:
+            end = min(len(queue), a + _SCAN)
+            last = min(bisect.bisect_right(neg, neg[a] + slack, a, end), bisect.bisect_right(neg, -useful, a, end))
+            found = self._by_rate(source, dest, a, last)
+            if found is not None:
+                return found
+        for i in range(a, min(len(queue), first_fit + _SCAN)):
             if -neg[i] < useful:
                 break
+            if self._fits(queue[i], source, dest, -neg[i]):
+                return i
+        return None
+
+    def _by_rate(self, source: int, dest: int, lo: int, hi: int) -> int | None:
+        """Of `source`'s queue[lo:hi] (replicas of about one size), the one that fits `dest` whose
+        rate is nearest half the two brokers' difference in bytes-in (what evens them); None without
+        rates, with fewer than two to choose from, or when none fits."""
+        if not self.load.has_rates or hi - lo < 2:
+            return None
+        queue, neg = self.queue[source], self.neg[source]
+        ideal = (self.bytes_in.get(source, 0.0) - self.bytes_in.get(dest, 0.0)) / 2
+        for i in sorted(range(lo, hi), key=lambda i: abs(self.load.bytes_in(queue[i]) - ideal)):
             if self._fits(queue[i], source, dest, -neg[i]):
                 return i
         return None
@@ -339,16 +382,19 @@ class LoadBalancer:
         caps = [self.load.network_in_capacity.get(b) for b in self.participants]
         weight = {b: (c or 1.0) if all(caps) else 1.0 for b, c in zip(self.participants, caps, strict=True)}
         mean = sum(self.bytes_in.get(b, 0.0) for b in self.participants) / sum(weight.values())
-        self.net_weight, self.net_mean, self.net_tol = weight, mean, mean * NETWORK_TOLERANCE
+        self.net_weight, self.net_mean = weight, mean
+        self.net_tol = mean * NETWORK_TOLERANCE * BALANCE_MARGIN
         stuck: set[int] = set()
         while not self._capped() and budget > 0:
             sources = [b for b in self.participants if b not in stuck and self.queue[b]]
             if not sources:
                 return
             source = max(sources, key=lambda b: (self._in_dev(b), -b))
-            if self._in_dev(source) <= self.net_tol:
+            if self._in_dev(source) <= self.net_tol and min(map(self._in_dev, self.participants)) >= -self.net_tol:
                 return
-            cost = self._swap_inbound(source, budget)
+            cost = self._move_inbound(source, budget)
+            if cost is None:
+                cost = self._swap_inbound(source, budget)
             if cost is None:
                 stuck.add(source)
             else:
@@ -357,9 +403,42 @@ class LoadBalancer:
     def _in_dev(self, b: int) -> float:
         return self.bytes_in.get(b, 0.0) / self.net_weight[b] - self.net_mean
 
+    def _inbound_receivers(self) -> list[int]:
+        return sorted((b for b in self.participants if self._in_dev(b) < 0), key=self._in_dev)[:_RECEIVERS]
+
+    def _move_inbound(self, source: int, budget: float) -> float | None:
+        """One replica off `source` to a receiver below the mean inbound share, keeping both disks in
+        their bands and neither broker past the inbound band's far edge: of the `_MOVE_SCAN` largest
+        that fit each receiver's disk room, the one that reduces the two brokers' squared deviation
+        from the mean the most per byte copied. Its bytes, or None when none helps."""
+        queue, neg = self.queue[source], self.neg[source]
+        ds, tol = self._in_dev(source), self.net_tol
+        give = self.used[source] - (self.target[source] - self.tol[source])
+        best: tuple[float, int, int] | None = None
+        for dest in self._inbound_receivers():
+            dd = self._in_dev(dest)
+            room = min(give, self.target[dest] + self.tol[dest] - self.used.get(dest, 0.0), budget)
+            if room <= 0:
+                continue
+            start = bisect.bisect_left(neg, -room)
+            for i in range(start, min(len(queue), start + _MOVE_SCAN)):
+                rate = self.load.bytes_in(queue[i])
+                out, into = rate / self.net_weight[source], rate / self.net_weight[dest]
+                if rate <= 0 or out > ds + tol or into > tol - dd:
+                    continue
+                score = (ds * ds + dd * dd - (ds - out) ** 2 - (dd + into) ** 2) / -neg[i]
+                if score > 0 and (best is None or score > best[0]) and self._fits(queue[i], source, dest, -neg[i]):
+                    best = (score, i, dest)
+        if best is None:
+            return None
+        _, i, dest = best
+        size = -neg[i]
+        self._move(queue[i], source, dest, i)
+        return size
+
     def _swap_inbound(self, source: int, budget: float) -> float | None:
         """One swap off `source` (see `balance_network`); its bytes, or None when none helps."""
-        receivers = sorted((b for b in self.participants if self._in_dev(b) < 0), key=self._in_dev)[:_RECEIVERS]
+        receivers = self._inbound_receivers()
         useful = self.net_tol * _USEFUL
         queue, neg = self.queue[source], self.neg[source]
         for dest in receivers:

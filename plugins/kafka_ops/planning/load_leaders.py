@@ -1,4 +1,4 @@
-"""Leadership at no byte cost: a load-aware plan's replica order evens leader bytes-in, then leaders.
+"""Leadership at no byte cost: a load-aware plan's replica order evens leader counts, then leader bytes-in.
 
 Runs after the byte balancing (`load_balance.LoadBalancer`) on its `Layout`, and never changes a
 replica set: it only chooses which replica of a partition comes first (its preferred leader) and
@@ -14,26 +14,36 @@ every replica of a moved partition is in the ISR once its reassignment completes
 Which partitions: every partition the plan reassigns, and, where the planner allows it
 (`reorder_unmoved`: the replica balance), the other movable partitions; a reassigned partition is
 tried before an unmoved one, whose reorder adds a zero-byte reassignment and an election to the plan.
-With `keep_spread` (the decommission), unmoved partitions are reordered only in step 2 and only while
-the participants' leader count spread is above what it was before the plan (at least 1): the plan
-touches nothing else unless its moves would leave leadership less even than it found it. A
-partition's leadership moves at most once. The replication-factor change reorders only the
-partitions it changes. `even_leaders` runs it for any planner, with or without a load.
+With `keep_spread` (the decommission), unmoved partitions are reordered only while the participants'
+leader count spread is above what it was before the plan (at least 1): the plan touches nothing else
+unless its moves would leave leadership less even than it found it. A partition's leadership moves at
+most once. The replication-factor change reorders only the partitions it changes. `even_leaders` runs
+it for any planner, with or without a load.
 
-1. Leader bytes-in (when rates are known): the participant leading the most bytes/s gives, to the
-   follower leading the least, the leadership of the largest partition that takes neither past the
-   mean's band (± `LEADER_TOLERANCE`) and keeps the leader counts in theirs (`_counts_allow`: without
-   it, evening bytes by the largest leaderships piled small ones on a few brokers, a 20-broker
-   rebalance leaving leader counts 141 apart where they had been 8); repeated until every participant
-   is within the band or the one furthest above has nothing left to give.
-2. Leader counts: the participant leading the most partitions gives the one with the smallest rate
-   to its follower leading fewest, while that follower leads at least two fewer, and only where
-   both brokers' leader bytes-in stay within the range step 1 left (so step 2 never undoes step 1).
+Leader counts come before leader bytes-in, as in Cruise Control's goal order (evening bytes by the
+largest leaderships first piled small ones on a few brokers: a 20-broker rebalance left its leader
+counts 15 apart where they had been 8).
+
+1. Leader counts: the participant leading the most partitions gives one to its follower leading
+   fewest, while that follower leads at least two fewer: the one whose rate is nearest half the gap
+   between the two brokers' leader bytes-in (what evens both), and, except with `keep_spread`, only
+   while the taker stays under the mean leader bytes-in's band (+ `LEADER_TOLERANCE`): after brokers
+   are added the new ones may lead only what they hold, and filling their count with the largest
+   leaderships would leave them far above the bytes' mean.
+2. Leader bytes-in (when rates are known), with the leader counts kept in the range step 1 left
+   (`_counts_allow`): the participant leading the most bytes/s gives, to the follower leading the
+   least, the leadership of the largest partition that takes neither past the mean's band
+   (± `LEADER_TOLERANCE`); where the counts forbid it, the two swap it for a smaller leadership the
+   follower holds and the giver follows (`_swap_partner`): the counts stay, the bytes even. Repeated
+   until every participant is within the band or the one furthest above has nothing left to give;
+   then the participant furthest below takes, likewise, from those above the mean.
+3. Leader counts again, only where both brokers' leader bytes-in stay within the range step 2 left.
 """
 
 from __future__ import annotations
 
 import bisect
+import math
 from collections.abc import Collection, Iterable
 
 from kafka_ops.model.cluster import TopicPartition
@@ -44,10 +54,6 @@ from kafka_ops.planning.view import ClusterView
 
 LEADER_TOLERANCE = 0.02
 """A participant within ±2 % of the mean leader bytes-in is balanced."""
-LEADER_COUNT_TOLERANCE = 0.05
-"""Step 1 hands a leadership over only where the leader counts stay in a band of ±5 % of their mean
-(at least ±1) or in the range they spanned (`LeaderBalancer._counts_allow`): evening bytes must not
-cost the counts their balance."""
 _SCAN = 64
 """Partitions tried per step before the giving broker is set aside."""
 
@@ -86,12 +92,8 @@ class LeaderBalancer:
             if leader in self.participants:
                 self.rate_sum[leader] += load.bytes_in(tp)
                 self.count[leader] += 1
-        counts = sum(self.count.values()) / max(1, len(self.participants))
-        band = max(1.0, counts * LEADER_COUNT_TOLERANCE)
-        self.count_band = (counts - band, counts + band)
-        """Where step 1 keeps every leader count (`_counts_allow`)."""
-        self.count_range = (min(self.count.values(), default=0), max(self.count.values(), default=0))
-        """The leader counts' range before step 1."""
+        self.count_band = (0.0, 0.0)
+        """Where step 2 keeps every leader count (`_counts_allow`): set when step 1 ends."""
         # per giving broker, two queues (moved partitions first), each sorted by rate descending
         self.queues: dict[int, tuple[_Queue, _Queue]] = {b: (_Queue(), _Queue()) for b in self.participants}
         for tp in movable:
@@ -105,12 +107,33 @@ class LeaderBalancer:
             for queue in pair:
                 queue.sort(load)
         self.reordered: set[TopicPartition] = set()
+        self.led_by_pair = self._pairs() if load.has_rates else {}
+        """Per (leader, follower), the leader's queued partitions the follower holds, by rate ascending:
+        where step 2 finds the partition a swap hands back (`_swap_partner`)."""
+
+    def _pairs(self) -> dict[tuple[int, int], list[TopicPartition]]:
+        pairs: dict[tuple[int, int], list[TopicPartition]] = {}
+        for b, queues in self.queues.items():
+            for queue in queues if self.reorder_unmoved else queues[:1]:
+                for tp in queue.tps:
+                    for f in self.layout.replicas[tp]:
+                        if f != b and f in self.participants:
+                            pairs.setdefault((b, f), []).append(tp)
+        for tps in pairs.values():
+            tps.sort(key=lambda tp: (self.load.bytes_in(tp), tp))
+        return pairs
 
     def run(self) -> list[Election]:
-        """Both steps of the module docstring; the elections the reorders need."""
+        """The steps of the module docstring; the elections the reorders need."""
+        mean = sum(self.rate_sum.values()) / max(1, len(self.participants))
+        capped = self.load.has_rates and not self.keep_spread
+        self._even_counts(-math.inf, mean * (1 + LEADER_TOLERANCE) if capped else math.inf, even=True)
+        counts = self.count.values()
+        self.count_band = (min(counts, default=0), max(counts, default=0))
         if self.load.has_rates:
             self._even_bytes()
-        self._even_counts()
+            rates = self.rate_sum.values()
+            self._even_counts(min(rates, default=0.0), max(rates, default=0.0))
         return self.elections()
 
     # -- moving one leadership ------------------------------------------------------------------------
@@ -136,7 +159,7 @@ class LeaderBalancer:
         self.count[source] -= 1
         self.count[dest] += 1
 
-    # -- step 1: leader bytes-in ----------------------------------------------------------------------
+    # -- step 2: leader bytes-in ----------------------------------------------------------------------
 
     def _even_bytes(self) -> None:
         mean = sum(self.rate_sum.values()) / len(self.participants)
@@ -149,42 +172,97 @@ class LeaderBalancer:
             source = max(sources, key=lambda b: (self.rate_sum[b], -b))
             over = self.rate_sum[source] - mean
             if over <= tol:
-                return
+                break
             queues = self.queues[source] if self.reorder_unmoved else self.queues[source][:1]
             if not any(self._give_bytes(source, queue, over + tol, mean + tol) for queue in queues):
                 stuck.add(source)
+        stuck.clear()
+        while True:
+            takers = [b for b in self.participants if b not in stuck]
+            if not takers:
+                return
+            taker = min(takers, key=lambda b: (self.rate_sum[b], b))
+            if mean - self.rate_sum[taker] <= tol:
+                return
+            if not self._take_bytes(taker, mean, tol):
+                stuck.add(taker)
 
-    def _give_bytes(self, source: int, queue: _Queue, most: float, ceiling: float) -> bool:
-        """Hand over the largest partition of at most `most` bytes/s whose follower stays under `ceiling`
-        (and whose leader counts stay in range: `_counts_allow`)."""
-        start = bisect.bisect_left(queue.neg, -most)
-        for i in range(start, min(len(queue.tps), start + _SCAN)):
-            tp, rate = queue.tps[i], -queue.neg[i]
-            if rate <= 0:
-                return False
-            fits = [
-                d for d in self._receivers(tp) if self.rate_sum[d] + rate <= ceiling and self._counts_allow(source, d)
-            ]
-            if fits:
-                dest = min(fits, key=lambda d: (self.rate_sum[d], d))
-                self._hand_over(tp, source, dest, queue, i)
+    def _take_bytes(self, taker: int, mean: float, tol: float) -> bool:
+        """Lift `taker`, furthest below the mean: the largest leadership it may take from a broker above
+        the mean that leaves neither past the band's far edge; a swap where the counts do not allow it."""
+        short = mean - self.rate_sum[taker]
+        givers = sorted((b for b in self.participants if self.rate_sum[b] > mean), key=lambda b: -self.rate_sum[b])
+        for giver in givers:
+            most = min(short + tol, self.rate_sum[giver] - (mean - tol))
+            for tp in reversed(self.led_by_pair.get((giver, taker), [])):
+                rate = self.load.bytes_in(tp)
+                if rate > most or self.lead[tp] != giver or tp in self.reordered or taker not in self._receivers(tp):
+                    continue
+                if rate <= 0:
+                    break
+                partner = None
+                if not self._counts_allow(giver, taker):
+                    partner = self._swap_partner(taker, giver, rate, self.rate_sum[giver] + tol)
+                    if partner is None:
+                        continue
+                self._hand_over_queued(tp, giver, taker)
+                if partner is not None:
+                    self._hand_over_queued(partner, taker, giver)
                 return True
         return False
 
+    def _hand_over_queued(self, tp: TopicPartition, source: int, dest: int) -> None:
+        queue = next(q for q in self.queues[source] if tp in q.tps)
+        self._hand_over(tp, source, dest, queue, queue.tps.index(tp))
+
+    def _give_bytes(self, source: int, queue: _Queue, most: float, ceiling: float) -> bool:
+        """Hand over the largest partition of at most `most` bytes/s whose follower stays under `ceiling`
+        and whose leader counts stay in range (`_counts_allow`); where the counts do not allow it,
+        swap it for a partition of a smaller rate that follower leads (`_swap_partner`)."""
+        start = bisect.bisect_left(queue.neg, -most)
+        for i in range(max(0, start - _SCAN), min(len(queue.tps), start + _SCAN)):
+            tp, rate = queue.tps[i], -queue.neg[i]
+            if rate <= 0:
+                return False
+            fits = sorted((d for d in self._receivers(tp) if self.rate_sum[d] + rate <= ceiling or rate > most),
+                          key=lambda d: (self.rate_sum[d], d))  # fmt: skip
+            allowed = [d for d in fits if rate <= most and self._counts_allow(source, d)]
+            if allowed:
+                self._hand_over(tp, source, allowed[0], queue, i)
+                return True
+            for dest in fits:
+                partner = self._swap_partner(dest, source, rate, ceiling, least=rate - most)
+                if partner is not None:
+                    self._hand_over(tp, source, dest, queue, i)
+                    self._hand_over_queued(partner, dest, source)
+                    return True
+        return False
+
+    def _swap_partner(
+        self, leader: int, follower: int, rate: float, ceiling: float, least: float = 0.0
+    ) -> TopicPartition | None:
+        """The partition of the smallest rate, at least `least`, that `leader` leads and may hand to
+        `follower`, below `rate` by enough to keep `leader` under `ceiling` once it takes `rate`."""
+        candidates = self.led_by_pair.get((leader, follower), [])
+        for tp in candidates[bisect.bisect_left(candidates, least, key=self.load.bytes_in) :]:
+            back = self.load.bytes_in(tp)
+            if back >= rate:
+                return None
+            if self.lead[tp] != leader or tp in self.reordered or follower not in self._receivers(tp):
+                continue
+            if self.rate_sum[leader] + rate - back <= ceiling:
+                return tp
+        return None
+
     def _counts_allow(self, source: int, dest: int) -> bool:
-        """A leadership from `source` to `dest` leaves both leader counts inside the band, or goes from
-        more leaders to fewer (the counts' squared deviation from their mean does not grow), or, except
-        with `keep_spread`, stays inside the range the counts spanned when step 1 began (after brokers
-        are added it is wide, the new ones leading few: only replica moves can give them more)."""
+        """A leadership from `source` to `dest` leaves both leader counts inside the band step 1 left,
+        or goes from more leaders to fewer (the counts' squared deviation from their mean does not grow)."""
         (low, high), given, taken = self.count_band, self.count[source], self.count[dest]
-        if (taken + 1 <= high and given - 1 >= low) or given > taken:
-            return True
-        return not self.keep_spread and self.count_range[0] < given and taken < self.count_range[1]
+        return (taken + 1 <= high and given - 1 >= low) or given > taken
 
-    # -- step 2: leader counts ------------------------------------------------------------------------
+    # -- steps 1 and 3: leader counts ----------------------------------------------------------------
 
-    def _even_counts(self) -> None:
-        low, high = min(self.rate_sum.values(), default=0.0), max(self.rate_sum.values(), default=0.0)
+    def _even_counts(self, low: float, high: float, even: bool = False) -> None:
         stuck: set[int] = set()
         while True:
             sources = [b for b in self.participants if b not in stuck]
@@ -196,13 +274,27 @@ class LeaderBalancer:
                 return
             unmoved = self.reorder_unmoved or (self.keep_spread and spread > self.spread_before)
             queues = self.queues[source] if unmoved else self.queues[source][:1]
-            if not any(self._give_one(source, queue, low, high) for queue in queues):
+            if not any(self._give_one(source, queue, low, high, even) for queue in queues):
                 stuck.add(source)
 
-    def _give_one(self, source: int, queue: _Queue, low: float, high: float) -> bool:
-        """Hand over the smallest-rate partition whose follower leads two fewer, bytes kept in range."""
+    def _give_one(self, source: int, queue: _Queue, low: float, high: float, even: bool) -> bool:
+        """Hand over a partition whose follower leads two fewer, both leader bytes-in kept in `low..high`:
+        the smallest-rate one, or with `even` (step 1) the one whose rate is nearest half the gap between
+        the source's leader bytes-in and the least-led broker's (what evens both)."""
+        last = len(queue.tps) - 1
+        smallest = range(last, max(-1, last - _SCAN), -1)
+        if not (even and self.load.has_rates):
+            return self._give_first(source, queue, smallest, low, high)
+        fewest = min(self.participants, key=lambda b: (self.count[b], self.rate_sum[b], b))
+        at = min(bisect.bisect_left(queue.neg, -(self.rate_sum[source] - self.rate_sum[fewest]) / 2), last)
+        nearest = sorted(range(max(0, at - _SCAN), min(last + 1, at + _SCAN)), key=lambda i: abs(i - at))
+        return self._give_first(source, queue, nearest, low, high)
+
+    def _give_first(self, source: int, queue: _Queue, order: Iterable[int], low: float, high: float) -> bool:
+        """Hand over the first partition of `queue` in `order` whose follower leads two fewer than
+        `source`, both leader bytes-in kept in `low..high`; whether one was."""
         most = self.count[source] - 2
-        for i in range(len(queue.tps) - 1, max(-1, len(queue.tps) - 1 - _SCAN), -1):
+        for i in order:
             tp, rate = queue.tps[i], -queue.neg[i]
             if self.rate_sum[source] - rate < low:
                 continue
