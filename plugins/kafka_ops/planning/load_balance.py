@@ -426,7 +426,7 @@ class LoadBalancer:
                 out, into = rate / self.net_weight[source], rate / self.net_weight[dest]
                 if rate <= 0 or out > ds + tol or into > tol - dd:
                     continue
-                score = (ds * ds + dd * dd - (ds - out) ** 2 - (dd + into) ** 2) / -neg[i]
+                score = (ds * ds + dd * dd - (ds - out) ** 2 - (dd + into) ** 2) / max(-neg[i], 1.0)
                 if score > 0 and (best is None or score > best[0]) and self._fits(queue[i], source, dest, -neg[i]):
                     best = (score, i, dest)
         if best is None:

@@ -7,6 +7,8 @@ import importlib
 import sys
 from pathlib import Path
 
+import pytest
+
 from kafka_ops.capacities import BrokerCapacity, Capacities
 from kafka_ops.planning import Plan, plan_decommission, plan_replica_balance, plan_replication_factor
 from kafka_ops.planning.load import (
@@ -94,10 +96,11 @@ def hot_and_cold(size: int) -> Plan:
     return plan
 
 
-def test_inbound_is_evened_by_one_move_where_both_disks_stay_in_their_bands() -> None:
-    plan = hot_and_cold(GB // 10)
+@pytest.mark.parametrize("size", [GB // 10, 0])
+def test_inbound_is_evened_by_one_move_where_both_disks_stay_in_their_bands(size: int) -> None:
+    plan = hot_and_cold(size)
     assert [(m.topic, m.target) for m in plan.reassignments] == [("hot", (2,))], "one hot replica, no swap"
-    assert plan.figures["bytes_moved"] == plan.figures["network_swap_bytes"] == GB // 10
+    assert plan.figures["bytes_moved"] == plan.figures["network_swap_bytes"] == size
     (net,) = goal(plan, NETWORK_IN_SPREAD)
     assert (net.status, net.after) == ("improved", 0.0)  # type: ignore[attr-defined]
 
