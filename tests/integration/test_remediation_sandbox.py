@@ -414,7 +414,9 @@ def test_a_killed_executor_resumes_without_repeating_a_batch(
     log = actions(lake, plan)
     assert log.count((0, "reassign", "ok")) == 1, log
     assert log.count((1, "reassign", "ok")) == 1, log
-    assert (0, "resume", "in_flight") in log
+    # the killed run's batch is waited for, never resubmitted: still copying when the next run looks, or,
+    # on a busy machine, already finished by then (its throttled copy takes seconds)
+    assert (0, "resume", "in_flight") in log or (0, "resume", "already_applied") in log, log
     snap = sandbox.snapshot()
     assert {p: snap.topics[topic].partitions[p] for p in range(4)} == {
         m.partition: m.target for m in plan.reassignments
