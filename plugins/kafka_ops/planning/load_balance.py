@@ -119,6 +119,10 @@ class LoadBalancer:
         self.max_replicas = load.max_replicas_per_broker
         caps_in = load.network_in_capacity if load.has_rates else {}
         self.net_cap = {b: c for b, c in caps_in.items() if c}
+        caps = [load.network_in_capacity.get(b) for b in self.participants]
+        self.net_weight = {b: (c or 1.0) if all(caps) else 1.0 for b, c in zip(self.participants, caps, strict=True)}
+        """What a broker's bytes-in is divided by for its inbound share: its capacity, when every
+        participant's is known, else 1 (bytes-in itself)."""
         # per giving broker: movable replicas by size, descending, and their negated sizes (for bisect)
         self.queue: dict[int, list[TopicPartition]] = {b: [] for b in [*self.participants, *self.drained]}
         for tp in movable:
@@ -354,12 +358,14 @@ class LoadBalancer:
 
     def _by_rate(self, source: int, dest: int, lo: int, hi: int) -> int | None:
         """Of `source`'s queue[lo:hi] (replicas of about one size), the one that fits `dest` whose
-        rate is nearest half the two brokers' difference in bytes-in (what evens them); None without
-        rates, with fewer than two to choose from, or when none fits."""
+        rate is nearest the one that evens the two brokers' inbound shares (half their difference in
+        bytes-in, at equal capacities); None without rates, with fewer than two to choose from, or
+        when none fits."""
         if not self.load.has_rates or hi - lo < 2:
             return None
         queue, neg = self.queue[source], self.neg[source]
-        ideal = (self.bytes_in.get(source, 0.0) - self.bytes_in.get(dest, 0.0)) / 2
+        ws, wd = self.net_weight[source], self.net_weight[dest]
+        ideal = (self.bytes_in.get(source, 0.0) / ws - self.bytes_in.get(dest, 0.0) / wd) / (1 / ws + 1 / wd)
         for i in sorted(range(lo, hi), key=lambda i: abs(self.load.bytes_in(queue[i]) - ideal)):
             if self._fits(queue[i], source, dest, -neg[i]):
                 return i
@@ -379,10 +385,8 @@ class LoadBalancer:
         bands, until every broker is within `NETWORK_TOLERANCE` of the mean or `budget` is spent."""
         if not self.load.has_rates or not self.participants:
             return
-        caps = [self.load.network_in_capacity.get(b) for b in self.participants]
-        weight = {b: (c or 1.0) if all(caps) else 1.0 for b, c in zip(self.participants, caps, strict=True)}
-        mean = sum(self.bytes_in.get(b, 0.0) for b in self.participants) / sum(weight.values())
-        self.net_weight, self.net_mean = weight, mean
+        mean = sum(self.bytes_in.get(b, 0.0) for b in self.participants) / sum(self.net_weight.values())
+        self.net_mean = mean
         self.net_tol = mean * NETWORK_TOLERANCE * BALANCE_MARGIN
         stuck: set[int] = set()
         while not self._capped() and budget > 0:
